@@ -1,0 +1,122 @@
+package dev.redlockd.engine;
+
+import java.time.Duration;
+import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
+
+/**
+ * One Acquire call: Redlock rounds until one grants or the wait runs out. Between rounds no
+ * thread is held: the next round is a scheduled task, which a release through this server
+ * may run early ({@link #wake()}).
+ */
+final class AcquireOperation {
+  private final Redlock redlock;
+  private final Waiters waiters;
+  private final ScheduledExecutorService scheduler;
+  private final LongSupplier nanoClock;
+  private final Random random;
+  private final Duration retryDelay;
+  private final String resource;
+  private final String token;
+  private final Duration ttl;
+  private final long deadlineNanos;
+  private final CompletableFuture<Lease> result = new CompletableFuture<>();
+
+  /** The next round while between rounds, else null. */
+  private ScheduledFuture<?> pendingRound; // guarded by this
+  private boolean waiting; // guarded by this
+
+  AcquireOperation(Redlock redlock, Waiters waiters, ScheduledExecutorService scheduler, LongSupplier nanoClock,
+      Random random, Duration retryDelay, String resource, String token, Duration ttl, Duration wait) {
+    this.redlock = redlock;
+    this.waiters = waiters;
+    this.scheduler = scheduler;
+    this.nanoClock = nanoClock;
+    this.random = random;
+    this.retryDelay = retryDelay;
+    this.resource = resource;
+    this.token = token;
+    this.ttl = ttl;
+    this.deadlineNanos = nanoClock.getAsLong() + wait.toNanos();
+  }
+
+  String resource() {
+    return resource;
+  }
+
+  /**
+   * Starts the first round. Cancelling the returned future (the caller went away) stops the
+   * rounds; a lease granted by a round already under way is then released.
+   */
+  CompletableFuture<Lease> start() {
+    result.whenComplete((lease, failure) -> {
+      synchronized (this) {
+        if (pendingRound != null) {
+          pendingRound.cancel(false);
+          pendingRound = null;
+        }
+      }
+      waiters.remove(this);
+    });
+    round();
+    return result;
+  }
+
+  private void round() {
+    synchronized (this) {
+      pendingRound = null;
+    }
+    if (result.isDone()) {
+      return;
+    }
+    redlock.acquire(resource, token, ttl).whenComplete(this::afterRound);
+  }
+
+  private void afterRound(Lease lease, Throwable failure) {
+    if (lease != null) {
+      if (!result.complete(lease)) {
+        redlock.release(resource, token);
+      }
+      return;
+    }
+    Throwable cause = failure instanceof CompletionException && failure.getCause() != null
+        ? failure.getCause() : failure;
+    long left = deadlineNanos - nanoClock.getAsLong();
+    boolean retryable = cause instanceof LockHeldException || cause instanceof QuorumUnavailableException;
+    if (!retryable || left <= 0) {
+      result.completeExceptionally(cause);
+      return;
+    }
+    long half = retryDelay.toNanos() / 2;
+    long delay = Math.min(left, half + (long) (random.nextDouble() * half));
+    boolean first;
+    synchronized (this) {
+      if (result.isDone()) {
+        return;
+      }
+      pendingRound = scheduler.schedule(this::round, delay, TimeUnit.NANOSECONDS);
+      first = !waiting;
+      waiting = true;
+    }
+    if (first) {
+      waiters.add(this);
+    }
+  }
+
+  /** Runs the next round now if this call is between rounds; true if it did. */
+  boolean wake() {
+    synchronized (this) {
+      if (pendingRound == null || !pendingRound.cancel(false)) {
+        return false;
+      }
+      pendingRound = null;
+    }
+    scheduler.execute(this::round);
+    return true;
+  }
+}

@@ -1,0 +1,68 @@
+package dev.redlockd.engine;
+
+import java.util.List;
+
+/**
+ * Key names. A resource's keys share the hash tag {@code {resource}}, so each lock script
+ * touches one slot. The node-wide keys describe the node itself (its incarnation, its
+ * quarantine, its fencing floor).
+ */
+final class Keys {
+  private final String prefix;
+
+  Keys(String prefix) {
+    this.prefix = prefix;
+  }
+
+  String lock(String resource) {
+    return prefix + "{" + resource + "}:lock";
+  }
+
+  String fence(String resource) {
+    return prefix + "{" + resource + "}:fence";
+  }
+
+  String incarnation() {
+    return prefix + "node:incarnation";
+  }
+
+  String floor() {
+    return prefix + "node:fence-floor";
+  }
+
+  String fenceMax() {
+    return prefix + "node:fence-max";
+  }
+
+  String quarantine() {
+    return prefix + "node:quarantine";
+  }
+
+  String quarantinedSince() {
+    return prefix + "node:quarantined-since";
+  }
+
+  List<String> forAcquire(String resource) {
+    return List.of(lock(resource), fence(resource), incarnation(), floor(), fenceMax());
+  }
+
+  List<String> forRaise(String resource) {
+    return List.of(lock(resource), fence(resource), fenceMax());
+  }
+
+  List<String> forExtend(String resource) {
+    return List.of(lock(resource), fence(resource), incarnation());
+  }
+
+  List<String> forRelease(String resource) {
+    return List.of(lock(resource), incarnation());
+  }
+
+  List<String> forProbe() {
+    return List.of(incarnation(), quarantine(), quarantinedSince(), fenceMax());
+  }
+
+  List<String> forSeed() {
+    return List.of(incarnation(), floor(), quarantinedSince(), quarantine());
+  }
+}

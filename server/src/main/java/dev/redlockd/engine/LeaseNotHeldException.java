@@ -1,0 +1,9 @@
+package dev.redlockd.engine;
+
+/** The lease named by resource and token is not held: expired, released or taken over. */
+public final class LeaseNotHeldException extends LockEngineException {
+  public LeaseNotHeldException(String resource, int holding, int quorum) {
+    super("lease on resource '" + resource + "' is not held (" + holding
+        + " nodes hold it, quorum is " + quorum + ")");
+  }
+}

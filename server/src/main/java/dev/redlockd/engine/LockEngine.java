@@ -1,0 +1,219 @@
+package dev.redlockd.engine;
+
+import dev.redlockd.node.RedisNode;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+import java.util.function.LongSupplier;
+
+/**
+ * The Redlock engine: acquire, extend and release leases over N independent Redis masters.
+ * Knows nothing of gRPC. Every method validates its input ({@link InvalidRequestException})
+ * and completes asynchronously; failures are the typed {@link LockEngineException}s.
+ */
+public final class LockEngine implements AutoCloseable {
+  private final List<RedisNode> nodes;
+  private final EngineConfig config;
+  private final RequestRules rules;
+  private final Redlock redlock;
+  private final NodeMonitor monitor;
+  private final Waiters waiters = new Waiters();
+  private final ScheduledExecutorService scheduler;
+  private final boolean ownsScheduler;
+  private final LongSupplier nanoClock;
+  private final Random jitter;
+  private final SecureRandom tokens;
+  private final AtomicInteger waitingCalls = new AtomicInteger();
+
+  private LockEngine(Builder b) {
+    this.nodes = List.copyOf(b.nodes);
+    this.config = b.config;
+    this.rules = new RequestRules(config);
+    this.nanoClock = b.nanoClock;
+    this.jitter = b.jitter;
+    this.tokens = b.tokens;
+    this.ownsScheduler = b.scheduler == null;
+    this.scheduler = ownsScheduler ? defaultScheduler() : b.scheduler;
+    Keys keys = new Keys(config.keyPrefix());
+    this.monitor = new NodeMonitor(nodes, keys, config, scheduler, b.wallMicros, nanoClock, tokens);
+    this.redlock = new Redlock(nodes, keys, config, nanoClock, monitor);
+  }
+
+  public static Builder builder(List<RedisNode> nodes, EngineConfig config) {
+    return new Builder(nodes, config);
+  }
+
+  /** Probes every node once (bounded by the node timeout) and starts the periodic probe. */
+  public LockEngine start() {
+    monitor.start();
+    return this;
+  }
+
+  /**
+   * Takes the lock, retrying while it is held by someone else until {@code wait} runs out.
+   * An empty {@code token} makes the engine choose one. Cancel the future to give up: a
+   * lease granted in the meantime is released.
+   */
+  public CompletableFuture<Lease> acquire(String resource, Duration ttl, Duration wait, String token) {
+    try {
+      rules.resource(resource);
+      rules.ttl(resource, ttl);
+      rules.wait(resource, Objects.requireNonNull(wait, "wait"));
+      rules.token(resource, token, false);
+    } catch (InvalidRequestException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+    String leaseToken = token.isEmpty() ? LockToken.generate(tokens) : token;
+    boolean waits = !wait.isZero();
+    if (waits && waitingCalls.incrementAndGet() > config.maxWaitingAcquires()) {
+      waitingCalls.decrementAndGet();
+      return CompletableFuture.failedFuture(new LimitExceededException("resource '" + resource
+          + "': " + config.maxWaitingAcquires() + " Acquire calls are already waiting on this server"));
+    }
+    CompletableFuture<Lease> result = new AcquireOperation(redlock, waiters, scheduler, nanoClock, jitter,
+        config.retryDelay(), resource, leaseToken, ttl, wait).start();
+    if (waits) {
+      result.whenComplete((lease, failure) -> waitingCalls.decrementAndGet());
+    }
+    return result;
+  }
+
+  /** Renews a held lease for {@code ttl} from now; {@link LeaseNotHeldException} if it is not held. */
+  public CompletableFuture<Lease> extend(String resource, String token, Duration ttl) {
+    try {
+      rules.resource(resource);
+      rules.token(resource, token, true);
+      rules.ttl(resource, ttl);
+    } catch (InvalidRequestException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+    return redlock.extend(resource, token, ttl);
+  }
+
+  /** Releases on every node; true when a quorum still held the lease. */
+  public CompletableFuture<Boolean> release(String resource, String token) {
+    try {
+      rules.resource(resource);
+      rules.token(resource, token, true);
+    } catch (InvalidRequestException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+    return redlock.release(resource, token).thenApply(tally -> {
+      if (tally.yes() > 0) {
+        waiters.wakeNext(resource);
+      }
+      if (!tally.quorumVoted()) {
+        throw QuorumUnavailableException.of(resource, tally);
+      }
+      return tally.quorumSaidYes();
+    });
+  }
+
+  public RequestRules rules() {
+    return rules;
+  }
+
+  public EngineConfig config() {
+    return config;
+  }
+
+  public int nodeCount() {
+    return nodes.size();
+  }
+
+  /** Whether a quorum of nodes voted at the last probe. */
+  public boolean quorumAvailable() {
+    return monitor.quorumUp();
+  }
+
+  /** Called with the new value each time {@link #quorumAvailable()} changes. */
+  public void onQuorumChange(Consumer<Boolean> listener) {
+    monitor.onQuorumChange(listener);
+  }
+
+  /** The monitor's view of each node, by node name. */
+  public Map<String, NodeState> nodeStates() {
+    Map<String, NodeState> byName = new LinkedHashMap<>();
+    monitor.states().forEach((node, state) -> byName.put(node.name(), state));
+    return byName;
+  }
+
+  /** Stops probing; the nodes are closed by whoever made them. */
+  @Override
+  public void close() {
+    monitor.close();
+    if (ownsScheduler) {
+      scheduler.shutdownNow();
+    }
+  }
+
+  private static ScheduledExecutorService defaultScheduler() {
+    ScheduledThreadPoolExecutor s = new ScheduledThreadPoolExecutor(1, r -> {
+      Thread t = new Thread(r, "redlockd-engine");
+      t.setDaemon(true);
+      return t;
+    });
+    // Retries of waiting Acquire calls are cancelled often (wake-ups, deadlines): drop them at once.
+    s.setRemoveOnCancelPolicy(true);
+    return s;
+  }
+
+  /** Clock, scheduler and randomness are injectable so tests can control them. */
+  public static final class Builder {
+    private final List<RedisNode> nodes;
+    private final EngineConfig config;
+    private LongSupplier nanoClock = System::nanoTime;
+    private LongSupplier wallMicros = () -> TimeUnit.MILLISECONDS.toMicros(System.currentTimeMillis());
+    private ScheduledExecutorService scheduler;
+    private Random jitter = new Random();
+    private SecureRandom tokens = new SecureRandom();
+
+    private Builder(List<RedisNode> nodes, EngineConfig config) {
+      if (nodes.isEmpty()) {
+        throw new IllegalArgumentException("at least one Redis node is needed");
+      }
+      this.nodes = nodes;
+      this.config = Objects.requireNonNull(config);
+    }
+
+    public Builder nanoClock(LongSupplier clock) {
+      this.nanoClock = clock;
+      return this;
+    }
+
+    /** The wall clock in microseconds, used only to seed the fencing floor of (re)joining nodes. */
+    public Builder wallMicros(LongSupplier clock) {
+      this.wallMicros = clock;
+      return this;
+    }
+
+    public Builder scheduler(ScheduledExecutorService scheduler) {
+      this.scheduler = scheduler;
+      return this;
+    }
+
+    public Builder jitter(Random random) {
+      this.jitter = random;
+      return this;
+    }
+
+    public Builder tokens(SecureRandom random) {
+      this.tokens = random;
+      return this;
+    }
+
+    public LockEngine build() {
+      return new LockEngine(this);
+    }
+  }
+}

@@ -1,0 +1,269 @@
+package dev.redlockd.engine;
+
+import dev.redlockd.node.RedisNode;
+import java.security.SecureRandom;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
+import java.util.function.LongSupplier;
+import java.util.function.Predicate;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Probes every node on a schedule: health (for the gRPC health service), the quarantine of a
+ * node that restarted empty, and its rejoining once the quarantine is served.
+ *
+ * <p>Votes never depend on this class's view: every lock script checks the incarnation key
+ * itself. The monitor only drives the transitions (start a quarantine, re-seed a node, decide
+ * that a cluster with no key anywhere is new) and reports health.
+ */
+final class NodeMonitor implements AutoCloseable {
+  private static final Logger log = LoggerFactory.getLogger(NodeMonitor.class);
+
+  private final List<RedisNode> nodes;
+  private final Keys keys;
+  private final EngineConfig config;
+  private final ScheduledExecutorService scheduler;
+  private final LongSupplier wallMicros;
+  private final LongSupplier nanoClock;
+  private final SecureRandom random;
+  /** When the last round started; lock rounds that see a change ask for a probe at most this often. */
+  private volatile long lastRoundNanos;
+  private static final long MIN_GAP_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+
+  /** Written only by a probe round; rounds never overlap (see {@link #probing}). */
+  private final Map<RedisNode, NodeState> states = new ConcurrentHashMap<>();
+  /** Whether any node has been seen holding our keys; until then an all-blank cluster is new. */
+  private volatile boolean clusterKnown;
+  private volatile boolean quorumUp;
+  private final AtomicBoolean probing = new AtomicBoolean();
+  private final AtomicBoolean probeAgain = new AtomicBoolean();
+  private final List<Consumer<Boolean>> quorumListeners = new CopyOnWriteArrayList<>();
+  private volatile ScheduledFuture<?> schedule;
+
+  NodeMonitor(List<RedisNode> nodes, Keys keys, EngineConfig config, ScheduledExecutorService scheduler,
+      LongSupplier wallMicros, LongSupplier nanoClock, SecureRandom random) {
+    this.nodes = nodes;
+    this.keys = keys;
+    this.config = config;
+    this.scheduler = scheduler;
+    this.wallMicros = wallMicros;
+    this.nanoClock = nanoClock;
+    this.random = random;
+    this.lastRoundNanos = nanoClock.getAsLong() - MIN_GAP_NANOS;
+    nodes.forEach(n -> states.put(n, NodeState.UNKNOWN));
+  }
+
+  /** Runs the first round now (bounded by the node timeout) and then on the probe interval. */
+  void start() {
+    warnAboutEviction();
+    probeRound().join();
+    long every = config.probeInterval().toNanos();
+    schedule = scheduler.scheduleWithFixedDelay(this::probeRound, every, every, TimeUnit.NANOSECONDS);
+  }
+
+  boolean quorumUp() {
+    return quorumUp;
+  }
+
+  Map<RedisNode, NodeState> states() {
+    return Map.copyOf(states);
+  }
+
+  void onQuorumChange(Consumer<Boolean> listener) {
+    quorumListeners.add(listener);
+  }
+
+  /**
+   * Looks at the replies of a lock round: a node that answered without its incarnation key,
+   * or did not answer, while believed UP gets probed at once instead of at the next tick.
+   */
+  <T> void observe(List<NodeResult<T>> results, Predicate<T> incarnated) {
+    for (NodeResult<T> r : results) {
+      boolean fine = r.answered() && incarnated.test(r.value());
+      if (fine != (states.get(r.node()) == NodeState.UP)) {
+        if (nanoClock.getAsLong() - lastRoundNanos >= MIN_GAP_NANOS) {
+          requestProbe();
+        }
+        return;
+      }
+    }
+  }
+
+  void requestProbe() {
+    scheduler.execute(this::probeRound);
+  }
+
+  private CompletableFuture<Void> probeRound() {
+    if (!probing.compareAndSet(false, true)) {
+      probeAgain.set(true);
+      return CompletableFuture.completedFuture(null);
+    }
+    lastRoundNanos = nanoClock.getAsLong();
+    String mode = clusterKnown ? "act" : "peek";
+    List<String> args = List.of(Long.toString(config.maxTtl().toMillis()), mode);
+    return NodeResult.fromAll(nodes,
+            node -> node.eval(Scripts.PROBE, keys.forProbe(), args).thenApply(Replies::probe))
+        .thenCompose(this::settle)
+        .handle((ignored, failure) -> {
+          if (failure != null) {
+            log.warn("probe round failed", failure);
+          }
+          probing.set(false);
+          if (probeAgain.getAndSet(false)) {
+            requestProbe();
+          }
+          return null;
+        });
+  }
+
+  private CompletableFuture<Void> settle(List<NodeResult<Replies.Probe>> results) {
+    boolean allBlank = results.stream().allMatch(r -> r.answered() && "blank".equals(r.value().state()));
+    boolean anyKnown = results.stream().anyMatch(r -> r.answered() && !"blank".equals(r.value().state()));
+    // A node that rejoins starts its counters above every fence any answering node has
+    // granted, and above the wall clock in microseconds: counters rise far slower than that
+    // (each step is a Redis round trip), so fences keep rising even if every node lost its data.
+    long floor = Math.max(wallMicros.getAsLong(),
+        results.stream().filter(NodeResult::answered).mapToLong(r -> r.value().fenceMax()).max().orElse(0));
+
+    List<CompletableFuture<Void>> transitions = new ArrayList<>();
+    if (!clusterKnown && allBlank) {
+      log.warn("No Redis node holds an incarnation key: treating the {} nodes as a new cluster and "
+          + "starting at once (fencing tokens start at {})", nodes.size(), floor + 1);
+      for (NodeResult<Replies.Probe> r : results) {
+        transitions.add(seed(r.node(), floor));
+      }
+      clusterKnown = true;
+    } else {
+      if (anyKnown && !clusterKnown) {
+        clusterKnown = true;
+        // Blank nodes of a known cluster lost their data: the next round (in "act" mode)
+        // starts their quarantine.
+        probeAgain.set(true);
+      }
+      for (NodeResult<Replies.Probe> r : results) {
+        transitions.add(settleOne(r, floor));
+      }
+    }
+    return CompletableFuture.allOf(transitions.toArray(CompletableFuture[]::new))
+        .thenRun(this::updateQuorum);
+  }
+
+  private CompletableFuture<Void> settleOne(NodeResult<Replies.Probe> r, long floor) {
+    if (!r.answered()) {
+      transition(r.node(), NodeState.DOWN, "does not answer (" + describe(r.failure()) + ")");
+      return CompletableFuture.completedFuture(null);
+    }
+    Replies.Probe probe = r.value();
+    switch (probe.state()) {
+      case "up" -> transition(r.node(), NodeState.UP, "is up");
+      case "quarantined" -> transition(r.node(), NodeState.QUARANTINED,
+          "lost its data (no incarnation key): quarantined, it votes again in "
+              + probe.quarantineMillisLeft() + " ms, once every lock it may have held has expired");
+      case "served" -> {
+        return seed(r.node(), floor);
+      }
+      default -> transition(r.node(), NodeState.BLANK,
+          "holds no redlockd keys; waiting for every node to answer before treating the cluster as new");
+    }
+    return CompletableFuture.completedFuture(null);
+  }
+
+  private CompletableFuture<Void> seed(RedisNode node, long floor) {
+    String incarnation = Long.toHexString(random.nextLong()) + Long.toHexString(random.nextLong());
+    return node.eval(Scripts.SEED, keys.forSeed(), List.of(incarnation, Long.toString(floor)))
+        .handle((reply, failure) -> {
+          if (failure != null) {
+            transition(node, NodeState.DOWN, "does not answer (" + describe(failure) + ")");
+          } else if (Replies.number(reply) < 0) {
+            transition(node, NodeState.QUARANTINED, "is still quarantined");
+          } else {
+            transition(node, NodeState.UP, "votes (fencing floor " + floor + ")");
+          }
+          return null;
+        });
+  }
+
+  private void transition(RedisNode node, NodeState next, String what) {
+    NodeState previous = states.put(node, next);
+    if (previous != next) {
+      if (next == NodeState.DOWN || next == NodeState.QUARANTINED) {
+        log.warn("Redis node {} {}", node.name(), what);
+      } else {
+        log.info("Redis node {} {}", node.name(), what);
+      }
+    }
+  }
+
+  private void updateQuorum() {
+    long up = states.values().stream().filter(s -> s == NodeState.UP).count();
+    boolean now = up >= Tally.quorumOf(nodes.size());
+    if (now != quorumUp) {
+      quorumUp = now;
+      if (now) {
+        log.info("Quorum available: {} of {} Redis nodes vote", up, nodes.size());
+      } else {
+        log.warn("Quorum lost: {} of {} Redis nodes vote, {} needed", up, nodes.size(),
+            Tally.quorumOf(nodes.size()));
+      }
+      quorumListeners.forEach(l -> l.accept(now));
+    }
+  }
+
+  /** Lock keys carry a TTL, so any eviction policy but noeviction may drop a held lock. */
+  private void warnAboutEviction() {
+    for (RedisNode node : nodes) {
+      node.command("CONFIG", "GET", "maxmemory*").handle((reply, failure) -> {
+        if (failure == null && reply instanceof List<?> list) {
+          String maxmemory = valueOf(list, "maxmemory");
+          String policy = valueOf(list, "maxmemory-policy");
+          if (!"0".equals(maxmemory) && maxmemory != null && !"noeviction".equals(policy)) {
+            log.warn("Redis node {} has maxmemory {} with maxmemory-policy {}: it may evict held locks; "
+                + "use noeviction", node.name(), maxmemory, policy);
+          }
+        }
+        return null;
+      });
+    }
+  }
+
+  private static String valueOf(List<?> flat, String name) {
+    for (int i = 0; i + 1 < flat.size(); i += 2) {
+      if (name.equals(String.valueOf(flat.get(i)))) {
+        return String.valueOf(flat.get(i + 1));
+      }
+    }
+    return null;
+  }
+
+  private static String describe(Throwable failure) {
+    Throwable cause = failure;
+    while (cause.getCause() != null && cause instanceof CompletionException) {
+      cause = cause.getCause();
+    }
+    if (cause instanceof TimeoutException) {
+      return "timed out";
+    }
+    String message = cause.getMessage();
+    return cause.getClass().getSimpleName() + (message == null ? "" : ": " + message);
+  }
+
+  @Override
+  public void close() {
+    ScheduledFuture<?> s = schedule;
+    if (s != null) {
+      s.cancel(false);
+    }
+  }
+}

@@ -1,0 +1,165 @@
+package dev.redlockd.engine;
+
+import dev.redlockd.node.RedisNode;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.LongSupplier;
+
+/**
+ * One round of the Redlock algorithm per call: every node at once, a quorum of voting nodes,
+ * validity = ttl - elapsed - drift, and clean-up on every node the round may have written.
+ * No retries here; {@link AcquireOperation} schedules those.
+ */
+final class Redlock {
+  private final List<RedisNode> nodes;
+  private final Keys keys;
+  private final EngineConfig config;
+  private final LongSupplier nanoClock;
+  private final NodeMonitor monitor;
+
+  Redlock(List<RedisNode> nodes, Keys keys, EngineConfig config, LongSupplier nanoClock, NodeMonitor monitor) {
+    this.nodes = nodes;
+    this.keys = keys;
+    this.config = config;
+    this.nanoClock = nanoClock;
+    this.monitor = monitor;
+  }
+
+  int quorum() {
+    return Tally.quorumOf(nodes.size());
+  }
+
+  /** One acquire round; fails with {@link LockHeldException} or {@link QuorumUnavailableException}. */
+  CompletableFuture<Lease> acquire(String resource, String token, Duration ttl) {
+    long start = nanoClock.getAsLong();
+    List<String> args = List.of(token, Long.toString(ttl.toMillis()));
+    return NodeResult.fromAll(nodes,
+            node -> node.eval(Scripts.ACQUIRE, keys.forAcquire(resource), args).thenApply(Replies::acquire))
+        .thenCompose(results -> {
+          monitor.observe(results, Replies.Acquire::incarnated);
+          Tally tally = Tally.of(results, Replies.Acquire::incarnated, Replies.Acquire::holds);
+          if (!tally.quorumVoted()) {
+            return cleanUpThenFail(resource, token, results, QuorumUnavailableException.of(resource, tally));
+          }
+          if (!tally.quorumSaidYes()) {
+            return cleanUpThenFail(resource, token, results,
+                new LockHeldException(resource, tally.yes(), tally.voters()));
+          }
+          return agreeOnFence(resource, token, results).thenCompose(fence -> {
+            Duration validity = validity(ttl, start);
+            if (fence < 0 || validity.isNegative() || validity.isZero()) {
+              String why = fence < 0
+                  ? "resource '" + resource + "': the fencing token reached fewer than a quorum of "
+                      + nodes.size() + " Redis nodes"
+                  : "resource '" + resource + "': acquiring took longer than the ttl of " + ttl.toMillis() + "ms";
+              return cleanUpThenFail(resource, token, results, new QuorumUnavailableException(why));
+            }
+            return CompletableFuture.completedFuture(new Lease(resource, token, validity, fence));
+          });
+        });
+  }
+
+  /**
+   * The max of the counters over the granting quorum is not monotonic by itself (nodes that
+   * missed grants lag), so every granting node below the max is raised to it first: any later
+   * quorum then meets a node at or above it. Completes with -1 when fewer than a quorum end
+   * at the max. The usual case (all equal) costs no extra round trip.
+   */
+  private CompletableFuture<Long> agreeOnFence(
+      String resource, String token, List<NodeResult<Replies.Acquire>> results) {
+    List<NodeResult<Replies.Acquire>> granted = results.stream()
+        .filter(r -> r.answered() && r.value().incarnated() && r.value().holds())
+        .toList();
+    long fence = granted.stream().mapToLong(r -> r.value().fence()).max().orElseThrow();
+    List<RedisNode> lagging = granted.stream()
+        .filter(r -> r.value().fence() < fence)
+        .map(NodeResult::node)
+        .toList();
+    int atFence = granted.size() - lagging.size();
+    if (lagging.isEmpty()) {
+      return CompletableFuture.completedFuture(fence);
+    }
+    List<String> args = List.of(token, Long.toString(fence));
+    return NodeResult.fromAll(lagging,
+            node -> node.eval(Scripts.RAISE, keys.forRaise(resource), args).thenApply(Replies::number))
+        .thenApply(raised -> {
+          long ok = raised.stream().filter(r -> r.answered() && r.value() == 1L).count();
+          return atFence + ok >= quorum() ? fence : -1L;
+        });
+  }
+
+  /**
+   * A failed round deletes what it may have written: on the nodes that took the lock for it
+   * and on those that did not answer. Nodes that merely refreshed an existing lease of this
+   * token are left alone: that lease was granted by an earlier call, not by this round. The
+   * failure is reported only once the clean-up is done, so a retry never races it.
+   */
+  private <T> CompletableFuture<T> cleanUpThenFail(
+      String resource, String token, List<NodeResult<Replies.Acquire>> results, RuntimeException failure) {
+    List<RedisNode> written = new ArrayList<>();
+    for (NodeResult<Replies.Acquire> r : results) {
+      if (!r.answered() || r.value().taken()) {
+        written.add(r.node());
+      }
+    }
+    return deleteOn(written, resource, token)
+        .handle((ignored, e) -> null)
+        .thenCompose(ignored -> CompletableFuture.failedFuture(failure));
+  }
+
+  CompletableFuture<Lease> extend(String resource, String token, Duration ttl) {
+    long start = nanoClock.getAsLong();
+    List<String> args = List.of(token, Long.toString(ttl.toMillis()));
+    return NodeResult.fromAll(nodes,
+            node -> node.eval(Scripts.EXTEND, keys.forExtend(resource), args).thenApply(Replies::extend))
+        .thenApply(results -> {
+          monitor.observe(results, Replies.Extend::incarnated);
+          Tally tally = Tally.of(results, Replies.Extend::incarnated, Replies.Extend::held);
+          if (!tally.quorumVoted()) {
+            throw QuorumUnavailableException.of(resource, tally);
+          }
+          if (!tally.quorumSaidYes()) {
+            throw new LeaseNotHeldException(resource, tally.yes(), tally.quorum());
+          }
+          Duration validity = validity(ttl, start);
+          if (validity.isNegative() || validity.isZero()) {
+            throw new QuorumUnavailableException("resource '" + resource
+                + "': extending took longer than the ttl of " + ttl.toMillis() + "ms");
+          }
+          long fence = results.stream()
+              .filter(r -> r.answered() && r.value().incarnated() && r.value().held())
+              .mapToLong(r -> r.value().fence())
+              .max()
+              .orElseThrow();
+          return new Lease(resource, token, validity, fence);
+        });
+  }
+
+  /** Compare-and-delete on every node; the tally's yes counts voting nodes that deleted it. */
+  CompletableFuture<Tally> release(String resource, String token) {
+    List<String> args = List.of(token);
+    return NodeResult.fromAll(nodes,
+            node -> node.eval(Scripts.RELEASE, keys.forRelease(resource), args).thenApply(Replies::release))
+        .thenApply(results -> {
+          monitor.observe(results, Replies.Release::incarnated);
+          return Tally.of(results, Replies.Release::incarnated, Replies.Release::deleted);
+        });
+  }
+
+  private CompletableFuture<Void> deleteOn(List<RedisNode> targets, String resource, String token) {
+    if (targets.isEmpty()) {
+      return CompletableFuture.completedFuture(null);
+    }
+    List<String> args = List.of(token);
+    return NodeResult.fromAll(targets,
+            node -> node.eval(Scripts.RELEASE, keys.forRelease(resource), args))
+        .thenApply(ignored -> null);
+  }
+
+  private Duration validity(Duration ttl, long startNanos) {
+    Duration elapsed = Duration.ofNanos(nanoClock.getAsLong() - startNanos);
+    return ttl.minus(elapsed).minus(config.drift(ttl));
+  }
+}

@@ -1,0 +1,65 @@
+package dev.redlockd.engine;
+
+import java.util.List;
+
+/** Typed views of the Lua scripts' array replies. */
+final class Replies {
+  private Replies() {}
+
+  /** acquire.lua: outcome 1 = taken, 2 = refreshed for the same token, 0 = held by another. */
+  record Acquire(int outcome, long fence, boolean incarnated) {
+    boolean holds() {
+      return outcome != 0;
+    }
+
+    boolean taken() {
+      return outcome == 1;
+    }
+  }
+
+  /** extend.lua */
+  record Extend(boolean held, long fence, boolean incarnated) {}
+
+  /** release.lua */
+  record Release(boolean deleted, boolean incarnated) {}
+
+  /** probe.lua */
+  record Probe(String state, long quarantineMillisLeft, long fenceMax) {}
+
+  static Acquire acquire(Object reply) {
+    List<?> r = list(reply, 3);
+    return new Acquire((int) number(r.get(0)), number(r.get(1)), number(r.get(2)) == 1);
+  }
+
+  static Extend extend(Object reply) {
+    List<?> r = list(reply, 3);
+    return new Extend(number(r.get(0)) == 1, number(r.get(1)), number(r.get(2)) == 1);
+  }
+
+  static Release release(Object reply) {
+    List<?> r = list(reply, 2);
+    return new Release(number(r.get(0)) == 1, number(r.get(1)) == 1);
+  }
+
+  static Probe probe(Object reply) {
+    List<?> r = list(reply, 3);
+    return new Probe(String.valueOf(r.get(0)), number(r.get(1)), number(r.get(2)));
+  }
+
+  static long number(Object value) {
+    if (value instanceof Number n) {
+      return n.longValue();
+    }
+    if (value instanceof String s) {
+      return Long.parseLong(s);
+    }
+    throw new IllegalStateException("expected a number from Redis, got " + value);
+  }
+
+  private static List<?> list(Object reply, int size) {
+    if (reply instanceof List<?> list && list.size() == size) {
+      return list;
+    }
+    throw new IllegalStateException("unexpected script reply " + reply);
+  }
+}

@@ -1,0 +1,15 @@
+package dev.redlockd.engine;
+
+import dev.redlockd.node.LuaScript;
+
+/** The engine's Lua scripts, loaded once per JVM. */
+final class Scripts {
+  static final LuaScript ACQUIRE = LuaScript.load("acquire");
+  static final LuaScript RAISE = LuaScript.load("raise");
+  static final LuaScript EXTEND = LuaScript.load("extend");
+  static final LuaScript RELEASE = LuaScript.load("release");
+  static final LuaScript PROBE = LuaScript.load("probe");
+  static final LuaScript SEED = LuaScript.load("seed");
+
+  private Scripts() {}
+}

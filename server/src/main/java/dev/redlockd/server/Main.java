@@ -1,0 +1,46 @@
+package dev.redlockd.server;
+
+import java.io.PrintWriter;
+import picocli.CommandLine;
+
+/** {@code java -jar redlockd-server.jar [flags]}: runs until SIGTERM or SIGINT. */
+public final class Main {
+  private Main() {}
+
+  public static void main(String[] args) {
+    System.exit(run(args, new PrintWriter(System.err, true)));
+  }
+
+  static int run(String[] args, PrintWriter err) {
+    ServerConfig config = new ServerConfig();
+    CommandLine cli = new CommandLine(config);
+    try {
+      CommandLine.ParseResult parsed = cli.parseArgs(args);
+      if (CommandLine.printHelpIfRequested(parsed)) {
+        return 0;
+      }
+      config.engineConfig();
+    } catch (CommandLine.ParameterException | IllegalArgumentException e) {
+      // A bad flag stops start-up with a one-line reason.
+      err.println("redlockd: " + e.getMessage() + " (see --help)");
+      err.flush();
+      return 2;
+    }
+    RedlockdServer server;
+    try {
+      server = RedlockdServer.start(config);
+    } catch (Exception e) {
+      err.println("redlockd: cannot start: " + e.getMessage());
+      err.flush();
+      org.slf4j.LoggerFactory.getLogger(Main.class).error("start-up failed", e);
+      return 1;
+    }
+    Runtime.getRuntime().addShutdownHook(new Thread(server::close, "redlockd-shutdown"));
+    try {
+      server.awaitTermination();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    return 0;
+  }
+}

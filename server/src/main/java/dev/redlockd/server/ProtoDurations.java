@@ -1,0 +1,29 @@
+package dev.redlockd.server;
+
+import dev.redlockd.engine.InvalidRequestException;
+import java.time.Duration;
+
+/** google.protobuf.Duration to and from java.time.Duration, rejecting malformed values. */
+final class ProtoDurations {
+  private static final long MAX_NANOS = 999_999_999L;
+
+  private ProtoDurations() {}
+
+  static Duration fromProto(String resource, String field, com.google.protobuf.Duration d) {
+    long seconds = d.getSeconds();
+    int nanos = d.getNanos();
+    boolean nanosInRange = nanos >= -MAX_NANOS && nanos <= MAX_NANOS;
+    boolean signsAgree = seconds == 0 || nanos == 0 || (seconds < 0) == (nanos < 0);
+    if (!nanosInRange || !signsAgree) {
+      throw new InvalidRequestException("resource '" + resource + "': " + field + " is not a valid Duration");
+    }
+    return Duration.ofSeconds(seconds, nanos);
+  }
+
+  static com.google.protobuf.Duration toProto(Duration d) {
+    return com.google.protobuf.Duration.newBuilder()
+        .setSeconds(d.getSeconds())
+        .setNanos(d.getNano())
+        .build();
+  }
+}

@@ -1,0 +1,146 @@
+package dev.redlockd.server;
+
+import dev.redlockd.engine.EngineConfig;
+import dev.redlockd.engine.LockEngine;
+import dev.redlockd.node.JedisRedisNode;
+import dev.redlockd.node.NodeAddress;
+import dev.redlockd.node.RedisNode;
+import dev.redlockd.server.dev.DevCluster;
+import io.grpc.Server;
+import io.grpc.ServerBuilder;
+import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.grpc.protobuf.services.HealthStatusManager;
+import io.grpc.protobuf.services.ProtoReflectionServiceV1;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A running redlockd: the Redis nodes (started locally in dev mode), the engine, and the gRPC
+ * server with the lock service, health and reflection. {@link #close()} is the graceful
+ * shutdown and runs once.
+ */
+public final class RedlockdServer implements AutoCloseable {
+  private static final Logger log = LoggerFactory.getLogger(RedlockdServer.class);
+
+  private final Server server;
+  private final LockEngine engine;
+  private final List<RedisNode> nodes;
+  private final HealthStatusManager health;
+  private final DevCluster devCluster;
+  private final Duration shutdownGrace;
+  private final AtomicBoolean closed = new AtomicBoolean();
+
+  private RedlockdServer(Server server, LockEngine engine, List<RedisNode> nodes, HealthStatusManager health,
+      DevCluster devCluster, Duration shutdownGrace) {
+    this.server = server;
+    this.engine = engine;
+    this.nodes = nodes;
+    this.health = health;
+    this.devCluster = devCluster;
+    this.shutdownGrace = shutdownGrace;
+  }
+
+  /** Starts a server on the configured port over Netty. */
+  public static RedlockdServer start(ServerConfig config) throws IOException {
+    return start(config, NettyServerBuilder.forPort(config.port));
+  }
+
+  /** Starts a server on the given builder (tests pass in-process ones). */
+  public static RedlockdServer start(ServerConfig config, ServerBuilder<?> builder) throws IOException {
+    EngineConfig engineConfig = config.engineConfig();
+    DevCluster dev = null;
+    String redis = config.redis;
+    if (config.devMode()) {
+      dev = DevCluster.start(config.devNodes);
+      redis = String.join(",", dev.uris());
+      log.warn("==================================================================");
+      log.warn("DEV MODE: no --redis given, started {} local Redis nodes ({}): {}", config.devNodes,
+          dev.binaryDescription(), redis);
+      log.warn("They keep nothing on disk and stop with this server. Not for production.");
+      log.warn("==================================================================");
+    }
+    List<RedisNode> nodes = new ArrayList<>();
+    LockEngine engine = null;
+    try {
+      for (NodeAddress address : NodeAddress.parseList(redis)) {
+        nodes.add(new JedisRedisNode(address, config.nodeTimeout, config.nodeConnections));
+      }
+      log.info("Redlock over {} Redis nodes (quorum {}): {}", nodes.size(), nodes.size() / 2 + 1,
+          nodes.stream().map(RedisNode::name).toList());
+      engine = LockEngine.builder(nodes, engineConfig).build().start();
+      HealthStatusManager health = new HealthStatusManager();
+      new HealthPublisher(health, engine);
+      Server server = builder
+          .addService(new LockServiceAdapter(engine))
+          .addService(health.getHealthService())
+          .addService(ProtoReflectionServiceV1.newInstance())
+          .addService(olderReflection())
+          .build()
+          .start();
+      log.info("redlockd listening on port {}", server.getPort());
+      return new RedlockdServer(server, engine, nodes, health, dev, config.shutdownGrace);
+    } catch (IOException | RuntimeException e) {
+      if (engine != null) {
+        engine.close();
+      }
+      nodes.forEach(RedisNode::close);
+      if (dev != null) {
+        dev.close();
+      }
+      throw e;
+    }
+  }
+
+  /** grpcurl before 1.8.8 speaks only the v1alpha reflection protocol. */
+  @SuppressWarnings("deprecation")
+  private static io.grpc.BindableService olderReflection() {
+    return io.grpc.protobuf.services.ProtoReflectionService.newInstance();
+  }
+
+  public int port() {
+    return server.getPort();
+  }
+
+  public LockEngine engine() {
+    return engine;
+  }
+
+  public void awaitTermination() throws InterruptedException {
+    server.awaitTermination();
+  }
+
+  /**
+   * Graceful shutdown: health says NOT_SERVING, no new calls, calls under way get the grace
+   * period, then the engine and the node pools close (and dev-mode Redis nodes stop).
+   */
+  @Override
+  public void close() {
+    if (!closed.compareAndSet(false, true)) {
+      return;
+    }
+    log.info("redlockd shutting down");
+    health.enterTerminalState();
+    server.shutdown();
+    try {
+      if (!server.awaitTermination(shutdownGrace.toMillis(), TimeUnit.MILLISECONDS)) {
+        server.shutdownNow();
+        server.awaitTermination(1, TimeUnit.SECONDS);
+      }
+    } catch (InterruptedException e) {
+      server.shutdownNow();
+      Thread.currentThread().interrupt();
+    }
+    engine.close();
+    nodes.forEach(RedisNode::close);
+    if (devCluster != null) {
+      devCluster.close();
+    }
+    log.info("redlockd stopped");
+  }
+}

@@ -1,0 +1,115 @@
+package dev.redlockd.server;
+
+import dev.redlockd.engine.EngineConfig;
+import java.time.Duration;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * The server's flags. Each flag can also be set by an environment variable: {@code --max-ttl}
+ * is {@code REDLOCKD_MAX_TTL}; a flag on the command line wins.
+ */
+@Command(name = "redlockd", mixinStandardHelpOptions = true, version = "redlockd 0.1.0",
+    sortOptions = false,
+    description = "A gRPC lock service running the Redlock algorithm over N independent Redis masters.")
+public final class ServerConfig {
+
+  @Option(names = "--port", defaultValue = "${env:REDLOCKD_PORT:-50051}",
+      description = "gRPC port; 0 picks a free one and logs it (default ${DEFAULT-VALUE}).")
+  int port;
+
+  @Option(names = "--redis", defaultValue = "${env:REDLOCKD_REDIS:-}",
+      description = "The N Redis masters: redis://[user:password@]host:port,... or rediss:// for TLS. "
+          + "Empty: dev mode, 3 local Redis nodes started by the server.")
+  String redis;
+
+  @Option(names = "--key-prefix", defaultValue = "${env:REDLOCKD_KEY_PREFIX:-redlock:}",
+      description = "Prefix of every key written to Redis (default ${DEFAULT-VALUE}).")
+  String keyPrefix;
+
+  @Option(names = "--node-timeout", defaultValue = "${env:REDLOCKD_NODE_TIMEOUT:-50ms}",
+      converter = DurationFlag.class,
+      description = "How long one Redis node may take to answer (default ${DEFAULT-VALUE}).")
+  Duration nodeTimeout;
+
+  @Option(names = "--node-connections", defaultValue = "${env:REDLOCKD_NODE_CONNECTIONS:-16}",
+      description = "Pooled connections (and threads) per Redis node (default ${DEFAULT-VALUE}).")
+  int nodeConnections;
+
+  @Option(names = "--drift-factor", defaultValue = "${env:REDLOCKD_DRIFT_FACTOR:-0.01}",
+      description = "Share of the ttl held back for clock drift; validity = ttl - elapsed - "
+          + "(ttl * drift-factor + 2ms) (default ${DEFAULT-VALUE}).")
+  double driftFactor;
+
+  @Option(names = "--min-ttl", defaultValue = "${env:REDLOCKD_MIN_TTL:-10ms}", converter = DurationFlag.class,
+      description = "Smallest ttl a caller may ask for (default ${DEFAULT-VALUE}).")
+  Duration minTtl;
+
+  @Option(names = "--max-ttl", defaultValue = "${env:REDLOCKD_MAX_TTL:-1h}", converter = DurationFlag.class,
+      description = "Largest ttl a caller may ask for; also how long a Redis node that restarted empty "
+          + "sits out (default ${DEFAULT-VALUE}).")
+  Duration maxTtl;
+
+  @Option(names = "--retry-delay", defaultValue = "${env:REDLOCKD_RETRY_DELAY:-100ms}",
+      converter = DurationFlag.class,
+      description = "A waiting Acquire retries after a random delay between half and all of this; "
+          + "a release through this server wakes its waiters at once (default ${DEFAULT-VALUE}).")
+  Duration retryDelay;
+
+  @Option(names = "--max-waiting-acquires", defaultValue = "${env:REDLOCKD_MAX_WAITING_ACQUIRES:-10000}",
+      description = "Acquire calls with a wait that may be under way at once; past it RESOURCE_EXHAUSTED "
+          + "(default ${DEFAULT-VALUE}).")
+  int maxWaitingAcquires;
+
+  @Option(names = "--release-on-disconnect", defaultValue = "${env:REDLOCKD_RELEASE_ON_DISCONNECT:-false}",
+      fallbackValue = "true", arity = "0..1",
+      description = "When a KeepAlive stream is cancelled or its client disconnects, release the lease "
+          + "at once instead of letting it run out (default ${DEFAULT-VALUE}).")
+  boolean releaseOnDisconnect;
+
+  @Option(names = "--dev-nodes", defaultValue = "${env:REDLOCKD_DEV_NODES:-3}",
+      description = "In dev mode (no --redis), how many local Redis nodes to start (default ${DEFAULT-VALUE}).")
+  int devNodes;
+
+  @Option(names = "--shutdown-grace", defaultValue = "${env:REDLOCKD_SHUTDOWN_GRACE:-10s}",
+      converter = DurationFlag.class,
+      description = "On SIGTERM, how long calls under way may take to finish (default ${DEFAULT-VALUE}).")
+  Duration shutdownGrace;
+
+  /**
+   * Parses flags as the command line would (environment variables included), for embedding
+   * and tests; throws IllegalArgumentException with a one-line reason on a bad flag.
+   */
+  public static ServerConfig parse(String... args) {
+    ServerConfig config = new ServerConfig();
+    try {
+      new picocli.CommandLine(config).parseArgs(args);
+    } catch (picocli.CommandLine.ParameterException e) {
+      throw new IllegalArgumentException(e.getMessage(), e);
+    }
+    config.engineConfig();
+    return config;
+  }
+
+  /** Checks what picocli cannot; throws IllegalArgumentException with a one-line reason. */
+  EngineConfig engineConfig() {
+    if (port < 0 || port > 65535) {
+      throw new IllegalArgumentException("--port must lie in 0..65535, not " + port);
+    }
+    if (nodeTimeout.isZero()) {
+      throw new IllegalArgumentException("--node-timeout must be positive");
+    }
+    if (nodeConnections < 1) {
+      throw new IllegalArgumentException("--node-connections must be at least 1");
+    }
+    if (devNodes < 1) {
+      throw new IllegalArgumentException("--dev-nodes must be at least 1");
+    }
+    return new EngineConfig(keyPrefix, driftFactor, minTtl, maxTtl, retryDelay, maxWaitingAcquires,
+        Duration.ofMillis(500));
+  }
+
+  boolean devMode() {
+    return redis == null || redis.isBlank();
+  }
+}

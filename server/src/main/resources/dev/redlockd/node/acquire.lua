@@ -1,0 +1,28 @@
+-- Takes the lock when it is free, or refreshes it for the same token, and returns
+-- {outcome, fence, incarnated}: outcome 1 = taken, 2 = refreshed, 0 = held by another.
+-- The lock is written even on a node without its incarnation key (restarted empty):
+-- such a node must not vote, but it must hold the locks granted while it sits out, or it
+-- would hand them out again when it rejoins.
+-- KEYS: lock, fence, incarnation, floor, fence-max   ARGV: token, ttl-ms
+local incarnated = redis.call('EXISTS', KEYS[3])
+local holder = redis.call('GET', KEYS[1])
+if holder == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return {2, tonumber(redis.call('GET', KEYS[2]) or '0'), incarnated}
+end
+if holder then
+  return {0, 0, incarnated}
+end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+local fence = redis.call('INCR', KEYS[2])
+-- The floor is set when a node (re)joins: counters lost with its data restart above it.
+local floor = tonumber(redis.call('GET', KEYS[4]) or '0')
+if fence <= floor then
+  fence = floor + 1
+  -- string.format: a Lua number passed as is would be rounded to 14 digits.
+  redis.call('SET', KEYS[2], string.format('%d', fence))
+end
+if fence > tonumber(redis.call('GET', KEYS[5]) or '0') then
+  redis.call('SET', KEYS[5], string.format('%d', fence))
+end
+return {1, fence, incarnated}

@@ -1,0 +1,38 @@
+package dev.redlockd.engine;
+
+import dev.redlockd.node.JedisRedisNode;
+import dev.redlockd.node.NodeAddress;
+import dev.redlockd.node.RedisNode;
+import dev.redlockd.testing.RedisCluster;
+import java.time.Duration;
+import java.util.List;
+
+/** An engine over real Redis nodes, closed with them. */
+final class EngineHarness implements AutoCloseable {
+  final RedisCluster cluster;
+  final List<RedisNode> nodes;
+  final LockEngine engine;
+
+  private EngineHarness(RedisCluster cluster, EngineConfig config) {
+    this.cluster = cluster;
+    this.nodes = cluster.uris().stream()
+        .map(uri -> (RedisNode) new JedisRedisNode(NodeAddress.parse(uri), Duration.ofMillis(50), 8))
+        .toList();
+    this.engine = LockEngine.builder(nodes, config).build().start();
+  }
+
+  static EngineHarness start(int nodes, EngineConfig config) {
+    return new EngineHarness(RedisCluster.start(nodes), config);
+  }
+
+  static EngineConfig testConfig() {
+    return EngineConfig.defaults().withProbeInterval(Duration.ofMillis(100));
+  }
+
+  @Override
+  public void close() {
+    engine.close();
+    nodes.forEach(RedisNode::close);
+    cluster.close();
+  }
+}

@@ -1,0 +1,114 @@
+package dev.redlockd.engine;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.redlockd.node.RedisNode;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/** Which nodes a round talks to, and what it concludes, with canned node replies. */
+class RedlockRoundTest {
+  private static final String TOKEN = "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA";
+  private final ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor();
+  private final AtomicLong clock = new AtomicLong();
+
+  @AfterEach
+  void stop() {
+    scheduler.shutdownNow();
+  }
+
+  private Redlock redlock(List<RedisNode> nodes) {
+    EngineConfig config = EngineConfig.defaults();
+    Keys keys = new Keys(config.keyPrefix());
+    NodeMonitor monitor = new NodeMonitor(nodes, keys, config, scheduler, () -> 0L, clock::get,
+        new java.security.SecureRandom());
+    return new Redlock(nodes, keys, config, clock::get, monitor);
+  }
+
+  private static ScriptedNode answering(String name, List<Long> acquireReply) {
+    return new ScriptedNode(name, script -> switch (script) {
+      case "acquire" -> acquireReply;
+      case "release" -> List.of(1L, 1L);
+      case "raise" -> 1L;
+      default -> List.of("up", 0L, 0L);
+    });
+  }
+
+  @Test
+  void failedRoundDeletesWhereItWroteAndWhereNoAnswerCameButNotWhereItWasRefused() {
+    ScriptedNode took = answering("took", List.of(1L, 7L, 1L));
+    ScriptedNode refused = answering("refused", List.of(0L, 0L, 1L));
+    ScriptedNode refused2 = answering("refused2", List.of(0L, 0L, 1L));
+    ScriptedNode silent = ScriptedNode.silent("silent");
+    ScriptedNode refreshed = answering("refreshed", List.of(2L, 7L, 1L));
+
+    assertThatThrownBy(() -> redlock(List.of(took, refused, refused2, silent, refreshed))
+            .acquire("r", TOKEN, Duration.ofSeconds(10)).join())
+        .isInstanceOf(CompletionException.class)
+        .hasCauseInstanceOf(LockHeldException.class);
+    assertThat(took.calls).containsExactly("acquire", "release");
+    assertThat(silent.calls).containsExactly("acquire", "release");
+    assertThat(refused.calls).containsExactly("acquire");
+    // A lease this token already held was granted by an earlier call: not this round's to delete.
+    assertThat(refreshed.calls).containsExactly("acquire");
+  }
+
+  @Test
+  void grantRaisesOnlyTheLaggingNodesToTheMaxFence() {
+    ScriptedNode ahead = answering("ahead", List.of(1L, 9L, 1L));
+    ScriptedNode behind = answering("behind", List.of(1L, 4L, 1L));
+    ScriptedNode level = answering("level", List.of(1L, 9L, 1L));
+
+    Lease lease = redlock(List.of(ahead, behind, level)).acquire("r", TOKEN, Duration.ofSeconds(10)).join();
+    assertThat(lease.fencingToken()).isEqualTo(9L);
+    assertThat(behind.calls).containsExactly("acquire", "raise");
+    assertThat(ahead.calls).containsExactly("acquire");
+    assertThat(level.calls).containsExactly("acquire");
+  }
+
+  @Test
+  void nodesWithoutTheirIncarnationKeyDoNotVote() {
+    ScriptedNode a = answering("a", List.of(1L, 3L, 1L));
+    ScriptedNode restartedB = answering("b", List.of(1L, 1L, 0L));
+    ScriptedNode restartedC = answering("c", List.of(1L, 1L, 0L));
+
+    assertThatThrownBy(() -> redlock(List.of(a, restartedB, restartedC))
+            .acquire("r", TOKEN, Duration.ofSeconds(10)).join())
+        .hasCauseInstanceOf(QuorumUnavailableException.class)
+        .hasMessageContaining("3 of 3 Redis nodes answered, 2 of them quarantined");
+  }
+
+  @Test
+  void validityIsTtlLessElapsedLessDrift() {
+    List<Long> yes = List.of(1L, 1L, 1L);
+    ScriptedNode a = new ScriptedNode("a", script -> {
+      clock.addAndGet(Duration.ofMillis(30).toNanos()); // the round takes 30 ms
+      return yes;
+    });
+    Lease lease = redlock(List.of(a, answering("b", yes), answering("c", yes)))
+        .acquire("r", TOKEN, Duration.ofSeconds(1)).join();
+    // 1000 - 30 - (1000 * 0.01 + 2)
+    assertThat(lease.validity()).isEqualTo(Duration.ofMillis(958));
+  }
+
+  @Test
+  void roundSlowerThanTheTtlGrantsNothing() {
+    List<Long> yes = List.of(1L, 1L, 1L);
+    ScriptedNode slow = new ScriptedNode("slow", script -> {
+      clock.addAndGet(Duration.ofMillis(200).toNanos());
+      return script.equals("acquire") ? yes : List.of(1L, 1L);
+    });
+    assertThatThrownBy(() -> redlock(List.of(slow, answering("b", yes), answering("c", yes)))
+            .acquire("r", TOKEN, Duration.ofMillis(100)).join())
+        .hasCauseInstanceOf(QuorumUnavailableException.class)
+        .hasMessageContaining("longer than the ttl");
+    assertThat(slow.calls).containsExactly("acquire", "release");
+  }
+}

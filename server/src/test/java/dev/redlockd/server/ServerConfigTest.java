@@ -1,0 +1,63 @@
+package dev.redlockd.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.redlockd.engine.EngineConfig;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+
+class ServerConfigTest {
+
+  @Test
+  void defaultsFollowTheSpec() {
+    ServerConfig c = ServerConfig.parse("--redis", "redis://a:1");
+    EngineConfig e = c.engineConfig();
+    assertThat(c.port).isEqualTo(50051);
+    assertThat(c.nodeTimeout).isEqualTo(Duration.ofMillis(50));
+    assertThat(e.driftFactor()).isEqualTo(0.01);
+    assertThat(e.minTtl()).isEqualTo(Duration.ofMillis(10));
+    assertThat(e.maxTtl()).isEqualTo(Duration.ofHours(1));
+    assertThat(e.retryDelay()).isEqualTo(Duration.ofMillis(100));
+    assertThat(e.keyPrefix()).isEqualTo("redlock:");
+    assertThat(c.releaseOnDisconnect).isFalse();
+    assertThat(c.devMode()).isFalse();
+  }
+
+  @Test
+  void noRedisMeansDevMode() {
+    assertThat(ServerConfig.parse().devMode()).isTrue();
+  }
+
+  @Test
+  void durationsTakeTheDocumentedUnits() {
+    assertThat(DurationFlag.parse("250ms")).isEqualTo(Duration.ofMillis(250));
+    assertThat(DurationFlag.parse("10s")).isEqualTo(Duration.ofSeconds(10));
+    assertThat(DurationFlag.parse("5m")).isEqualTo(Duration.ofMinutes(5));
+    assertThat(DurationFlag.parse("1h")).isEqualTo(Duration.ofHours(1));
+    assertThat(DurationFlag.format(Duration.ofMillis(1500))).isEqualTo("1500ms");
+    assertThat(DurationFlag.format(Duration.ofMinutes(5))).isEqualTo("5m");
+  }
+
+  @Test
+  void badFlagsAreRefusedWithAReason() {
+    assertThatThrownBy(() -> ServerConfig.parse("--max-ttl", "banana"))
+        .hasMessageContaining("banana").hasMessageContaining("250ms");
+    assertThatThrownBy(() -> ServerConfig.parse("--min-ttl", "2s", "--max-ttl", "1s"))
+        .hasMessageContaining("max-ttl");
+    assertThatThrownBy(() -> ServerConfig.parse("--drift-factor", "0.7"))
+        .hasMessageContaining("drift-factor");
+    assertThatThrownBy(() -> ServerConfig.parse("--port", "70000")).hasMessageContaining("--port");
+    assertThatThrownBy(() -> ServerConfig.parse("--no-such-flag")).isInstanceOf(IllegalArgumentException.class);
+  }
+
+  @Test
+  void mainPrintsOneLineAndExitsTwoOnABadFlag() {
+    StringWriter err = new StringWriter();
+    int code = Main.run(new String[] {"--retry-delay", "soon"}, new PrintWriter(err));
+    assertThat(code).isEqualTo(2);
+    assertThat(err.toString().strip()).startsWith("redlockd: ").doesNotContain("\n");
+  }
+}

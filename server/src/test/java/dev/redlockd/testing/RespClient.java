@@ -1,0 +1,99 @@
+package dev.redlockd.testing;
+
+import java.io.BufferedInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+
+/** A minimal RESP client for test assertions, independent of the Jedis code under test. */
+public final class RespClient implements AutoCloseable {
+  private final Socket socket;
+  private final OutputStream out;
+  private final InputStream in;
+
+  public RespClient(String host, int port) throws IOException {
+    this(host, port, 2000);
+  }
+
+  public RespClient(String host, int port, int timeoutMillis) throws IOException {
+    socket = new Socket();
+    socket.connect(new InetSocketAddress(host, port), timeoutMillis);
+    socket.setSoTimeout(timeoutMillis);
+    out = socket.getOutputStream();
+    in = new BufferedInputStream(socket.getInputStream());
+  }
+
+  /** Sends one command; returns String, Long, null or List; throws on an error reply. */
+  public Object call(String... args) throws IOException {
+    ByteArrayOutputStream buf = new ByteArrayOutputStream();
+    buf.write(("*" + args.length + "\r\n").getBytes(StandardCharsets.UTF_8));
+    for (String arg : args) {
+      byte[] bytes = arg.getBytes(StandardCharsets.UTF_8);
+      buf.write(("$" + bytes.length + "\r\n").getBytes(StandardCharsets.UTF_8));
+      buf.write(bytes);
+      buf.write("\r\n".getBytes(StandardCharsets.UTF_8));
+    }
+    out.write(buf.toByteArray());
+    out.flush();
+    return read();
+  }
+
+  private Object read() throws IOException {
+    int type = in.read();
+    String line = line();
+    switch (type) {
+      case '+':
+        return line;
+      case '-':
+        throw new IOException("redis error: " + line);
+      case ':':
+        return Long.parseLong(line);
+      case '$': {
+        int len = Integer.parseInt(line);
+        if (len < 0) {
+          return null;
+        }
+        byte[] data = in.readNBytes(len);
+        in.readNBytes(2);
+        return new String(data, StandardCharsets.UTF_8);
+      }
+      case '*': {
+        int n = Integer.parseInt(line);
+        if (n < 0) {
+          return null;
+        }
+        List<Object> items = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+          items.add(read());
+        }
+        return items;
+      }
+      default:
+        throw new IOException("unexpected RESP type " + type);
+    }
+  }
+
+  private String line() throws IOException {
+    ByteArrayOutputStream buf = new ByteArrayOutputStream();
+    int c;
+    while ((c = in.read()) != '\r') {
+      if (c < 0) {
+        throw new IOException("connection closed");
+      }
+      buf.write(c);
+    }
+    in.read(); // \n
+    return buf.toString(StandardCharsets.UTF_8);
+  }
+
+  @Override
+  public void close() throws IOException {
+    socket.close();
+  }
+}
