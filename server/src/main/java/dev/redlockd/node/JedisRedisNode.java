@@ -2,35 +2,49 @@ package dev.redlockd.node;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutorService;
 import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.ThreadFactory;
-import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 import org.apache.commons.pool2.impl.GenericObjectPoolConfig;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import redis.clients.jedis.DefaultJedisClientConfig;
 import redis.clients.jedis.HostAndPort;
 import redis.clients.jedis.Jedis;
 import redis.clients.jedis.JedisPool;
+import redis.clients.jedis.Pipeline;
+import redis.clients.jedis.Response;
 import redis.clients.jedis.commands.ProtocolCommand;
 import redis.clients.jedis.exceptions.JedisNoScriptException;
 import redis.clients.jedis.util.SafeEncoder;
 
 /**
- * A node reached through its own JedisPool. Jedis blocks, so each node has a small thread
- * pool of its own, as large as its connection pool: a slow node ties up only its own
- * threads, and the node timeout bounds what a caller waits, queueing included.
+ * A node reached through its own JedisPool, auto-pipelined: a few sender threads, one
+ * connection each, take everything queued for the node and send it as one pipeline. Under
+ * load one round trip carries many calls (renewals due together, contending acquires); when
+ * idle a call goes out alone at once. A slow node ties up only its own senders, and the node
+ * timeout bounds what a caller waits, queueing included.
  */
 public final class JedisRedisNode implements RedisNode {
+  private static final Logger log = LoggerFactory.getLogger(JedisRedisNode.class);
+  /** Enough to amortise a round trip; small enough that one batch never nears the node timeout. */
+  private static final int MAX_BATCH = 256;
+
   private final NodeAddress address;
   private final Duration timeout;
   private final JedisPool pool;
-  private final ExecutorService executor;
+  private final BlockingQueue<Call> queue = new LinkedBlockingQueue<>();
+  private final List<Thread> senders = new ArrayList<>();
+  private volatile boolean closed;
+
+  /** One queued call: what to append to a pipeline, and how to answer it if NOSCRIPT comes back. */
+  private record Call(Function<Pipeline, Response<Object>> send, Function<Pipeline, Response<Object>> retry,
+      CompletableFuture<Object> result) {}
 
   public JedisRedisNode(NodeAddress address, Duration timeout, int connections) {
     this.address = address;
@@ -53,9 +67,12 @@ public final class JedisRedisNode implements RedisNode {
     // JMX registration would collide when tests run several engines in one JVM.
     poolConfig.setJmxEnabled(false);
     this.pool = new JedisPool(poolConfig, new HostAndPort(address.host(), address.port()), client.build());
-    this.executor = new ThreadPoolExecutor(connections, connections, 30, TimeUnit.SECONDS,
-        new LinkedBlockingQueue<>(), daemonThreads("redis-" + address.name()));
-    ((ThreadPoolExecutor) executor).allowCoreThreadTimeOut(true);
+    for (int i = 0; i < connections; i++) {
+      Thread sender = new Thread(this::sendLoop, "redis-" + address.name() + "-" + i);
+      sender.setDaemon(true);
+      senders.add(sender);
+      sender.start();
+    }
   }
 
   @Override
@@ -65,43 +82,96 @@ public final class JedisRedisNode implements RedisNode {
 
   @Override
   public CompletableFuture<Object> eval(LuaScript script, List<String> keys, List<String> args) {
-    return submit(jedis -> {
-      try {
-        return jedis.evalsha(script.sha1(), keys, args);
-      } catch (JedisNoScriptException e) {
-        // First use on this node, or it restarted: EVAL runs it and caches it again.
-        return jedis.eval(script.source(), keys, args);
-      }
-    });
+    // NOSCRIPT: first use on this node, or it restarted; EVAL runs it and caches it again.
+    return enqueue(p -> p.evalsha(script.sha1(), keys, args), p -> p.eval(script.source(), keys, args));
   }
 
   @Override
   public CompletableFuture<Object> command(String... args) {
     ProtocolCommand name = () -> SafeEncoder.encode(args[0]);
-    return submit(jedis -> jedis.sendCommand(name, Arrays.copyOfRange(args, 1, args.length)));
+    String[] rest = Arrays.copyOfRange(args, 1, args.length);
+    return enqueue(p -> p.sendCommand(name, rest), null);
   }
 
-  private CompletableFuture<Object> submit(Function<Jedis, Object> call) {
+  private CompletableFuture<Object> enqueue(Function<Pipeline, Response<Object>> send,
+      Function<Pipeline, Response<Object>> retry) {
     CompletableFuture<Object> result = new CompletableFuture<>();
-    result.orTimeout(timeout.toNanos(), TimeUnit.NANOSECONDS);
-    try {
-      executor.execute(() -> {
-        if (result.isDone()) {
-          return; // timed out while queued: the caller has moved on
-        }
-        try (Jedis jedis = pool.getResource()) {
-          result.complete(decode(call.apply(jedis)));
-        } catch (RuntimeException e) {
-          result.completeExceptionally(e);
-        }
-      });
-    } catch (RuntimeException rejected) {
-      result.completeExceptionally(rejected);
+    if (closed) {
+      result.completeExceptionally(new IllegalStateException("node " + name() + " is closed"));
+      return result;
     }
+    result.orTimeout(timeout.toNanos(), TimeUnit.NANOSECONDS);
+    queue.add(new Call(send, retry, result));
     return result;
   }
 
-  /** Turns Jedis's byte[] bulk replies (from sendCommand) into Strings, recursively. */
+  private void sendLoop() {
+    List<Call> batch = new ArrayList<>(MAX_BATCH);
+    while (!closed) {
+      try {
+        Call first = queue.poll(200, TimeUnit.MILLISECONDS);
+        if (first == null) {
+          continue;
+        }
+        batch.add(first);
+        queue.drainTo(batch, MAX_BATCH - 1);
+        batch.removeIf(call -> call.result().isDone()); // timed out while queued: the caller moved on
+        if (!batch.isEmpty()) {
+          send(batch);
+        }
+      } catch (InterruptedException e) {
+        return;
+      } catch (RuntimeException e) {
+        log.warn("unexpected failure sending to Redis node {}", name(), e);
+        batch.forEach(call -> call.result().completeExceptionally(e));
+      } finally {
+        batch.clear();
+      }
+    }
+  }
+
+  private void send(List<Call> batch) {
+    try (Jedis jedis = pool.getResource()) {
+      List<Call> noScript = new ArrayList<>();
+      List<Response<Object>> replies = sendAll(jedis, batch, Call::send);
+      for (int i = 0; i < batch.size(); i++) {
+        Call call = batch.get(i);
+        try {
+          call.result().complete(decode(replies.get(i).get()));
+        } catch (JedisNoScriptException e) {
+          noScript.add(call);
+        } catch (RuntimeException e) {
+          call.result().completeExceptionally(e);
+        }
+      }
+      if (!noScript.isEmpty()) {
+        List<Response<Object>> retried = sendAll(jedis, noScript, Call::retry);
+        for (int i = 0; i < noScript.size(); i++) {
+          try {
+            noScript.get(i).result().complete(decode(retried.get(i).get()));
+          } catch (RuntimeException e) {
+            noScript.get(i).result().completeExceptionally(e);
+          }
+        }
+      }
+    } catch (RuntimeException e) {
+      // Connection lost or timed out: the connection is dropped and every call in the batch fails.
+      batch.forEach(call -> call.result().completeExceptionally(e));
+    }
+  }
+
+  private static List<Response<Object>> sendAll(Jedis jedis, List<Call> calls,
+      Function<Call, Function<Pipeline, Response<Object>>> which) {
+    Pipeline pipeline = jedis.pipelined();
+    List<Response<Object>> replies = new ArrayList<>(calls.size());
+    for (Call call : calls) {
+      replies.add(which.apply(call).apply(pipeline));
+    }
+    pipeline.sync();
+    return replies;
+  }
+
+  /** Turns byte[] bulk replies (from plain commands) into Strings, recursively. */
   private static Object decode(Object reply) {
     if (reply instanceof byte[] bytes) {
       return new String(bytes, StandardCharsets.UTF_8);
@@ -112,18 +182,14 @@ public final class JedisRedisNode implements RedisNode {
     return reply;
   }
 
-  private static ThreadFactory daemonThreads(String prefix) {
-    AtomicInteger n = new AtomicInteger();
-    return r -> {
-      Thread t = new Thread(r, prefix + "-" + n.incrementAndGet());
-      t.setDaemon(true);
-      return t;
-    };
-  }
-
   @Override
   public void close() {
-    executor.shutdownNow();
+    closed = true;
+    senders.forEach(Thread::interrupt);
+    Call call;
+    while ((call = queue.poll()) != null) {
+      call.result().completeExceptionally(new IllegalStateException("node " + name() + " is closed"));
+    }
     pool.close();
   }
 

@@ -32,8 +32,9 @@ public final class ServerConfig {
       description = "How long one Redis node may take to answer (default ${DEFAULT-VALUE}).")
   Duration nodeTimeout;
 
-  @Option(names = "--node-connections", defaultValue = "${env:REDLOCKD_NODE_CONNECTIONS:-16}",
-      description = "Pooled connections (and threads) per Redis node (default ${DEFAULT-VALUE}).")
+  @Option(names = "--node-connections", defaultValue = "${env:REDLOCKD_NODE_CONNECTIONS:-4}",
+      description = "Connections per Redis node, each with a sender thread that pipelines whatever is queued "
+          + "(default ${DEFAULT-VALUE}).")
   int nodeConnections;
 
   @Option(names = "--drift-factor", defaultValue = "${env:REDLOCKD_DRIFT_FACTOR:-0.01}",

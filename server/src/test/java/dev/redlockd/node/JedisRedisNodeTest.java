@@ -1,0 +1,95 @@
+package dev.redlockd.node;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.redlockd.testing.RedisCluster;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** The pipelined node client against a real redis-server. */
+class JedisRedisNodeTest {
+  private static final LuaScript RELEASE = LuaScript.load("release");
+  private static RedisCluster cluster;
+  private static JedisRedisNode node;
+
+  @BeforeAll
+  static void start() {
+    cluster = RedisCluster.start(1);
+    node = new JedisRedisNode(NodeAddress.parse(cluster.uris().get(0)), Duration.ofMillis(50), 2);
+  }
+
+  @AfterAll
+  static void stop() {
+    node.close();
+    cluster.close();
+  }
+
+  private static CompletableFuture<Object> release(String key, String token) {
+    return node.eval(RELEASE, List.of(key, "no-incarnation"), List.of(token));
+  }
+
+  @Test
+  void scriptUnknownToTheNodeFallsBackToEval() throws Exception {
+    cluster.call(0, "SCRIPT", "FLUSH");
+    cluster.call(0, "SET", "k1", "tok");
+    assertThat(release("k1", "tok").get(1, TimeUnit.SECONDS)).isEqualTo(List.of(1L, 0L));
+    // EVAL cached it again: the next call goes by EVALSHA.
+    assertThat(cluster.call(0, "SCRIPT", "EXISTS", RELEASE.sha1())).isEqualTo(List.of(1L));
+  }
+
+  @Test
+  void manyConcurrentCallsAllGetTheirOwnReply() throws Exception {
+    List<CompletableFuture<Object>> calls = new ArrayList<>();
+    for (int i = 0; i < 2000; i++) {
+      cluster.call(0, "SET", "many-" + i, "t" + (i % 2));
+    }
+    for (int i = 0; i < 2000; i++) {
+      calls.add(release("many-" + i, "t0"));
+    }
+    for (int i = 0; i < 2000; i++) {
+      long deleted = (Long) ((List<?>) calls.get(i).get(2, TimeUnit.SECONDS)).get(0);
+      assertThat(deleted).as("call %d", i).isEqualTo(i % 2 == 0 ? 1L : 0L);
+    }
+  }
+
+  @Test
+  void frozenNodeFailsCallsWithinTheTimeoutAndRecoversAfterwards() throws Exception {
+    cluster.pause(0);
+    long start = System.nanoTime();
+    CompletableFuture<Object> call;
+    try {
+      call = release("frozen", "t");
+      assertThatThrownBy(() -> call.get(2, TimeUnit.SECONDS))
+          .isInstanceOf(ExecutionException.class)
+          .hasCauseInstanceOf(TimeoutException.class);
+      assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).isLessThan(500);
+    } finally {
+      cluster.resume(0);
+    }
+    // The sender dropped the stuck connection; fresh calls go through.
+    Object reply = null;
+    for (int i = 0; i < 20 && reply == null; i++) {
+      try {
+        reply = release("frozen", "t").get(1, TimeUnit.SECONDS);
+      } catch (ExecutionException e) {
+        Thread.sleep(20);
+      }
+    }
+    assertThat(reply).isEqualTo(List.of(0L, 0L));
+  }
+
+  @Test
+  void plainCommandsDecodeBulkReplies() throws Exception {
+    Object reply = node.command("CONFIG", "GET", "maxmemory-policy").get(1, TimeUnit.SECONDS);
+    assertThat(reply).isEqualTo(List.of("maxmemory-policy", "noeviction"));
+  }
+}
