@@ -119,6 +119,17 @@ public final class LockEngine implements AutoCloseable {
     });
   }
 
+  /**
+   * A lease to keep alive for its holder; nothing is sent until {@link KeptLease#renewNow}.
+   * The first renewal checks that the lease is held.
+   */
+  public KeptLease keep(String resource, String token, Duration ttl, KeptLease.Listener listener) {
+    rules.resource(resource);
+    rules.token(resource, token, true);
+    rules.ttl(resource, ttl);
+    return new KeptLease(this, scheduler, nanoClock, resource, token, ttl, listener);
+  }
+
   public RequestRules rules() {
     return rules;
   }

@@ -1,6 +1,7 @@
 package dev.redlockd.server;
 
 import dev.redlockd.engine.InvalidRequestException;
+import dev.redlockd.engine.LimitExceededException;
 import dev.redlockd.engine.LockEngine;
 import dev.redlockd.proto.v1.AcquireRequest;
 import dev.redlockd.proto.v1.AcquireResponse;
@@ -12,7 +13,6 @@ import dev.redlockd.proto.v1.Lease;
 import dev.redlockd.proto.v1.LockServiceGrpc;
 import dev.redlockd.proto.v1.ReleaseRequest;
 import dev.redlockd.proto.v1.ReleaseResponse;
-import io.grpc.Status;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import java.time.Duration;
@@ -22,9 +22,13 @@ import java.util.function.Function;
 /** The gRPC face of the engine: proto in, engine call, proto or status out. No lock logic here. */
 final class LockServiceAdapter extends LockServiceGrpc.LockServiceImplBase {
   private final LockEngine engine;
+  private final KeepAliveStreams streams;
+  private final boolean releaseOnDisconnect;
 
-  LockServiceAdapter(LockEngine engine) {
+  LockServiceAdapter(LockEngine engine, KeepAliveStreams streams, boolean releaseOnDisconnect) {
     this.engine = engine;
+    this.streams = streams;
+    this.releaseOnDisconnect = releaseOnDisconnect;
   }
 
   @Override
@@ -65,20 +69,14 @@ final class LockServiceAdapter extends LockServiceGrpc.LockServiceImplBase {
 
   @Override
   public StreamObserver<KeepAliveRequest> keepAlive(StreamObserver<KeepAliveResponse> responses) {
-    // The streaming lease arrives with its own issue; until then the RPC says so clearly.
-    responses.onError(Status.UNIMPLEMENTED
-        .withDescription("KeepAlive is not available in this version of redlockd; use Extend")
-        .asRuntimeException());
-    return new StreamObserver<>() {
-      @Override
-      public void onNext(KeepAliveRequest value) {}
-
-      @Override
-      public void onError(Throwable t) {}
-
-      @Override
-      public void onCompleted() {}
-    };
+    ServerCallStreamObserver<KeepAliveResponse> call = (ServerCallStreamObserver<KeepAliveResponse>) responses;
+    KeepAliveStream stream = new KeepAliveStream(engine, streams, call, releaseOnDisconnect);
+    try {
+      streams.opened(stream);
+    } catch (LimitExceededException e) {
+      stream.end(StatusMapper.toStatus(e));
+    }
+    return stream;
   }
 
   /**

@@ -15,7 +15,9 @@ import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -32,16 +34,18 @@ public final class RedlockdServer implements AutoCloseable {
   private final LockEngine engine;
   private final List<RedisNode> nodes;
   private final HealthStatusManager health;
+  private final KeepAliveStreams streams;
   private final DevCluster devCluster;
   private final Duration shutdownGrace;
   private final AtomicBoolean closed = new AtomicBoolean();
 
   private RedlockdServer(Server server, LockEngine engine, List<RedisNode> nodes, HealthStatusManager health,
-      DevCluster devCluster, Duration shutdownGrace) {
+      KeepAliveStreams streams, DevCluster devCluster, Duration shutdownGrace) {
     this.server = server;
     this.engine = engine;
     this.nodes = nodes;
     this.health = health;
+    this.streams = streams;
     this.devCluster = devCluster;
     this.shutdownGrace = shutdownGrace;
   }
@@ -76,15 +80,16 @@ public final class RedlockdServer implements AutoCloseable {
       engine = LockEngine.builder(nodes, engineConfig).build().start();
       HealthStatusManager health = new HealthStatusManager();
       new HealthPublisher(health, engine);
+      KeepAliveStreams streams = new KeepAliveStreams(config.maxStreams);
       Server server = builder
-          .addService(new LockServiceAdapter(engine))
+          .addService(new LockServiceAdapter(engine, streams, config.releaseOnDisconnect))
           .addService(health.getHealthService())
           .addService(ProtoReflectionServiceV1.newInstance())
           .addService(olderReflection())
           .build()
           .start();
       log.info("redlockd listening on port {}", server.getPort());
-      return new RedlockdServer(server, engine, nodes, health, dev, config.shutdownGrace);
+      return new RedlockdServer(server, engine, nodes, health, streams, dev, config.shutdownGrace);
     } catch (IOException | RuntimeException e) {
       if (engine != null) {
         engine.close();
@@ -115,9 +120,15 @@ public final class RedlockdServer implements AutoCloseable {
     server.awaitTermination();
   }
 
+  /** Open KeepAlive streams. */
+  public int openStreams() {
+    return streams.size();
+  }
+
   /**
-   * Graceful shutdown: health says NOT_SERVING, no new calls, calls under way get the grace
-   * period, then the engine and the node pools close (and dev-mode Redis nodes stop).
+   * Graceful shutdown: health says NOT_SERVING, no new calls, the leases of open KeepAlive
+   * streams are released and their streams end with UNAVAILABLE, calls under way get the
+   * grace period, then the engine and the node pools close (and dev-mode Redis nodes stop).
    */
   @Override
   public void close() {
@@ -127,6 +138,13 @@ public final class RedlockdServer implements AutoCloseable {
     log.info("redlockd shutting down");
     health.enterTerminalState();
     server.shutdown();
+    try {
+      streams.shutdown().get(shutdownGrace.toMillis(), TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (ExecutionException | TimeoutException e) {
+      log.warn("not every kept lease could be released before shutdown: {}", e.toString());
+    }
     try {
       if (!server.awaitTermination(shutdownGrace.toMillis(), TimeUnit.MILLISECONDS)) {
         server.shutdownNow();

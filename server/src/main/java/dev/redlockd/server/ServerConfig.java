@@ -62,6 +62,11 @@ public final class ServerConfig {
           + "(default ${DEFAULT-VALUE}).")
   int maxWaitingAcquires;
 
+  @Option(names = "--max-streams", defaultValue = "${env:REDLOCKD_MAX_STREAMS:-100000}",
+      description = "KeepAlive streams that may be open at once; past it RESOURCE_EXHAUSTED "
+          + "(default ${DEFAULT-VALUE}).")
+  int maxStreams;
+
   @Option(names = "--release-on-disconnect", defaultValue = "${env:REDLOCKD_RELEASE_ON_DISCONNECT:-false}",
       fallbackValue = "true", arity = "0..1",
       description = "When a KeepAlive stream is cancelled or its client disconnects, release the lease "
@@ -102,6 +107,9 @@ public final class ServerConfig {
     }
     if (nodeConnections < 1) {
       throw new IllegalArgumentException("--node-connections must be at least 1");
+    }
+    if (maxStreams < 0) {
+      throw new IllegalArgumentException("--max-streams must not be negative");
     }
     if (devNodes < 1) {
       throw new IllegalArgumentException("--dev-nodes must be at least 1");

@@ -1,0 +1,320 @@
+package dev.redlockd.it.keepalive;
+
+import static dev.redlockd.it.keepalive.KeepAliveHarness.fromProto;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import dev.redlockd.proto.v1.AcquireRequest;
+import dev.redlockd.proto.v1.KeepAliveResponse;
+import dev.redlockd.proto.v1.Lease;
+import dev.redlockd.proto.v1.LeaseState;
+import dev.redlockd.proto.v1.LockServiceGrpc;
+import dev.redlockd.server.RedlockdServer;
+import dev.redlockd.server.ServerConfig;
+import io.grpc.ManagedChannel;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** KeepAlive over the real server and 5 real redis-server processes: every way a stream ends. */
+class KeepAliveTest {
+  private static final Duration TTL = Duration.ofMillis(600);
+  private static final AtomicInteger names = new AtomicInteger();
+  private static KeepAliveHarness h;
+
+  @BeforeAll
+  static void start() throws Exception {
+    h = new KeepAliveHarness(5);
+  }
+
+  @AfterAll
+  static void stop() throws Exception {
+    h.close();
+  }
+
+  private static String resource() {
+    return "keepalive-" + names.incrementAndGet();
+  }
+
+  /** A competitor's single attempt: the status it ends with (OK if it got the lock). */
+  private static Status.Code competitor(String resource, Duration wait) {
+    try {
+      Lease lease = h.blocking.acquire(AcquireRequest.newBuilder()
+              .setResource(resource)
+              .setTtl(KeepAliveHarness.proto(Duration.ofSeconds(5)))
+              .setWait(KeepAliveHarness.proto(wait))
+              .build())
+          .getLease();
+      assertThat(lease.getFencingToken()).isPositive();
+      return Status.Code.OK;
+    } catch (StatusRuntimeException e) {
+      return e.getStatus().getCode();
+    }
+  }
+
+  private static StreamProbe keep(String resource, Lease lease, Duration ttl) {
+    StreamProbe probe = StreamProbe.open(h.async);
+    probe.send(resource, lease.getToken(), ttl);
+    return probe;
+  }
+
+  @Test
+  void keepAliveHoldsA600msLeaseForFiveSecondsAndHalfCloseHandsItOnWithin100ms() throws Exception {
+    String r = resource();
+    Lease lease = h.acquire(r, TTL);
+    StreamProbe probe = keep(r, lease, TTL);
+    long opened = System.nanoTime();
+    KeepAliveResponse first = probe.next(Duration.ofMillis(150));
+    assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - opened)).isLessThan(TTL.toMillis() / 3);
+    assertThat(first.getState()).isEqualTo(LeaseState.LEASE_STATE_HELD);
+    assertThat(first.getLease().getFencingToken()).isEqualTo(lease.getFencingToken());
+
+    long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+    while (System.nanoTime() < until) {
+      assertThat(competitor(r, Duration.ZERO)).isEqualTo(Status.Code.ABORTED);
+      Thread.sleep(250);
+    }
+    List<KeepAliveResponse> seen = new ArrayList<>();
+    probe.responses.drainTo(seen);
+    // One renewal every ttl/3 = 200 ms over 5 s: about 25.
+    assertThat(seen).hasSizeBetween(18, 30)
+        .allSatisfy(r2 -> assertThat(r2.getState()).isEqualTo(LeaseState.LEASE_STATE_HELD));
+
+    long halfClosed = System.nanoTime();
+    probe.halfClose();
+    assertThat(probe.awaitEnd(Duration.ofSeconds(2)).getCode()).isEqualTo(Status.Code.OK);
+    assertThat(competitor(r, Duration.ZERO)).isEqualTo(Status.Code.OK);
+    assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - halfClosed)).isLessThan(100);
+  }
+
+  @Test
+  void renewalsComeEveryThirdOfTheTtl() throws Exception {
+    String r = resource();
+    Duration ttl = Duration.ofMillis(900);
+    StreamProbe probe = keep(r, h.acquire(r, ttl), ttl);
+    probe.next(Duration.ofMillis(300));
+    long start = System.nanoTime();
+    for (int i = 0; i < 5; i++) {
+      assertThat(probe.next(Duration.ofMillis(600)).getState()).isEqualTo(LeaseState.LEASE_STATE_HELD);
+    }
+    long meanMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start) / 5;
+    assertThat(meanMs).isBetween(250L, 400L);
+    probe.halfClose();
+    probe.awaitEnd(Duration.ofSeconds(2));
+  }
+
+  @Test
+  void furtherRequestRenewsAtOnceWithItsNewTtl() throws Exception {
+    String r = resource();
+    Lease lease = h.acquire(r, TTL);
+    StreamProbe probe = keep(r, lease, TTL);
+    probe.next(Duration.ofMillis(200));
+    long sent = System.nanoTime();
+    probe.send(r, lease.getToken(), Duration.ofSeconds(3));
+    KeepAliveResponse renewed = probe.next(Duration.ofMillis(150));
+    assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - sent)).isLessThan(150);
+    assertThat(fromProto(renewed.getLease().getValidity())).isGreaterThan(Duration.ofMillis(2500));
+    probe.halfClose();
+    assertThat(probe.awaitEnd(Duration.ofSeconds(2)).getCode()).isEqualTo(Status.Code.OK);
+  }
+
+  @Test
+  void cancelStopsRenewalsAndTheLeaseRunsOutAtItsValidity() throws Exception {
+    String r = resource();
+    Duration ttl = Duration.ofSeconds(1);
+    StreamProbe probe = keep(r, h.acquire(r, ttl), ttl);
+    probe.next(Duration.ofMillis(300));
+    probe.cancel();
+    long cancelled = System.nanoTime();
+    // Not released: the holder may still be alive behind a partition.
+    assertThat(competitor(r, Duration.ZERO)).isEqualTo(Status.Code.ABORTED);
+    assertThat(competitor(r, Duration.ofSeconds(3))).isEqualTo(Status.Code.OK);
+    assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - cancelled)).isGreaterThan(300);
+    await().atMost(Duration.ofSeconds(2)).until(() -> h.server.openStreams() == 0);
+  }
+
+  @Test
+  void disconnectStopsRenewalsAndTheLeaseRunsOut() throws Exception {
+    String r = resource();
+    Duration ttl = Duration.ofSeconds(1);
+    Lease lease = h.acquire(r, ttl);
+    ManagedChannel other = h.newChannel();
+    StreamProbe probe = StreamProbe.open(LockServiceGrpc.newStub(other));
+    probe.send(r, lease.getToken(), ttl);
+    probe.next(Duration.ofMillis(300));
+    other.shutdownNow(); // the client vanishes: no half-close, no cancel message of its own
+    assertThat(competitor(r, Duration.ZERO)).isEqualTo(Status.Code.ABORTED);
+    assertThat(competitor(r, Duration.ofSeconds(3))).isEqualTo(Status.Code.OK);
+    await().atMost(Duration.ofSeconds(2)).until(() -> h.server.openStreams() == 0);
+  }
+
+  @Test
+  void leaseNotHeldAtStartEndsWithNotFound() throws Exception {
+    String r = resource();
+    StreamProbe probe = StreamProbe.open(h.async);
+    probe.send(r, "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", TTL);
+    Status end = probe.awaitEnd(Duration.ofSeconds(2));
+    assertThat(end.getCode()).isEqualTo(Status.Code.NOT_FOUND);
+    assertThat(end.getDescription()).contains(r).doesNotContain("AAAAAAAAAAAAAAAAAAAAAA");
+    assertThat(probe.responses).isEmpty();
+  }
+
+  @Test
+  void malformedFirstRequestEndsWithInvalidArgument() throws Exception {
+    StreamProbe probe = StreamProbe.open(h.async);
+    probe.send(resource(), "not a token", TTL);
+    assertThat(probe.awaitEnd(Duration.ofSeconds(2)).getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
+  }
+
+  @Test
+  void laterRequestNamingAnotherLeaseEndsWithInvalidArgument() throws Exception {
+    String r = resource();
+    Lease lease = h.acquire(r, TTL);
+    StreamProbe probe = keep(r, lease, TTL);
+    probe.next(Duration.ofMillis(200));
+    probe.send(r + "-other", lease.getToken(), TTL);
+    assertThat(probe.awaitEnd(Duration.ofSeconds(2)).getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
+  }
+
+  @Test
+  void leaseTakenOverMidStreamEndsWithNotFound() throws Exception {
+    String r = resource();
+    StreamProbe probe = keep(r, h.acquire(r, TTL), TTL);
+    probe.next(Duration.ofMillis(200));
+    // Someone deletes the keys behind the server's back (an operator, a flush) and takes it.
+    for (int i = 0; i < 5; i++) {
+      h.cluster.call(i, "DEL", "redlock:{" + r + "}:lock");
+    }
+    assertThat(competitor(r, Duration.ZERO)).isEqualTo(Status.Code.OK);
+    Status end = probe.awaitEnd(Duration.ofSeconds(2));
+    assertThat(end.getCode()).isEqualTo(Status.Code.NOT_FOUND);
+  }
+
+  @Test
+  void majorityFrozenBrieflyGivesJeopardyThenHeldAndNoCompetitorIsGranted() throws Exception {
+    String r = resource();
+    Duration ttl = Duration.ofSeconds(3);
+    StreamProbe probe = keep(r, h.acquire(r, ttl), ttl);
+    probe.next(Duration.ofMillis(300));
+    h.cluster.pause(0, 1, 2);
+    try {
+      KeepAliveResponse inDanger = probe.next(Duration.ofMillis(1500));
+      while (inDanger.getState() == LeaseState.LEASE_STATE_HELD) {
+        inDanger = probe.next(Duration.ofMillis(1500));
+      }
+      assertThat(inDanger.getState()).isEqualTo(LeaseState.LEASE_STATE_JEOPARDY);
+      assertThat(fromProto(inDanger.getLease().getValidity())).isPositive();
+      assertThat(competitor(r, Duration.ZERO)).isEqualTo(Status.Code.UNAVAILABLE);
+    } finally {
+      h.cluster.resume(0, 1, 2);
+    }
+    KeepAliveResponse back = probe.next(Duration.ofSeconds(1));
+    while (back.getState() == LeaseState.LEASE_STATE_JEOPARDY) {
+      back = probe.next(Duration.ofSeconds(1));
+    }
+    assertThat(back.getState()).isEqualTo(LeaseState.LEASE_STATE_HELD);
+    assertThat(probe.end).isNotDone();
+    assertThat(competitor(r, Duration.ZERO)).isEqualTo(Status.Code.ABORTED);
+    probe.halfClose();
+    assertThat(probe.awaitEnd(Duration.ofSeconds(2)).getCode()).isEqualTo(Status.Code.OK);
+  }
+
+  @Test
+  void jeopardyPastTheValidityEndsWithUnavailable() throws Exception {
+    String r = resource();
+    StreamProbe probe = keep(r, h.acquire(r, TTL), TTL);
+    probe.next(Duration.ofMillis(200));
+    h.cluster.pause(0, 1, 2);
+    Status end;
+    try {
+      end = probe.awaitEnd(Duration.ofSeconds(3));
+    } finally {
+      h.cluster.resume(0, 1, 2);
+    }
+    assertThat(end.getCode()).isEqualTo(Status.Code.UNAVAILABLE);
+    assertThat(end.getDescription()).contains("of 5");
+    List<KeepAliveResponse> seen = new ArrayList<>();
+    probe.responses.drainTo(seen);
+    assertThat(seen).extracting(KeepAliveResponse::getState).contains(LeaseState.LEASE_STATE_JEOPARDY);
+  }
+
+  @Test
+  void serverShutdownReleasesKeptLeasesAndEndsStreamsWithUnavailable() throws Exception {
+    try (KeepAliveHarness own = new KeepAliveHarness(3)) {
+      String r = resource();
+      Lease lease = own.acquire(r, Duration.ofSeconds(30));
+      StreamProbe probe = StreamProbe.open(own.async);
+      probe.send(r, lease.getToken(), Duration.ofSeconds(30));
+      probe.next(Duration.ofMillis(500));
+      own.server.close();
+      assertThat(probe.awaitEnd(Duration.ofSeconds(5)).getCode()).isEqualTo(Status.Code.UNAVAILABLE);
+      // Another replica on the same nodes can take it at once: the 30 s lease was released.
+      try (RedlockdServer replica = RedlockdServer.start(
+              ServerConfig.parse("--port", "0", "--redis", own.cluster.redisFlag()))) {
+        ManagedChannel channel = io.grpc.Grpc.newChannelBuilder("127.0.0.1:" + replica.port(),
+            io.grpc.InsecureChannelCredentials.create()).build();
+        try {
+          Lease next = LockServiceGrpc.newBlockingStub(channel).acquire(AcquireRequest.newBuilder()
+                  .setResource(r).setTtl(KeepAliveHarness.proto(Duration.ofSeconds(5))).build())
+              .getLease();
+          assertThat(next.getFencingToken()).isGreaterThan(lease.getFencingToken());
+        } finally {
+          channel.shutdownNow();
+        }
+      }
+    }
+  }
+
+  @Test
+  void streamsPastTheLimitGetResourceExhausted() throws Exception {
+    try (KeepAliveHarness own = new KeepAliveHarness(3, "--max-streams", "1")) {
+      String r = resource();
+      Lease lease = own.acquire(r, TTL);
+      StreamProbe first = StreamProbe.open(own.async);
+      first.send(r, lease.getToken(), TTL);
+      first.next(Duration.ofMillis(200));
+      StreamProbe second = StreamProbe.open(own.async);
+      assertThat(second.awaitEnd(Duration.ofSeconds(2)).getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+      first.halfClose();
+      assertThat(first.awaitEnd(Duration.ofSeconds(2)).getCode()).isEqualTo(Status.Code.OK);
+    }
+  }
+
+  @Test
+  void releaseOnDisconnectReleasesAtOnceWhenTheClientGoesAway() throws Exception {
+    try (KeepAliveHarness own = new KeepAliveHarness(3, "--release-on-disconnect")) {
+      String r = resource();
+      Lease lease = own.acquire(r, Duration.ofSeconds(30));
+      StreamProbe probe = StreamProbe.open(own.async);
+      probe.send(r, lease.getToken(), Duration.ofSeconds(30));
+      probe.next(Duration.ofMillis(500));
+      probe.cancel();
+      long cancelled = System.nanoTime();
+      Lease next = own.blocking.acquire(AcquireRequest.newBuilder()
+              .setResource(r)
+              .setTtl(KeepAliveHarness.proto(Duration.ofSeconds(5)))
+              .setWait(KeepAliveHarness.proto(Duration.ofSeconds(2)))
+              .build())
+          .getLease();
+      assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - cancelled)).isLessThan(500);
+      assertThat(next.getFencingToken()).isGreaterThan(lease.getFencingToken());
+    }
+  }
+
+  @Test
+  void keepAliveOfAnUnknownLeaseDoesNotCreateOne() {
+    String r = resource();
+    StreamProbe probe = StreamProbe.open(h.async);
+    probe.send(r, "BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB", TTL);
+    assertThatThrownBy(() -> probe.next(Duration.ofMillis(300))).isInstanceOf(AssertionError.class);
+    assertThat(competitor(r, Duration.ZERO)).isEqualTo(Status.Code.OK);
+  }
+}

@@ -1,0 +1,77 @@
+package dev.redlockd.it.keepalive;
+
+import dev.redlockd.proto.v1.KeepAliveRequest;
+import dev.redlockd.proto.v1.KeepAliveResponse;
+import dev.redlockd.proto.v1.LockServiceGrpc;
+import io.grpc.Status;
+import io.grpc.stub.ClientCallStreamObserver;
+import io.grpc.stub.ClientResponseObserver;
+import java.time.Duration;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+
+/** The client end of one KeepAlive stream, recording what the server sends and how it ends. */
+final class StreamProbe implements ClientResponseObserver<KeepAliveRequest, KeepAliveResponse> {
+  final BlockingQueue<KeepAliveResponse> responses = new LinkedBlockingQueue<>();
+  final CompletableFuture<Status> end = new CompletableFuture<>();
+  private volatile ClientCallStreamObserver<KeepAliveRequest> requests;
+
+  static StreamProbe open(LockServiceGrpc.LockServiceStub stub) {
+    StreamProbe probe = new StreamProbe();
+    stub.keepAlive(probe);
+    return probe;
+  }
+
+  @Override
+  public void beforeStart(ClientCallStreamObserver<KeepAliveRequest> requestStream) {
+    this.requests = requestStream;
+  }
+
+  void send(String resource, String token, Duration ttl) {
+    requests.onNext(KeepAliveRequest.newBuilder()
+        .setResource(resource)
+        .setToken(token)
+        .setTtl(com.google.protobuf.Duration.newBuilder()
+            .setSeconds(ttl.getSeconds()).setNanos(ttl.getNano()).build())
+        .build());
+  }
+
+  void halfClose() {
+    requests.onCompleted();
+  }
+
+  void cancel() {
+    requests.cancel("test cancels the stream", null);
+  }
+
+  /** The next response, or fails when none comes within the timeout. */
+  KeepAliveResponse next(Duration timeout) throws InterruptedException {
+    KeepAliveResponse r = responses.poll(timeout.toMillis(), TimeUnit.MILLISECONDS);
+    if (r == null) {
+      throw new AssertionError("no KeepAlive response within " + timeout.toMillis() + "ms; ended: "
+          + (end.isDone() ? end.join() : "no"));
+    }
+    return r;
+  }
+
+  Status awaitEnd(Duration timeout) throws Exception {
+    return end.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+  }
+
+  @Override
+  public void onNext(KeepAliveResponse value) {
+    responses.add(value);
+  }
+
+  @Override
+  public void onError(Throwable t) {
+    end.complete(Status.fromThrowable(t));
+  }
+
+  @Override
+  public void onCompleted() {
+    end.complete(Status.OK);
+  }
+}

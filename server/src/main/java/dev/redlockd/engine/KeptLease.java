@@ -1,0 +1,219 @@
+package dev.redlockd.engine;
+
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A lease the engine keeps alive for its holder: renewed every ttl/3 on the shared scheduler
+ * (no thread per lease; renewals due together share each node's pipeline), with the holder
+ * told after every renewal whether the lease is held, in jeopardy, or lost.
+ *
+ * <p>Jeopardy: a renewal missed the quorum but the last granted validity has not run out;
+ * renewals are retried faster until it does, then the lease is reported lost
+ * ({@link QuorumUnavailableException}). A renewal that finds the lease gone reports
+ * {@link LeaseNotHeldException}. After {@link Listener#lost} nothing more is reported.
+ */
+public final class KeptLease {
+  private static final Logger log = LoggerFactory.getLogger(KeptLease.class);
+
+  /** Called from engine threads, one call at a time per lease. */
+  public interface Listener {
+    /** A renewal reached a quorum. */
+    void held(Lease lease);
+
+    /** A renewal missed the quorum; {@code lease} is the last granted one, still valid. */
+    void jeopardy(Lease lease, LockEngineException cause);
+
+    /** The lease is gone or can no longer be relied on; renewals have stopped. */
+    void lost(LockEngineException cause);
+  }
+
+  /** In jeopardy, retry this many times per ttl, so a quorum that comes back is noticed fast. */
+  private static final int JEOPARDY_RETRIES_PER_TTL = 10;
+  private static final long MIN_RETRY_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
+
+  private final LockEngine engine;
+  private final ScheduledExecutorService scheduler;
+  private final LongSupplier nanoClock;
+  private final String resource;
+  private final String token;
+  private final Listener listener;
+
+  // All guarded by this.
+  private Duration ttl;
+  private Lease last;
+  private long validUntilNanos;
+  private ScheduledFuture<?> next;
+  private boolean renewing;
+  private boolean renewAgain;
+  private boolean ended;
+
+  KeptLease(LockEngine engine, ScheduledExecutorService scheduler, LongSupplier nanoClock, String resource,
+      String token, Duration ttl, Listener listener) {
+    this.engine = engine;
+    this.scheduler = scheduler;
+    this.nanoClock = nanoClock;
+    this.resource = resource;
+    this.token = token;
+    this.ttl = ttl;
+    this.listener = listener;
+  }
+
+  public String resource() {
+    return resource;
+  }
+
+  /** Whether this lease is the one named by resource and token. */
+  public boolean names(String otherResource, String otherToken) {
+    return resource.equals(otherResource) && token.equals(otherToken);
+  }
+
+  /** Renews at once (the first renewal, or the holder asked), optionally with a new ttl. */
+  public void renewNow(Duration newTtl) {
+    synchronized (this) {
+      if (ended) {
+        return;
+      }
+      if (newTtl != null) {
+        ttl = newTtl;
+      }
+      if (next != null) {
+        next.cancel(false);
+        next = null;
+      }
+      if (renewing) {
+        renewAgain = true;
+        return;
+      }
+      renewing = true;
+    }
+    renew();
+  }
+
+  /** Stops renewing; the lease runs out at its validity. Idempotent. */
+  public void stop() {
+    synchronized (this) {
+      ended = true;
+      if (next != null) {
+        next.cancel(false);
+        next = null;
+      }
+    }
+  }
+
+  /** Stops renewing and releases the lease on every node; true if a quorum still held it. */
+  public CompletableFuture<Boolean> release() {
+    stop();
+    return engine.release(resource, token);
+  }
+
+  private void renew() {
+    Duration currentTtl;
+    synchronized (this) {
+      currentTtl = ttl;
+    }
+    long sent = nanoClock.getAsLong();
+    engine.extend(resource, token, currentTtl).whenComplete((lease, failure) -> {
+      try {
+        if (lease != null) {
+          renewed(lease, sent, currentTtl);
+        } else {
+          failed(unwrap(failure));
+        }
+      } finally {
+        boolean again;
+        synchronized (this) {
+          again = renewAgain && !ended;
+          renewAgain = false;
+          renewing = again;
+        }
+        if (again) {
+          renew();
+        }
+      }
+    });
+  }
+
+  private void renewed(Lease lease, long sentNanos, Duration usedTtl) {
+    synchronized (this) {
+      if (ended) {
+        return;
+      }
+      last = lease;
+      validUntilNanos = sentNanos + lease.validity().toNanos();
+      scheduleLocked(usedTtl.toNanos() / 3);
+    }
+    listener.held(lease);
+  }
+
+  private void failed(Throwable cause) {
+    LockEngineException lost = null;
+    Lease stillValid = null;
+    synchronized (this) {
+      if (ended) {
+        return;
+      }
+      long left = validUntilNanos - nanoClock.getAsLong();
+      if (cause instanceof QuorumUnavailableException && last != null && left > 0) {
+        stillValid = new Lease(resource, token, Duration.ofNanos(left), last.fencingToken());
+        long retry = Math.max(MIN_RETRY_NANOS, ttl.toNanos() / JEOPARDY_RETRIES_PER_TTL);
+        scheduleLocked(Math.min(retry, left));
+      } else {
+        ended = true;
+        lost = asEngineException(cause, left);
+      }
+    }
+    if (stillValid != null) {
+      listener.jeopardy(stillValid, (LockEngineException) cause);
+    } else {
+      listener.lost(lost);
+    }
+  }
+
+  /** When the last validity runs out during jeopardy, the lease is lost even if a renewal is still under way. */
+  private void scheduleLocked(long delayNanos) {
+    next = scheduler.schedule(() -> {
+      synchronized (this) {
+        if (ended) {
+          return;
+        }
+        next = null;
+        if (renewing) {
+          renewAgain = true;
+          return;
+        }
+        renewing = true;
+      }
+      renew();
+    }, delayNanos, TimeUnit.NANOSECONDS);
+  }
+
+  private LockEngineException asEngineException(Throwable cause, long leftNanos) {
+    if (cause instanceof QuorumUnavailableException unavailable && last != null) {
+      return new QuorumUnavailableException(unavailable.getMessage() + "; the lease's validity ran out "
+          + TimeUnit.NANOSECONDS.toMillis(-leftNanos) + "ms ago");
+    }
+    if (cause instanceof LockEngineException e) {
+      return e;
+    }
+    log.error("renewal of a kept lease on resource '{}' failed unexpectedly", resource, cause);
+    return new QuorumUnavailableException("resource '" + resource + "': renewal failed ("
+        + cause.getClass().getSimpleName() + ")");
+  }
+
+  private static Throwable unwrap(Throwable t) {
+    return t instanceof CompletionException && t.getCause() != null ? t.getCause() : t;
+  }
+
+  @Override
+  public String toString() {
+    return "KeptLease[resource=" + resource + "]";
+  }
+}

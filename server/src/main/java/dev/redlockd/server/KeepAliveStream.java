@@ -1,0 +1,179 @@
+package dev.redlockd.server;
+
+import dev.redlockd.engine.InvalidRequestException;
+import dev.redlockd.engine.KeptLease;
+import dev.redlockd.engine.Lease;
+import dev.redlockd.engine.LockEngine;
+import dev.redlockd.engine.LockEngineException;
+import dev.redlockd.proto.v1.KeepAliveRequest;
+import dev.redlockd.proto.v1.KeepAliveResponse;
+import dev.redlockd.proto.v1.LeaseState;
+import io.grpc.Status;
+import io.grpc.stub.ServerCallStreamObserver;
+import io.grpc.stub.StreamObserver;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One KeepAlive stream: binds one lease to the stream's life. Every way out stops the
+ * renewals exactly once: half-close releases and ends OK; cancel or disconnect lets the lease
+ * run out (or releases it, with --release-on-disconnect); a lost lease ends the stream with
+ * NOT_FOUND or UNAVAILABLE; server shutdown releases and ends it with UNAVAILABLE.
+ */
+final class KeepAliveStream implements StreamObserver<KeepAliveRequest>, KeptLease.Listener {
+  private static final Logger log = LoggerFactory.getLogger(KeepAliveStream.class);
+
+  private final LockEngine engine;
+  private final KeepAliveStreams registry;
+  private final ServerCallStreamObserver<KeepAliveResponse> call;
+  private final boolean releaseOnDisconnect;
+
+  private KeptLease lease; // guarded by this
+  /** The response side is closed (or the client went away): nothing more is sent. */
+  private boolean finished; // guarded by this
+
+  KeepAliveStream(LockEngine engine, KeepAliveStreams registry, ServerCallStreamObserver<KeepAliveResponse> call,
+      boolean releaseOnDisconnect) {
+    this.engine = engine;
+    this.registry = registry;
+    this.call = call;
+    this.releaseOnDisconnect = releaseOnDisconnect;
+    call.setOnCancelHandler(this::clientGone);
+  }
+
+  @Override
+  public void onNext(KeepAliveRequest request) {
+    String resource = request.getResource();
+    KeptLease current;
+    Duration newTtl = null;
+    try {
+      Duration ttl = request.hasTtl() ? ProtoDurations.fromProto(resource, "ttl", request.getTtl()) : null;
+      synchronized (this) {
+        if (finished) {
+          return;
+        }
+        if (lease == null) {
+          lease = engine.keep(resource, request.getToken(), ttl, this);
+          current = lease;
+        } else if (!lease.names(resource, request.getToken())) {
+          throw new InvalidRequestException("resource '" + resource
+              + "': a KeepAlive stream keeps one lease; this request names another");
+        } else {
+          if (ttl != null) {
+            engine.rules().ttl(resource, ttl);
+          }
+          newTtl = ttl;
+          current = lease;
+        }
+      }
+    } catch (InvalidRequestException e) {
+      KeptLease dropped = detach();
+      if (dropped != null) {
+        dropped.stop();
+      }
+      finish(Status.INVALID_ARGUMENT.withDescription(e.getMessage()));
+      return;
+    }
+    current.renewNow(newTtl);
+  }
+
+  /** Client half-close: release, then end OK (or say why the release could not be confirmed). */
+  @Override
+  public void onCompleted() {
+    KeptLease kept = detach();
+    if (kept == null) {
+      finish(Status.OK);
+      return;
+    }
+    kept.release().whenComplete((released, failure) ->
+        finish(failure == null ? Status.OK : StatusMapper.toStatus(failure)));
+  }
+
+  /** The client cancelled or disconnected. */
+  @Override
+  public void onError(Throwable t) {
+    clientGone();
+  }
+
+  private void clientGone() {
+    synchronized (this) {
+      finished = true;
+    }
+    KeptLease kept = detach();
+    if (kept != null) {
+      if (releaseOnDisconnect) {
+        kept.release();
+      } else {
+        kept.stop();
+      }
+    }
+    registry.closed(this);
+  }
+
+  /** Server shutdown: release the lease, then end the stream with UNAVAILABLE. */
+  CompletableFuture<Void> shutdown() {
+    KeptLease kept = detach();
+    CompletableFuture<?> released = kept == null ? CompletableFuture.completedFuture(null) : kept.release();
+    return released.handle((r, f) -> {
+      finish(Status.UNAVAILABLE.withDescription("redlockd is shutting down; the lease was released"));
+      return null;
+    });
+  }
+
+  @Override
+  public void held(Lease lease) {
+    send(lease, LeaseState.LEASE_STATE_HELD);
+  }
+
+  @Override
+  public void jeopardy(Lease lease, LockEngineException cause) {
+    log.info("kept lease on resource '{}' in jeopardy: {}", lease.resource(), cause.getMessage());
+    send(lease, LeaseState.LEASE_STATE_JEOPARDY);
+  }
+
+  @Override
+  public void lost(LockEngineException cause) {
+    detach();
+    log.info("kept lease lost: {}", cause.getMessage());
+    finish(StatusMapper.toStatus(cause));
+  }
+
+  private synchronized KeptLease detach() {
+    KeptLease kept = lease;
+    lease = null;
+    return kept;
+  }
+
+  private synchronized void send(Lease lease, LeaseState state) {
+    if (!finished && !call.isCancelled()) {
+      call.onNext(KeepAliveResponse.newBuilder()
+          .setLease(LockServiceAdapter.toProto(lease))
+          .setState(state)
+          .build());
+    }
+  }
+
+  /** Ends the stream with this status, once; later calls do nothing. */
+  void end(Status status) {
+    finish(status);
+  }
+
+  private void finish(Status status) {
+    synchronized (this) {
+      if (finished) {
+        return;
+      }
+      finished = true;
+      if (!call.isCancelled()) {
+        if (status.isOk()) {
+          call.onCompleted();
+        } else {
+          call.onError(status.asRuntimeException());
+        }
+      }
+    }
+    registry.closed(this);
+  }
+}
