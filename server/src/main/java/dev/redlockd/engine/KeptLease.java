@@ -50,6 +50,8 @@ public final class KeptLease {
   private Duration ttl;
   private Lease last;
   private long validUntilNanos;
+  /** When the first renewal was asked for; before any succeeds, retries run for one ttl. */
+  private long startedNanos = -1;
   private ScheduledFuture<?> next;
   private boolean renewing;
   private boolean renewAgain;
@@ -84,6 +86,9 @@ public final class KeptLease {
       if (newTtl != null) {
         ttl = newTtl;
       }
+      if (startedNanos < 0) {
+        startedNanos = nanoClock.getAsLong();
+      }
       if (next != null) {
         next.cancel(false);
         next = null;
@@ -108,10 +113,44 @@ public final class KeptLease {
     }
   }
 
-  /** Stops renewing and releases the lease on every node; true if a quorum still held it. */
+  /**
+   * Stops renewing and releases the lease on every node; true if a quorum still held it.
+   * Without a quorum the release is retried while the lease may still be valid: after that
+   * it has run out anyway.
+   */
   public CompletableFuture<Boolean> release() {
+    long validUntil;
+    synchronized (this) {
+      validUntil = validUntilNanos;
+    }
     stop();
-    return engine.release(resource, token);
+    return releaseBefore(validUntil);
+  }
+
+  private CompletableFuture<Boolean> releaseBefore(long validUntil) {
+    return engine.release(resource, token).handle((released, failure) -> {
+      if (failure == null) {
+        return CompletableFuture.completedFuture(released);
+      }
+      Throwable cause = unwrap(failure);
+      long left = validUntil - nanoClock.getAsLong();
+      if (!(cause instanceof QuorumUnavailableException) || left <= 0) {
+        return CompletableFuture.<Boolean>failedFuture(cause);
+      }
+      long retry;
+      synchronized (this) {
+        retry = Math.max(MIN_RETRY_NANOS, ttl.toNanos() / JEOPARDY_RETRIES_PER_TTL);
+      }
+      CompletableFuture<Boolean> again = new CompletableFuture<>();
+      scheduler.schedule(() -> releaseBefore(validUntil).whenComplete((r, f) -> {
+        if (f == null) {
+          again.complete(r);
+        } else {
+          again.completeExceptionally(unwrap(f));
+        }
+      }), Math.min(retry, left), TimeUnit.NANOSECONDS);
+      return again;
+    }).thenCompose(f -> f);
   }
 
   private void renew() {
@@ -160,11 +199,18 @@ public final class KeptLease {
       if (ended) {
         return;
       }
-      long left = validUntilNanos - nanoClock.getAsLong();
+      long now = nanoClock.getAsLong();
+      long left = validUntilNanos - now;
+      long retry = Math.max(MIN_RETRY_NANOS, ttl.toNanos() / JEOPARDY_RETRIES_PER_TTL);
       if (cause instanceof QuorumUnavailableException && last != null && left > 0) {
         stillValid = new Lease(resource, token, Duration.ofNanos(left), last.fencingToken());
-        long retry = Math.max(MIN_RETRY_NANOS, ttl.toNanos() / JEOPARDY_RETRIES_PER_TTL);
         scheduleLocked(Math.min(retry, left));
+      } else if (cause instanceof QuorumUnavailableException && last == null
+          && now - startedNanos < ttl.toNanos()) {
+        // No renewal has succeeded yet, so there is no validity to report: retry quietly.
+        // Extend is compare-and-pexpire, so a lease that ran out meanwhile ends as NOT_FOUND.
+        scheduleLocked(retry);
+        return;
       } else {
         ended = true;
         lost = asEngineException(cause, left);

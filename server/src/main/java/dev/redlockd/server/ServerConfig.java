@@ -1,6 +1,7 @@
 package dev.redlockd.server;
 
 import dev.redlockd.engine.EngineConfig;
+import dev.redlockd.node.NodeAddress;
 import java.time.Duration;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -107,6 +108,9 @@ public final class ServerConfig {
     }
     if (nodeConnections < 1) {
       throw new IllegalArgumentException("--node-connections must be at least 1");
+    }
+    if (!devMode()) {
+      NodeAddress.parseList(redis); // a malformed --redis stops start-up here, with its reason
     }
     if (maxStreams < 0) {
       throw new IllegalArgumentException("--max-streams must not be negative");

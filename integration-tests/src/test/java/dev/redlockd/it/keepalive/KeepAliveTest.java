@@ -1,10 +1,11 @@
 package dev.redlockd.it.keepalive;
 
-import static dev.redlockd.it.keepalive.KeepAliveHarness.fromProto;
+import static dev.redlockd.it.support.LiveServer.fromProto;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import dev.redlockd.it.support.LiveServer;
 import dev.redlockd.proto.v1.AcquireRequest;
 import dev.redlockd.proto.v1.KeepAliveResponse;
 import dev.redlockd.proto.v1.Lease;
@@ -28,11 +29,11 @@ import org.junit.jupiter.api.Test;
 class KeepAliveTest {
   private static final Duration TTL = Duration.ofMillis(600);
   private static final AtomicInteger names = new AtomicInteger();
-  private static KeepAliveHarness h;
+  private static LiveServer h;
 
   @BeforeAll
   static void start() throws Exception {
-    h = new KeepAliveHarness(5);
+    h = new LiveServer(5);
   }
 
   @AfterAll
@@ -49,8 +50,8 @@ class KeepAliveTest {
     try {
       Lease lease = h.blocking.acquire(AcquireRequest.newBuilder()
               .setResource(resource)
-              .setTtl(KeepAliveHarness.proto(Duration.ofSeconds(5)))
-              .setWait(KeepAliveHarness.proto(wait))
+              .setTtl(LiveServer.proto(Duration.ofSeconds(5)))
+              .setWait(LiveServer.proto(wait))
               .build())
           .getLease();
       assertThat(lease.getFencingToken()).isPositive();
@@ -247,8 +248,46 @@ class KeepAliveTest {
   }
 
   @Test
+  void firstRenewalWithoutAQuorumIsRetriedAndHeldOnceTheQuorumReturns() throws Exception {
+    String r = resource();
+    Duration ttl = Duration.ofSeconds(3);
+    Lease lease = h.acquire(r, ttl);
+    h.cluster.pause(0, 1, 2);
+    StreamProbe probe;
+    try {
+      probe = keep(r, lease, ttl);
+      Thread.sleep(500);
+      // No renewal has succeeded yet: nothing to report, and the stream stays open.
+      assertThat(probe.responses).isEmpty();
+      assertThat(probe.end).isNotDone();
+    } finally {
+      h.cluster.resume(0, 1, 2);
+    }
+    assertThat(probe.next(Duration.ofSeconds(1)).getState()).isEqualTo(LeaseState.LEASE_STATE_HELD);
+    probe.halfClose();
+    assertThat(probe.awaitEnd(Duration.ofSeconds(2)).getCode()).isEqualTo(Status.Code.OK);
+  }
+
+  @Test
+  void firstRenewalWithoutAQuorumForAWholeTtlEndsWithUnavailable() throws Exception {
+    String r = resource();
+    Lease lease = h.acquire(r, TTL);
+    h.cluster.pause(0, 1, 2);
+    Status end;
+    StreamProbe probe;
+    try {
+      probe = keep(r, lease, TTL);
+      end = probe.awaitEnd(Duration.ofSeconds(3));
+    } finally {
+      h.cluster.resume(0, 1, 2);
+    }
+    assertThat(end.getCode()).isEqualTo(Status.Code.UNAVAILABLE);
+    assertThat(probe.responses).isEmpty();
+  }
+
+  @Test
   void serverShutdownReleasesKeptLeasesAndEndsStreamsWithUnavailable() throws Exception {
-    try (KeepAliveHarness own = new KeepAliveHarness(3)) {
+    try (LiveServer own = new LiveServer(3)) {
       String r = resource();
       Lease lease = own.acquire(r, Duration.ofSeconds(30));
       StreamProbe probe = StreamProbe.open(own.async);
@@ -263,7 +302,7 @@ class KeepAliveTest {
             io.grpc.InsecureChannelCredentials.create()).build();
         try {
           Lease next = LockServiceGrpc.newBlockingStub(channel).acquire(AcquireRequest.newBuilder()
-                  .setResource(r).setTtl(KeepAliveHarness.proto(Duration.ofSeconds(5))).build())
+                  .setResource(r).setTtl(LiveServer.proto(Duration.ofSeconds(5))).build())
               .getLease();
           assertThat(next.getFencingToken()).isGreaterThan(lease.getFencingToken());
         } finally {
@@ -275,7 +314,7 @@ class KeepAliveTest {
 
   @Test
   void streamsPastTheLimitGetResourceExhausted() throws Exception {
-    try (KeepAliveHarness own = new KeepAliveHarness(3, "--max-streams", "1")) {
+    try (LiveServer own = new LiveServer(3, "--max-streams", "1")) {
       String r = resource();
       Lease lease = own.acquire(r, TTL);
       StreamProbe first = StreamProbe.open(own.async);
@@ -290,7 +329,7 @@ class KeepAliveTest {
 
   @Test
   void releaseOnDisconnectReleasesAtOnceWhenTheClientGoesAway() throws Exception {
-    try (KeepAliveHarness own = new KeepAliveHarness(3, "--release-on-disconnect")) {
+    try (LiveServer own = new LiveServer(3, "--release-on-disconnect")) {
       String r = resource();
       Lease lease = own.acquire(r, Duration.ofSeconds(30));
       StreamProbe probe = StreamProbe.open(own.async);
@@ -300,8 +339,8 @@ class KeepAliveTest {
       long cancelled = System.nanoTime();
       Lease next = own.blocking.acquire(AcquireRequest.newBuilder()
               .setResource(r)
-              .setTtl(KeepAliveHarness.proto(Duration.ofSeconds(5)))
-              .setWait(KeepAliveHarness.proto(Duration.ofSeconds(2)))
+              .setTtl(LiveServer.proto(Duration.ofSeconds(5)))
+              .setWait(LiveServer.proto(Duration.ofSeconds(2)))
               .build())
           .getLease();
       assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - cancelled)).isLessThan(500);

@@ -1,4 +1,4 @@
-package dev.redlockd.it.keepalive;
+package dev.redlockd.it.support;
 
 import dev.redlockd.proto.v1.AcquireRequest;
 import dev.redlockd.proto.v1.Lease;
@@ -9,21 +9,28 @@ import dev.redlockd.testing.RedisCluster;
 import io.grpc.Grpc;
 import io.grpc.InsecureChannelCredentials;
 import io.grpc.ManagedChannel;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /** Real redis-server processes, the real server over Netty on a free port, and a channel to it. */
-final class KeepAliveHarness implements AutoCloseable {
-  final RedisCluster cluster;
-  final RedlockdServer server;
-  final ManagedChannel channel;
-  final LockServiceGrpc.LockServiceBlockingStub blocking;
-  final LockServiceGrpc.LockServiceStub async;
+public final class LiveServer implements AutoCloseable {
+  public final RedisCluster cluster;
+  public final RedlockdServer server;
+  public final ManagedChannel channel;
+  public final LockServiceGrpc.LockServiceBlockingStub blocking;
+  public final LockServiceGrpc.LockServiceStub async;
 
-  KeepAliveHarness(int nodes, String... flags) throws Exception {
-    cluster = RedisCluster.start(nodes);
+  public LiveServer(int nodes, String... flags) throws Exception {
+    this(RedisCluster.start(nodes), flags);
+  }
+
+  /** A server over an existing cluster; closing the server closes the cluster too. */
+  public LiveServer(RedisCluster cluster, String... flags) throws Exception {
+    this.cluster = cluster;
     List<String> args = new ArrayList<>(List.of("--port", "0", "--redis", cluster.redisFlag()));
     args.addAll(List.of(flags));
     RedlockdServer started;
@@ -39,11 +46,11 @@ final class KeepAliveHarness implements AutoCloseable {
     async = LockServiceGrpc.newStub(channel);
   }
 
-  ManagedChannel newChannel() {
+  public ManagedChannel newChannel() {
     return Grpc.newChannelBuilder("127.0.0.1:" + server.port(), InsecureChannelCredentials.create()).build();
   }
 
-  Lease acquire(String resource, Duration ttl) {
+  public Lease acquire(String resource, Duration ttl) {
     return blocking.acquire(AcquireRequest.newBuilder()
             .setResource(resource)
             .setTtl(proto(ttl))
@@ -51,11 +58,31 @@ final class KeepAliveHarness implements AutoCloseable {
         .getLease();
   }
 
-  static com.google.protobuf.Duration proto(Duration d) {
+  /** An Acquire with every field; an empty token lets the server choose one. */
+  public static AcquireRequest acquireRequest(String resource, Duration ttl, Duration wait, String token) {
+    return AcquireRequest.newBuilder()
+        .setResource(resource)
+        .setTtl(proto(ttl))
+        .setWait(proto(wait))
+        .setToken(token)
+        .build();
+  }
+
+  /** Runs a call and returns the status it ended with: OK, or the code of its error. */
+  public static Status codeOf(Runnable call) {
+    try {
+      call.run();
+      return Status.OK;
+    } catch (StatusRuntimeException e) {
+      return e.getStatus();
+    }
+  }
+
+  public static com.google.protobuf.Duration proto(Duration d) {
     return com.google.protobuf.Duration.newBuilder().setSeconds(d.getSeconds()).setNanos(d.getNano()).build();
   }
 
-  static Duration fromProto(com.google.protobuf.Duration d) {
+  public static Duration fromProto(com.google.protobuf.Duration d) {
     return Duration.ofSeconds(d.getSeconds(), d.getNanos());
   }
 

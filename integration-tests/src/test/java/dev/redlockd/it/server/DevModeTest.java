@@ -1,0 +1,96 @@
+package dev.redlockd.it.server;
+
+import static dev.redlockd.it.support.LiveServer.acquireRequest;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.redlockd.proto.v1.Lease;
+import dev.redlockd.proto.v1.LockServiceGrpc;
+import dev.redlockd.proto.v1.ReleaseRequest;
+import dev.redlockd.testing.ServerProcess;
+import io.grpc.health.v1.HealthCheckRequest;
+import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
+import io.grpc.health.v1.HealthGrpc;
+import io.grpc.reflection.v1.ServerReflectionGrpc;
+import io.grpc.reflection.v1.ServerReflectionRequest;
+import io.grpc.reflection.v1.ServerReflectionResponse;
+import io.grpc.stub.StreamObserver;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+
+/** The README's "run it" command: dev mode on a machine without redis-server. */
+class DevModeTest {
+
+  @Test
+  void devModeStartsItsOwnRedisNodesServesAndStopsThemOnSigterm() throws Exception {
+    // PATH without any redis-server, and the bundled binary forced: what a JDK-and-Maven-only machine has.
+    Map<String, String> env = Map.of("PATH", "/nonexistent", "REDLOCKD_REDIS_EMBEDDED", "true");
+    List<Integer> redisPorts = new ArrayList<>();
+    try (ServerProcess server = ServerProcess.start(List.of(), List.of(), env)) {
+      String log = server.log();
+      assertThat(log).contains("DEV MODE").contains("bundled in the embedded-redis jar");
+      Matcher uris = Pattern.compile("redis://127\\.0\\.0\\.1:(\\d+)").matcher(log);
+      while (uris.find()) {
+        redisPorts.add(Integer.parseInt(uris.group(1)));
+      }
+      assertThat(redisPorts).hasSizeGreaterThanOrEqualTo(3);
+
+      LockServiceGrpc.LockServiceBlockingStub stub = LockServiceGrpc.newBlockingStub(server.channel());
+      Lease lease = stub.acquire(acquireRequest("dev-mode", Duration.ofSeconds(10), Duration.ZERO, "")).getLease();
+      assertThat(lease.getFencingToken()).isPositive();
+      assertThat(stub.release(ReleaseRequest.newBuilder().setResource("dev-mode").setToken(lease.getToken()).build())
+          .getReleased()).isTrue();
+      assertThat(HealthGrpc.newBlockingStub(server.channel()).check(HealthCheckRequest.getDefaultInstance())
+          .getStatus()).isEqualTo(ServingStatus.SERVING);
+      assertThat(listServices(server)).contains("redlock.v1.LockService", "grpc.health.v1.Health");
+
+      server.sigterm();
+      assertThat(server.waitFor(Duration.ofSeconds(15))).as(server.log()).isPresent();
+      assertThat(server.log().strip()).endsWith("redlockd stopped");
+    }
+    for (int port : redisPorts) {
+      assertThat(accepts(port)).as("dev Redis node on port %d stopped", port).isFalse();
+    }
+  }
+
+  private static List<String> listServices(ServerProcess server) throws Exception {
+    CompletableFuture<List<String>> names = new CompletableFuture<>();
+    StreamObserver<ServerReflectionRequest> requests = ServerReflectionGrpc.newStub(server.channel())
+        .serverReflectionInfo(new StreamObserver<>() {
+          @Override
+          public void onNext(ServerReflectionResponse response) {
+            names.complete(response.getListServicesResponse().getServiceList().stream()
+                .map(s -> s.getName()).toList());
+          }
+
+          @Override
+          public void onError(Throwable t) {
+            names.completeExceptionally(t);
+          }
+
+          @Override
+          public void onCompleted() {}
+        });
+    requests.onNext(ServerReflectionRequest.newBuilder().setListServices("*").build());
+    List<String> result = names.get(5, TimeUnit.SECONDS);
+    requests.onCompleted();
+    return result;
+  }
+
+  private static boolean accepts(int port) {
+    try (Socket socket = new Socket()) {
+      socket.connect(new InetSocketAddress("127.0.0.1", port), 500);
+      return true;
+    } catch (java.io.IOException e) {
+      return false;
+    }
+  }
+}

@@ -1,0 +1,85 @@
+package dev.redlockd.it.server;
+
+import static dev.redlockd.it.support.LiveServer.acquireRequest;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.redlockd.proto.v1.Lease;
+import dev.redlockd.proto.v1.LockServiceGrpc;
+import dev.redlockd.testing.RedisCluster;
+import dev.redlockd.testing.ServerProcess;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/** The server as users run it: SIGTERM, and flags that stop start-up. */
+class ShutdownAndFlagsTest {
+
+  @Test
+  void sigtermAnswersCallsUnderWayAndExitsWithinTheGrace() throws Exception {
+    try (RedisCluster cluster = RedisCluster.start(3);
+        ServerProcess server = ServerProcess.start("--redis", cluster.redisFlag(), "--shutdown-grace", "2s")) {
+      LockServiceGrpc.LockServiceBlockingStub stub = LockServiceGrpc.newBlockingStub(server.channel());
+      Lease held = stub.acquire(acquireRequest("shutdown", Duration.ofSeconds(30), Duration.ZERO, "")).getLease();
+      CompletableFuture<Status> waiting = CompletableFuture.supplyAsync(() -> {
+        try {
+          stub.acquire(acquireRequest("shutdown", Duration.ofSeconds(30), Duration.ofSeconds(30), ""));
+          return Status.OK;
+        } catch (StatusRuntimeException e) {
+          return e.getStatus();
+        }
+      });
+      Thread.sleep(300);
+      long start = System.nanoTime();
+      server.sigterm();
+      // The waiting call is answered (not left hanging) and the process is gone within the grace.
+      Status status = waiting.get(4, TimeUnit.SECONDS);
+      assertThat(status.getCode()).isIn(Status.Code.UNAVAILABLE, Status.Code.CANCELLED);
+      assertThat(server.waitFor(Duration.ofSeconds(10))).as(server.log()).isPresent();
+      assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).isLessThan(6000);
+      assertThat(server.log().strip()).endsWith("redlockd stopped");
+      // The Redis nodes are not the server's to stop, and the held lease is still there.
+      assertThat(cluster.get(0, "redlock:{shutdown}:lock")).isEqualTo(held.getToken());
+    }
+  }
+
+  private static String[] run(Map<String, String> env, String... flags) throws IOException, InterruptedException {
+    ProcessBuilder builder = new ProcessBuilder(ServerProcess.command(List.of(), List.of(flags)))
+        .redirectErrorStream(true);
+    builder.environment().putAll(env);
+    Process p = builder.start();
+    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertThat(p.waitFor(30, TimeUnit.SECONDS)).isTrue();
+    return new String[] {Integer.toString(p.exitValue()), out};
+  }
+
+  @Test
+  void badFlagsStopStartUpWithAOneLineReason() throws Exception {
+    String[][] cases = {
+        run(Map.of(), "--max-ttl", "banana"),
+        run(Map.of(), "--drift-factor", "0.9"),
+        run(Map.of("REDLOCKD_MAX_TTL", "banana")),
+        run(Map.of(), "--redis", "http://example:1"),
+        run(Map.of(), "--no-such-flag"),
+    };
+    for (String[] result : cases) {
+      assertThat(result[0]).as(result[1]).isEqualTo("2");
+      assertThat(result[1].strip()).startsWith("redlockd: ").doesNotContain("\n").doesNotContain("Exception");
+    }
+    assertThat(cases[0][1]).contains("max-ttl").contains("banana");
+    assertThat(cases[2][1]).contains("banana");
+  }
+
+  @Test
+  void helpListsTheFlagsAndExitsZero() throws Exception {
+    String[] result = run(Map.of(), "--help");
+    assertThat(result[0]).isEqualTo("0");
+    assertThat(result[1]).contains("--redis", "--max-ttl", "--node-timeout", "--release-on-disconnect");
+  }
+}

@@ -1,0 +1,145 @@
+package dev.redlockd.testing;
+
+import io.grpc.Grpc;
+import io.grpc.InsecureChannelCredentials;
+import io.grpc.ManagedChannel;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * The runnable server jar as a separate process (what users run), with its output in a file.
+ * {@link #close()} sends SIGTERM, then SIGKILL if it does not exit.
+ */
+public final class ServerProcess implements AutoCloseable {
+  private static final Pattern LISTENING = Pattern.compile("redlockd listening on port (\\d+)");
+
+  private final Process process;
+  private final Path log;
+  private final int port;
+  private ManagedChannel channel;
+
+  private ServerProcess(Process process, Path log, int port) {
+    this.process = process;
+    this.log = log;
+    this.port = port;
+  }
+
+  /** The jar the build made: the {@code redlockd.server.jar} property, else the usual path. */
+  public static Path jar() {
+    String configured = System.getProperty("redlockd.server.jar");
+    Path jar = configured != null ? Path.of(configured) : Path.of("server/target/redlockd-server.jar");
+    if (!Files.isRegularFile(jar)) {
+      throw new IllegalStateException("no server jar at " + jar.toAbsolutePath() + ": run mvn package first");
+    }
+    return jar;
+  }
+
+  /** Starts {@code java [jvmArgs] -jar <jar> --port 0 [flags]} and waits until it listens. */
+  public static ServerProcess start(List<String> jvmArgs, List<String> flags, Map<String, String> env) {
+    try {
+      Path log = Files.createTempFile("redlockd-server", ".log");
+      ProcessBuilder builder = new ProcessBuilder(command(jvmArgs, flags))
+          .redirectErrorStream(true)
+          .redirectOutput(log.toFile());
+      builder.environment().putAll(env);
+      Process process = builder.start();
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+      while (System.nanoTime() < deadline) {
+        Matcher m = LISTENING.matcher(Files.readString(log));
+        if (m.find()) {
+          return new ServerProcess(process, log, Integer.parseInt(m.group(1)));
+        }
+        if (!process.isAlive()) {
+          break;
+        }
+        Thread.sleep(25);
+      }
+      process.destroyForcibly();
+      throw new IllegalStateException("server did not start:\n" + Files.readString(log));
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
+    }
+  }
+
+  public static ServerProcess start(String... flags) {
+    return start(List.of(), List.of(flags), Map.of());
+  }
+
+  /** The command line for the jar, for tests that run it without waiting for it to listen. */
+  public static List<String> command(List<String> jvmArgs, List<String> flags) {
+    List<String> command = new ArrayList<>();
+    command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    command.addAll(jvmArgs);
+    command.addAll(List.of("-jar", jar().toString(), "--port", "0"));
+    command.addAll(flags);
+    return command;
+  }
+
+  public int port() {
+    return port;
+  }
+
+  public long pid() {
+    return process.pid();
+  }
+
+  public synchronized ManagedChannel channel() {
+    if (channel == null) {
+      channel = Grpc.newChannelBuilder("127.0.0.1:" + port, InsecureChannelCredentials.create()).build();
+    }
+    return channel;
+  }
+
+  public String log() {
+    try {
+      return Files.readString(log);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /** SIGTERM: the graceful shutdown. */
+  public void sigterm() {
+    process.destroy();
+  }
+
+  /** SIGKILL: the process dies with its leases and streams open. */
+  public void kill() {
+    process.destroyForcibly();
+  }
+
+  /** The exit code, or empty when it is still running after the timeout. */
+  public java.util.OptionalInt waitFor(Duration timeout) throws InterruptedException {
+    return process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)
+        ? java.util.OptionalInt.of(process.exitValue())
+        : java.util.OptionalInt.empty();
+  }
+
+  public boolean isAlive() {
+    return process.isAlive();
+  }
+
+  @Override
+  public synchronized void close() throws InterruptedException {
+    if (channel != null) {
+      channel.shutdownNow();
+    }
+    process.destroy();
+    if (!process.waitFor(20, TimeUnit.SECONDS)) {
+      process.destroyForcibly();
+      process.waitFor(5, TimeUnit.SECONDS);
+    }
+  }
+}
