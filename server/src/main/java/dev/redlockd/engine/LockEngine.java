@@ -53,10 +53,17 @@ public final class LockEngine implements AutoCloseable {
     return new Builder(nodes, config);
   }
 
-  /** Probes every node once (bounded by the node timeout) and starts the periodic probe. */
-  public LockEngine start() {
-    monitor.start();
+  /**
+   * Probes the nodes until a quorum votes (at most {@code startWait}) and starts the periodic
+   * probe. The engine works either way; without a quorum its calls fail with UNAVAILABLE.
+   */
+  public LockEngine start(Duration startWait) {
+    monitor.start(startWait);
     return this;
+  }
+
+  public LockEngine start() {
+    return start(Duration.ofSeconds(5));
   }
 
   /**

@@ -2,6 +2,7 @@ package dev.redlockd.engine;
 
 import dev.redlockd.node.RedisNode;
 import java.security.SecureRandom;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -41,6 +42,7 @@ final class NodeMonitor implements AutoCloseable {
   /** When the last round started; lock rounds that see a change ask for a probe at most this often. */
   private volatile long lastRoundNanos;
   private static final long MIN_GAP_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+  private static final long START_PROBE_PAUSE_MS = 50;
 
   /** Written only by a probe round; rounds never overlap (see {@link #probing}). */
   private final Map<RedisNode, NodeState> states = new ConcurrentHashMap<>();
@@ -65,10 +67,28 @@ final class NodeMonitor implements AutoCloseable {
     nodes.forEach(n -> states.put(n, NodeState.UNKNOWN));
   }
 
-  /** Runs the first round now (bounded by the node timeout) and then on the probe interval. */
-  void start() {
+  /**
+   * Probes until a quorum votes or {@code startWait} runs out, then on the probe interval.
+   * One round may not be enough: first connections to a node can miss the node timeout, and
+   * a new cluster is initialised only once every node has answered.
+   */
+  void start(Duration startWait) {
     warnAboutEviction();
+    long deadline = nanoClock.getAsLong() + startWait.toNanos();
     probeRound().join();
+    while (!quorumUp && nanoClock.getAsLong() < deadline) {
+      try {
+        Thread.sleep(START_PROBE_PAUSE_MS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        break;
+      }
+      probeRound().join();
+    }
+    if (!quorumUp) {
+      log.warn("Starting without a quorum of voting Redis nodes after {} ms: calls fail with UNAVAILABLE "
+          + "and health says NOT_SERVING until it forms", startWait.toMillis());
+    }
     long every = config.probeInterval().toNanos();
     schedule = scheduler.scheduleWithFixedDelay(this::probeRound, every, every, TimeUnit.NANOSECONDS);
   }

@@ -8,7 +8,8 @@ public final class QuorumUnavailableException extends LockEngineException {
 
   static QuorumUnavailableException of(String resource, Tally tally) {
     String quarantined = tally.quarantined() == 0 ? ""
-        : ", " + tally.quarantined() + " of them quarantined after losing their data";
+        : ", " + tally.quarantined() + " of them not voting (quarantined after losing their data, or not yet "
+            + "initialised)";
     return new QuorumUnavailableException("resource '" + resource + "': " + tally.answered() + " of "
         + tally.nodes() + " Redis nodes answered" + quarantined + "; quorum is " + tally.quorum());
   }

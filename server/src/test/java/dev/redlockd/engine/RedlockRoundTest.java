@@ -82,7 +82,7 @@ class RedlockRoundTest {
     assertThatThrownBy(() -> redlock(List.of(a, restartedB, restartedC))
             .acquire("r", TOKEN, Duration.ofSeconds(10)).join())
         .hasCauseInstanceOf(QuorumUnavailableException.class)
-        .hasMessageContaining("3 of 3 Redis nodes answered, 2 of them quarantined");
+        .hasMessageContaining("3 of 3 Redis nodes answered, 2 of them not voting");
   }
 
   @Test

@@ -18,13 +18,15 @@ import org.junit.jupiter.api.Test;
 /** The pipelined node client against a real redis-server. */
 class JedisRedisNodeTest {
   private static final LuaScript RELEASE = LuaScript.load("release");
+  private static final Duration TIMEOUT = Duration.ofMillis(250);
   private static RedisCluster cluster;
   private static JedisRedisNode node;
 
   @BeforeAll
   static void start() {
     cluster = RedisCluster.start(1);
-    node = new JedisRedisNode(NodeAddress.parse(cluster.uris().get(0)), Duration.ofMillis(50), 2);
+    // Roomy enough for a cold JVM's first connection; the frozen-node test scales with it.
+    node = new JedisRedisNode(NodeAddress.parse(cluster.uris().get(0)), TIMEOUT, 2);
   }
 
   @AfterAll
@@ -71,7 +73,8 @@ class JedisRedisNodeTest {
       assertThatThrownBy(() -> call.get(2, TimeUnit.SECONDS))
           .isInstanceOf(ExecutionException.class)
           .hasCauseInstanceOf(TimeoutException.class);
-      assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).isLessThan(500);
+      assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start))
+          .isBetween(TIMEOUT.toMillis() - 10, TIMEOUT.toMillis() + 500);
     } finally {
       cluster.resume(0);
     }
