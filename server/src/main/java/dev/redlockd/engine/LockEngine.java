@@ -107,7 +107,11 @@ public final class LockEngine implements AutoCloseable {
     return redlock.extend(resource, token, ttl);
   }
 
-  /** Releases on every node; true when a quorum still held the lease. */
+  /**
+   * Releases on every node; true when a quorum still held the lease, false when it was no
+   * longer held. When nodes that did not answer could make the difference, the outcome is
+   * unknown: {@link QuorumUnavailableException}, and the call may be retried.
+   */
   public CompletableFuture<Boolean> release(String resource, String token) {
     try {
       rules.resource(resource);
@@ -119,10 +123,14 @@ public final class LockEngine implements AutoCloseable {
       if (tally.yes() > 0) {
         waiters.wakeNext(resource);
       }
-      if (!tally.quorumVoted()) {
+      if (tally.quorumSaidYes()) {
+        return true;
+      }
+      int silent = tally.nodes() - tally.answered();
+      if (!tally.quorumVoted() || tally.yes() + silent >= tally.quorum()) {
         throw QuorumUnavailableException.of(resource, tally);
       }
-      return tally.quorumSaidYes();
+      return false;
     });
   }
 

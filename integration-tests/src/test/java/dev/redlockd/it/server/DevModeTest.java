@@ -51,6 +51,10 @@ class DevModeTest {
       assertThat(HealthGrpc.newBlockingStub(server.channel()).check(HealthCheckRequest.getDefaultInstance())
           .getStatus()).isEqualTo(ServingStatus.SERVING);
       assertThat(listServices(server)).contains("redlock.v1.LockService", "grpc.health.v1.Health");
+      assertThat(listServicesV1Alpha(server)).contains("redlock.v1.LockService");
+      assertThat(HealthGrpc.newBlockingStub(server.channel())
+          .check(HealthCheckRequest.newBuilder().setService("redlock.v1.LockService").build())
+          .getStatus()).isEqualTo(ServingStatus.SERVING);
 
       server.sigterm();
       assertThat(server.waitFor(Duration.ofSeconds(15))).as(server.log()).isPresent();
@@ -80,6 +84,33 @@ class DevModeTest {
           public void onCompleted() {}
         });
     requests.onNext(ServerReflectionRequest.newBuilder().setListServices("*").build());
+    List<String> result = names.get(5, TimeUnit.SECONDS);
+    requests.onCompleted();
+    return result;
+  }
+
+  /** grpcurl before 1.8.8 speaks only this older protocol. */
+  @SuppressWarnings("deprecation")
+  private static List<String> listServicesV1Alpha(ServerProcess server) throws Exception {
+    CompletableFuture<List<String>> names = new CompletableFuture<>();
+    StreamObserver<io.grpc.reflection.v1alpha.ServerReflectionRequest> requests =
+        io.grpc.reflection.v1alpha.ServerReflectionGrpc.newStub(server.channel())
+            .serverReflectionInfo(new StreamObserver<>() {
+              @Override
+              public void onNext(io.grpc.reflection.v1alpha.ServerReflectionResponse response) {
+                names.complete(response.getListServicesResponse().getServiceList().stream()
+                    .map(s -> s.getName()).toList());
+              }
+
+              @Override
+              public void onError(Throwable t) {
+                names.completeExceptionally(t);
+              }
+
+              @Override
+              public void onCompleted() {}
+            });
+    requests.onNext(io.grpc.reflection.v1alpha.ServerReflectionRequest.newBuilder().setListServices("*").build());
     List<String> result = names.get(5, TimeUnit.SECONDS);
     requests.onCompleted();
     return result;

@@ -8,6 +8,11 @@ import dev.redlockd.proto.v1.LockServiceGrpc;
 import dev.redlockd.testing.RedisCluster;
 import dev.redlockd.testing.ServerProcess;
 import io.grpc.Status;
+import io.grpc.health.v1.HealthCheckRequest;
+import io.grpc.health.v1.HealthCheckResponse;
+import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
+import io.grpc.health.v1.HealthGrpc;
+import io.grpc.stub.StreamObserver;
 import io.grpc.StatusRuntimeException;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -15,6 +20,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
@@ -35,7 +41,21 @@ class ShutdownAndFlagsTest {
           return e.getStatus();
         }
       });
+      List<ServingStatus> watched = new CopyOnWriteArrayList<>();
+      HealthGrpc.newStub(server.channel()).watch(HealthCheckRequest.getDefaultInstance(), new StreamObserver<>() {
+        @Override
+        public void onNext(HealthCheckResponse value) {
+          watched.add(value.getStatus());
+        }
+
+        @Override
+        public void onError(Throwable t) {}
+
+        @Override
+        public void onCompleted() {}
+      });
       Thread.sleep(300);
+      assertThat(watched).containsExactly(ServingStatus.SERVING);
       long start = System.nanoTime();
       server.sigterm();
       // The waiting call is answered (not left hanging) and the process is gone within the grace.
@@ -44,6 +64,8 @@ class ShutdownAndFlagsTest {
       assertThat(server.waitFor(Duration.ofSeconds(10))).as(server.log()).isPresent();
       assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).isLessThan(6000);
       assertThat(server.log().strip()).endsWith("redlockd stopped");
+      // Health watchers heard it first.
+      assertThat(watched).last().isEqualTo(ServingStatus.NOT_SERVING);
       // The Redis nodes are not the server's to stop, and the held lease is still there.
       assertThat(cluster.get(0, "redlock:{shutdown}:lock")).isEqualTo(held.getToken());
     }
@@ -74,6 +96,14 @@ class ShutdownAndFlagsTest {
     }
     assertThat(cases[0][1]).contains("max-ttl").contains("banana");
     assertThat(cases[2][1]).contains("banana");
+  }
+
+  @Test
+  void aFlagOnTheCommandLineWinsOverItsEnvironmentVariable() throws Exception {
+    // The bad environment value is overridden, so the one error left is the drift factor.
+    String[] result = run(Map.of("REDLOCKD_MAX_TTL", "banana"), "--max-ttl", "1h", "--drift-factor", "0.9");
+    assertThat(result[0]).isEqualTo("2");
+    assertThat(result[1]).contains("drift-factor").doesNotContain("banana");
   }
 
   @Test

@@ -1,0 +1,69 @@
+package dev.redlockd.engine;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.time.Duration;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** Release says false only when the lease is known not to be held by a quorum. */
+class ReleaseOutcomeTest {
+  private static final Duration TTL = Duration.ofSeconds(10);
+  private static EngineHarness h;
+
+  @BeforeAll
+  static void start() {
+    h = EngineHarness.start(5, EngineHarness.testConfig());
+  }
+
+  @AfterAll
+  static void stop() {
+    h.close();
+  }
+
+  private static void dropKeyOn(String resource, int... nodes) {
+    for (int i : nodes) {
+      h.cluster.call(i, "DEL", "redlock:{" + resource + "}:lock");
+    }
+  }
+
+  @Test
+  void silentHolderMakesTheOutcomeUnknownNotFalse() {
+    Lease lease = h.engine.acquire("release-silent", TTL, Duration.ZERO, "").join();
+    dropKeyOn("release-silent", 3, 4); // held on 0, 1, 2 only
+    h.cluster.pause(0);
+    try {
+      // Nodes 1 and 2 delete it, node 0 does not answer: held by a quorum or not, nobody knows.
+      assertThatThrownBy(() -> h.engine.release("release-silent", lease.token()).join())
+          .hasCauseInstanceOf(QuorumUnavailableException.class);
+    } finally {
+      h.cluster.resume(0);
+    }
+  }
+
+  @Test
+  void leaseHeldByTooFewNodesIsFalseEvenWithANodeSilent() {
+    Lease lease = h.engine.acquire("release-minority", TTL, Duration.ZERO, "").join();
+    dropKeyOn("release-minority", 1, 2, 3, 4); // held on node 0 only
+    h.cluster.pause(4);
+    try {
+      // One deletion, and one silent node that might hold it: at most 2 of 5, not a quorum.
+      assertThat(h.engine.release("release-minority", lease.token()).join()).isFalse();
+    } finally {
+      h.cluster.resume(4);
+    }
+  }
+
+  @Test
+  void leaseHeldByAQuorumIsReleasedWithANodeSilent() {
+    Lease lease = h.engine.acquire("release-quorum", TTL, Duration.ZERO, "").join();
+    h.cluster.pause(4);
+    try {
+      assertThat(h.engine.release("release-quorum", lease.token()).join()).isTrue();
+    } finally {
+      h.cluster.resume(4);
+    }
+  }
+}
