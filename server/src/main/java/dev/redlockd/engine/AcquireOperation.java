@@ -25,6 +25,7 @@ final class AcquireOperation {
   private final String token;
   private final Duration ttl;
   private final long deadlineNanos;
+  private final boolean releaseIfAbandoned;
   private final CompletableFuture<Lease> result = new CompletableFuture<>();
 
   /** The next round while between rounds, else null. */
@@ -32,7 +33,8 @@ final class AcquireOperation {
   private boolean waiting; // guarded by this
 
   AcquireOperation(Redlock redlock, Waiters waiters, ScheduledExecutorService scheduler, LongSupplier nanoClock,
-      Random random, Duration retryDelay, String resource, String token, Duration ttl, Duration wait) {
+      Random random, Duration retryDelay, String resource, String token, boolean tokenFromCaller, Duration ttl,
+      Duration wait) {
     this.redlock = redlock;
     this.waiters = waiters;
     this.scheduler = scheduler;
@@ -43,6 +45,10 @@ final class AcquireOperation {
     this.token = token;
     this.ttl = ttl;
     this.deadlineNanos = nanoClock.getAsLong() + wait.toNanos();
+    // A caller that chose its token may retry with it, and that retry may be granted before a
+    // round of this abandoned call finishes: releasing then would take the lock away from the
+    // retry, which believes it holds it. Such a lease is the caller's to release or to let expire.
+    this.releaseIfAbandoned = !tokenFromCaller;
   }
 
   String resource() {
@@ -51,7 +57,8 @@ final class AcquireOperation {
 
   /**
    * Starts the first round. Cancelling the returned future (the caller went away) stops the
-   * rounds; a lease granted by a round already under way is then released.
+   * rounds; a lease granted by a round already under way is then released if the token was
+   * made here (no one else can know it), and left to run out otherwise.
    */
   CompletableFuture<Lease> start() {
     result.whenComplete((lease, failure) -> {
@@ -79,7 +86,7 @@ final class AcquireOperation {
 
   private void afterRound(Lease lease, Throwable failure) {
     if (lease != null) {
-      if (!result.complete(lease)) {
+      if (!result.complete(lease) && releaseIfAbandoned) {
         redlock.release(resource, token);
       }
       return;

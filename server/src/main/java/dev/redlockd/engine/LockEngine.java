@@ -69,7 +69,8 @@ public final class LockEngine implements AutoCloseable {
   /**
    * Takes the lock, retrying while it is held by someone else until {@code wait} runs out.
    * An empty {@code token} makes the engine choose one. Cancel the future to give up: a
-   * lease granted in the meantime is released.
+   * lease granted in the meantime is released when the engine chose its token; with the
+   * caller's token it is left to the caller (who may be retrying with it) and runs out at its ttl.
    */
   public CompletableFuture<Lease> acquire(String resource, Duration ttl, Duration wait, String token) {
     try {
@@ -88,7 +89,7 @@ public final class LockEngine implements AutoCloseable {
           + "': " + config.maxWaitingAcquires() + " Acquire calls are already waiting on this server"));
     }
     CompletableFuture<Lease> result = new AcquireOperation(redlock, waiters, scheduler, nanoClock, jitter,
-        config.retryDelay(), resource, leaseToken, ttl, wait).start();
+        config.retryDelay(), resource, leaseToken, !token.isEmpty(), ttl, wait).start();
     if (waits) {
       result.whenComplete((lease, failure) -> waitingCalls.decrementAndGet());
     }
