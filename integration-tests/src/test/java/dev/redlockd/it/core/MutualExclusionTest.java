@@ -3,6 +3,7 @@ package dev.redlockd.it.core;
 import static dev.redlockd.it.support.LiveServer.acquireRequest;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.redlockd.it.support.ExclusionChecker;
 import dev.redlockd.it.support.LiveServer;
 import dev.redlockd.proto.v1.Lease;
 import dev.redlockd.proto.v1.LockServiceGrpc;

@@ -1,4 +1,4 @@
-package dev.redlockd.it.core;
+package dev.redlockd.it.support;
 
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -11,14 +11,14 @@ import java.util.concurrent.atomic.AtomicReference;
  * holder entering while one is inside is an overlap, and a fencing token not above the last
  * one accepted is a fencing violation.
  */
-final class ExclusionChecker {
+public final class ExclusionChecker {
   private final Map<String, AtomicReference<String>> inside = new ConcurrentHashMap<>();
   private final Map<String, AtomicLong> lastFence = new ConcurrentHashMap<>();
-  final AtomicInteger overlaps = new AtomicInteger();
-  final AtomicInteger fenceViolations = new AtomicInteger();
-  final AtomicInteger sections = new AtomicInteger();
+  public final AtomicInteger overlaps = new AtomicInteger();
+  public final AtomicInteger fenceViolations = new AtomicInteger();
+  public final AtomicInteger sections = new AtomicInteger();
 
-  void enter(String resource, String holder, long fence) {
+  public void enter(String resource, String holder, long fence) {
     if (!inside.computeIfAbsent(resource, r -> new AtomicReference<>()).compareAndSet(null, holder)) {
       overlaps.incrementAndGet();
     }
@@ -31,7 +31,7 @@ final class ExclusionChecker {
     sections.incrementAndGet();
   }
 
-  void exit(String resource, String holder) {
+  public void exit(String resource, String holder) {
     if (!inside.get(resource).compareAndSet(holder, null)) {
       overlaps.incrementAndGet();
     }

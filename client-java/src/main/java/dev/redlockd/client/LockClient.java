@@ -1,0 +1,375 @@
+package dev.redlockd.client;
+
+import dev.redlockd.proto.v1.AcquireRequest;
+import dev.redlockd.proto.v1.AcquireResponse;
+import dev.redlockd.proto.v1.LockServiceGrpc;
+import io.grpc.Channel;
+import io.grpc.Status;
+import io.grpc.stub.StreamObserver;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.BiConsumer;
+import java.util.function.BooleanSupplier;
+import java.util.function.LongSupplier;
+
+/**
+ * The redlockd Java client. Hands out {@link Lease}s and keeps the token, the deadlines and the
+ * renewals to itself:
+ *
+ * <pre>{@code
+ * LockClient locks = LockClient.create(channel);
+ * try (Lease lease = locks.acquire("orders/42", Duration.ofSeconds(10), Duration.ofSeconds(2))) {
+ *   store.write(order, lease.fencingToken());
+ * }
+ * }</pre>
+ *
+ * The client never creates or closes the channel. It makes each lease's token itself, so an
+ * Acquire retried after UNAVAILABLE or DEADLINE_EXCEEDED carries the same token: the server
+ * refreshes the lease it may already have granted instead of granting a second one.
+ */
+public final class LockClient {
+  private static final ScheduledExecutorService SCHEDULER = daemonScheduler();
+
+  private final LockServiceGrpc.LockServiceStub stub;
+  private final Duration callTimeout;
+  private final RetryPolicy retry;
+  private final Duration defaultTtl;
+  private final String owner;
+  private final LongSupplier nanoClock;
+
+  private LockClient(Builder b) {
+    this.stub = LockServiceGrpc.newStub(b.channel);
+    this.callTimeout = b.callTimeout;
+    this.retry = b.retry;
+    this.defaultTtl = b.defaultTtl;
+    this.owner = b.owner;
+    this.nanoClock = b.nanoClock;
+  }
+
+  public static LockClient create(Channel channel) {
+    return builder(channel).build();
+  }
+
+  public static Builder builder(Channel channel) {
+    return new Builder(channel);
+  }
+
+  /**
+   * Takes the lock, waiting up to {@code wait} while someone else holds it.
+   *
+   * @throws LockNotAcquiredException when it is still held by someone else after {@code wait}
+   * @throws LockServiceException for every other failure, with its gRPC status
+   */
+  public Lease acquire(String resource, Duration ttl, Duration wait) {
+    return await(acquireAsync(resource, ttl, wait));
+  }
+
+  /** {@link #acquire(String, Duration, Duration)} with the builder's default ttl. */
+  public Lease acquire(String resource, Duration wait) {
+    return acquire(resource, defaultTtl, wait);
+  }
+
+  /** One attempt: the lease, or empty when someone else holds the lock. */
+  public Optional<Lease> tryAcquire(String resource, Duration ttl) {
+    try {
+      return Optional.of(acquire(resource, ttl, Duration.ZERO));
+    } catch (LockNotAcquiredException e) {
+      return Optional.empty();
+    }
+  }
+
+  /**
+   * Asynchronous {@link #acquire(String, Duration, Duration)}. Cancelling the future cancels the
+   * call; a lease granted anyway is released.
+   */
+  public CompletableFuture<Lease> acquireAsync(String resource, Duration ttl, Duration wait) {
+    Objects.requireNonNull(resource, "resource");
+    Objects.requireNonNull(ttl, "ttl");
+    Objects.requireNonNull(wait, "wait");
+    String token = LockTokens.newToken();
+    CompletableFuture<Lease> result = new CompletableFuture<>();
+    AtomicReference<UnaryCall<AcquireRequest, AcquireResponse>> inFlight = new AtomicReference<>();
+    result.whenComplete((lease, failure) -> {
+      if (result.isCancelled()) {
+        UnaryCall<AcquireRequest, AcquireResponse> call = inFlight.get();
+        if (call != null) {
+          call.cancel(false);
+        }
+        // The server may have granted before it heard of the cancel, and will not release a
+        // lease whose token the caller chose: this client is the only one who can.
+        releaseQuietly(resource, token);
+      }
+    });
+    attemptAcquire(resource, ttl, wait, token, nanoTime(), 1, false, result, inFlight);
+    return result;
+  }
+
+  private void attemptAcquire(String resource, Duration ttl, Duration wait, String token, long startNanos,
+      int attempt, boolean ambiguous, CompletableFuture<Lease> result,
+      AtomicReference<UnaryCall<AcquireRequest, AcquireResponse>> inFlight) {
+    if (result.isDone()) {
+      return;
+    }
+    Duration waitLeft = wait.minusNanos(nanoTime() - startNanos);
+    if (waitLeft.isNegative()) {
+      waitLeft = Duration.ZERO;
+    }
+    AcquireRequest request = AcquireRequest.newBuilder()
+        .setResource(resource)
+        .setTtl(ProtoTime.toProto(ttl))
+        .setWait(ProtoTime.toProto(waitLeft))
+        .setOwner(owner)
+        .setToken(token)
+        .build();
+    long sent = nanoTime();
+    // The deadline leaves the server the whole wait, plus the usual time for a call.
+    UnaryCall<AcquireRequest, AcquireResponse> call = new UnaryCall<>();
+    inFlight.set(call);
+    stub.withDeadlineAfter(waitLeft.plus(callTimeout).toNanos(), TimeUnit.NANOSECONDS).acquire(request, call);
+    if (result.isCancelled()) {
+      call.cancel(false);
+    }
+    call.whenComplete((response, failure) -> {
+      if (failure == null) {
+        dev.redlockd.proto.v1.Lease granted = response.getLease();
+        Lease lease = new Lease(this, resource, token, granted.getFencingToken(), ttl,
+            sent + ProtoTime.fromProto(granted.getValidity()).toNanos());
+        if (!result.complete(lease)) {
+          lease.abandon(); // the caller cancelled meanwhile: give the lock back without blocking this thread
+        }
+        return;
+      }
+      Status status = Status.fromThrowable(failure);
+      boolean unknownOutcome = status.getCode() == Status.Code.UNAVAILABLE
+          || status.getCode() == Status.Code.DEADLINE_EXCEEDED;
+      if (unknownOutcome && attempt < retry.maxAttempts() && !result.isDone()) {
+        SCHEDULER.schedule(
+            () -> attemptAcquire(resource, ttl, wait, token, startNanos, attempt + 1, true, result, inFlight),
+            retry.backoff(attempt).toNanos(), TimeUnit.NANOSECONDS);
+        return;
+      }
+      if (unknownOutcome || ambiguous) {
+        // An earlier attempt may have been granted after its answer was lost: give it back.
+        releaseQuietly(resource, token);
+      }
+      result.completeExceptionally(status.getCode() == Status.Code.CANCELLED && result.isCancelled()
+          ? failure : LockServiceException.of(status, failure));
+    });
+  }
+
+  /**
+   * Runs {@code work} while holding the lock: acquires (waiting up to {@code wait}), keeps the
+   * lease alive, runs the work on this thread and releases. If the lease is lost meanwhile, this
+   * thread is interrupted and the call throws {@link LeaseLostException}.
+   */
+  public <T> T withLock(String resource, Duration ttl, Duration wait, Callable<T> work) throws Exception {
+    return withLock(resource, ttl, wait, lease -> work.call());
+  }
+
+  /**
+   * {@link #withLock(String, Duration, Duration, Callable)} for work that needs the lease, to
+   * send its {@link Lease#fencingToken()} with each write it protects.
+   */
+  public <T> T withLock(String resource, Duration ttl, Duration wait, LockedWork<T> work) throws Exception {
+    Lease lease = acquire(resource, ttl, wait);
+    Thread worker = Thread.currentThread();
+    // Guards `working`, so that an interrupt for a lost lease can never reach this thread after
+    // the work is over (it would hit whatever the caller does next).
+    Object guard = new Object();
+    boolean[] working = {true};
+    AtomicReference<LeaseLostException> lost = new AtomicReference<>();
+    lease.onLost(e -> {
+      synchronized (guard) {
+        if (working[0] && lost.compareAndSet(null, e)) {
+          worker.interrupt();
+        }
+      }
+    });
+    try {
+      lease.keepAlive();
+      T result;
+      try {
+        result = work.run(lease);
+      } catch (Exception | Error e) {
+        stopWorking(guard, working);
+        throwIfLost(lost, e);
+        throw e;
+      }
+      stopWorking(guard, working);
+      throwIfLost(lost, null);
+      return result;
+    } finally {
+      lease.close();
+    }
+  }
+
+  private static void stopWorking(Object guard, boolean[] working) {
+    synchronized (guard) {
+      working[0] = false;
+    }
+  }
+
+  private static void throwIfLost(AtomicReference<LeaseLostException> lost, Throwable fromWork) {
+    LeaseLostException e = lost.get();
+    if (e != null) {
+      Thread.interrupted(); // the interrupt was ours, not the caller's
+      if (fromWork != null && fromWork != e) {
+        e.addSuppressed(fromWork);
+      }
+      throw e;
+    }
+  }
+
+  /** Fire and forget: a Release nobody waits for (the lease runs out by itself if it fails). */
+  void releaseQuietly(String resource, String token) {
+    stub.withDeadlineAfter(callTimeout.toNanos(), TimeUnit.NANOSECONDS).release(
+        dev.redlockd.proto.v1.ReleaseRequest.newBuilder().setResource(resource).setToken(token).build(),
+        new UnaryCall<>());
+  }
+
+  /**
+   * A unary call with the default deadline, UNAVAILABLE retried by the policy while
+   * {@code stillWorthIt} holds. Blocking.
+   */
+  <Resp> Resp call(BiConsumer<LockServiceGrpc.LockServiceStub, StreamObserver<Resp>> method,
+      BooleanSupplier stillWorthIt) {
+    for (int attempt = 1; ; attempt++) {
+      UnaryCall<Object, Resp> call = new UnaryCall<>();
+      method.accept(stub.withDeadlineAfter(callTimeout.toNanos(), TimeUnit.NANOSECONDS), call);
+      try {
+        return call.get();
+      } catch (InterruptedException e) {
+        call.cancel(false);
+        Thread.currentThread().interrupt();
+        throw new LockServiceException(Status.CANCELLED.withDescription("interrupted"), e);
+      } catch (ExecutionException e) {
+        Status status = Status.fromThrowable(e.getCause());
+        if (status.getCode() != Status.Code.UNAVAILABLE || attempt >= retry.maxAttempts()
+            || !stillWorthIt.getAsBoolean()) {
+          throw LockServiceException.of(status, e.getCause());
+        }
+      }
+      sleep(retry.backoff(attempt));
+    }
+  }
+
+  /** Waits for a future of this client; failures come out as {@link LockServiceException}. */
+  <T> T await(CompletableFuture<T> future) {
+    try {
+      return future.get();
+    } catch (InterruptedException e) {
+      future.cancel(false);
+      Thread.currentThread().interrupt();
+      throw new LockServiceException(Status.CANCELLED.withDescription("interrupted"), e);
+    } catch (ExecutionException e) {
+      if (e.getCause() instanceof LockServiceException lse) {
+        throw lse;
+      }
+      throw LockServiceException.of(Status.fromThrowable(e.getCause()), e.getCause());
+    }
+  }
+
+  /** {@link #await(CompletableFuture)}, giving up after the default call deadline. */
+  <T> T awaitCall(CompletableFuture<T> future) {
+    try {
+      return await(future.orTimeout(callTimeout.toNanos(), TimeUnit.NANOSECONDS));
+    } catch (LockServiceException e) {
+      if (e.getCause() instanceof java.util.concurrent.TimeoutException) {
+        throw new LockServiceException(Status.DEADLINE_EXCEEDED.withDescription(
+            "no answer within " + callTimeout.toMillis() + " ms"), e.getCause());
+      }
+      throw e;
+    }
+  }
+
+  LockServiceGrpc.LockServiceStub streamingStub() {
+    return stub;
+  }
+
+  ScheduledExecutorService scheduler() {
+    return SCHEDULER;
+  }
+
+  long nanoTime() {
+    return nanoClock.getAsLong();
+  }
+
+  private static void sleep(Duration d) {
+    try {
+      Thread.sleep(d.toMillis(), (int) (d.toNanos() % 1_000_000));
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new LockServiceException(Status.CANCELLED.withDescription("interrupted"), e);
+    }
+  }
+
+  private static ScheduledExecutorService daemonScheduler() {
+    ScheduledThreadPoolExecutor s = new ScheduledThreadPoolExecutor(1, r -> {
+      Thread t = new Thread(r, "redlockd-client");
+      t.setDaemon(true);
+      return t;
+    });
+    s.setRemoveOnCancelPolicy(true);
+    return s;
+  }
+
+  /** Options; every one has a default. */
+  public static final class Builder {
+    private final Channel channel;
+    private Duration callTimeout = Duration.ofSeconds(5);
+    private RetryPolicy retry = RetryPolicy.defaults();
+    private Duration defaultTtl = Duration.ofSeconds(30);
+    private String owner = defaultOwner();
+    private LongSupplier nanoClock = System::nanoTime;
+
+    private Builder(Channel channel) {
+      this.channel = Objects.requireNonNull(channel, "channel");
+    }
+
+    /** Deadline of each call; an Acquire gets its wait on top (default 5 s). */
+    public Builder callTimeout(Duration timeout) {
+      this.callTimeout = Objects.requireNonNull(timeout);
+      return this;
+    }
+
+    public Builder retryPolicy(RetryPolicy policy) {
+      this.retry = Objects.requireNonNull(policy);
+      return this;
+    }
+
+    /** The ttl of {@link LockClient#acquire(String, Duration)} (default 30 s). */
+    public Builder defaultTtl(Duration ttl) {
+      this.defaultTtl = Objects.requireNonNull(ttl);
+      return this;
+    }
+
+    /** Free text operators see for this client's leases (default: host and pid). */
+    public Builder owner(String owner) {
+      this.owner = Objects.requireNonNull(owner);
+      return this;
+    }
+
+    Builder nanoClock(LongSupplier clock) {
+      this.nanoClock = clock;
+      return this;
+    }
+
+    public LockClient build() {
+      return new LockClient(this);
+    }
+
+    private static String defaultOwner() {
+      String host = System.getenv().getOrDefault("HOSTNAME", "unknown-host");
+      return host + " pid " + ProcessHandle.current().pid();
+    }
+  }
+}

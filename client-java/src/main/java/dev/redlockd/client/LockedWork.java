@@ -1,0 +1,11 @@
+package dev.redlockd.client;
+
+/**
+ * Work done under a lock by {@link LockClient#withLock(String, java.time.Duration,
+ * java.time.Duration, LockedWork)}. It gets the lease so that it can send the fencing token
+ * with every write to the protected resource.
+ */
+@FunctionalInterface
+public interface LockedWork<T> {
+  T run(Lease lease) throws Exception;
+}

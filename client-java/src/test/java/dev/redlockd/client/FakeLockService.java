@@ -1,0 +1,186 @@
+package dev.redlockd.client;
+
+import dev.redlockd.proto.v1.AcquireRequest;
+import dev.redlockd.proto.v1.AcquireResponse;
+import dev.redlockd.proto.v1.ExtendRequest;
+import dev.redlockd.proto.v1.ExtendResponse;
+import dev.redlockd.proto.v1.KeepAliveRequest;
+import dev.redlockd.proto.v1.KeepAliveResponse;
+import dev.redlockd.proto.v1.Lease;
+import dev.redlockd.proto.v1.LeaseState;
+import dev.redlockd.proto.v1.LockServiceGrpc;
+import dev.redlockd.proto.v1.ReleaseRequest;
+import dev.redlockd.proto.v1.ReleaseResponse;
+import io.grpc.Context;
+import io.grpc.Deadline;
+import io.grpc.Status;
+import io.grpc.stub.StreamObserver;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * A scriptable stand-in for the server, for the client's API tests only: one holder per
+ * resource, no expiry, failures injected per call. (Lock safety is tested against the real
+ * server and real Redis.)
+ */
+final class FakeLockService extends LockServiceGrpc.LockServiceImplBase {
+  record Held(String token, long fence) {}
+
+  final Map<String, Held> locks = new ConcurrentHashMap<>();
+  final List<AcquireRequest> acquires = new CopyOnWriteArrayList<>();
+  final List<Long> acquireDeadlinesMs = new CopyOnWriteArrayList<>();
+  final AtomicInteger releases = new AtomicInteger();
+  final Queue<Status> failNextAcquire = new ConcurrentLinkedQueue<>();
+  final Queue<Status> failNextExtend = new ConcurrentLinkedQueue<>();
+  final Queue<Status> failNextRelease = new ConcurrentLinkedQueue<>();
+  final List<StreamObserver<KeepAliveResponse>> streams = new CopyOnWriteArrayList<>();
+  volatile Duration delayNextAcquireAnswer = Duration.ZERO;
+  volatile Duration validity = Duration.ofSeconds(10);
+  private final AtomicLong fences = new AtomicLong(100);
+  private final ScheduledExecutorService later = Executors.newSingleThreadScheduledExecutor();
+
+  private Lease lease(String resource, Held held) {
+    return Lease.newBuilder()
+        .setResource(resource)
+        .setToken(held.token())
+        .setFencingToken(held.fence())
+        .setValidity(ProtoTime.toProto(validity))
+        .build();
+  }
+
+  @Override
+  public void acquire(AcquireRequest request, StreamObserver<AcquireResponse> responses) {
+    acquires.add(request);
+    Deadline deadline = Context.current().getDeadline();
+    acquireDeadlinesMs.add(deadline == null ? -1 : deadline.timeRemaining(TimeUnit.MILLISECONDS));
+    Status failure = failNextAcquire.poll();
+    if (failure != null) {
+      responses.onError(failure.asRuntimeException());
+      return;
+    }
+    String r = request.getResource();
+    Held held = locks.compute(r, (k, current) -> current == null
+        ? new Held(request.getToken(), fences.incrementAndGet()) : current);
+    if (!held.token().equals(request.getToken())) {
+      responses.onError(Status.ABORTED.withDescription("resource '" + r + "' is held").asRuntimeException());
+      return;
+    }
+    AcquireResponse answer = AcquireResponse.newBuilder().setLease(lease(r, held)).build();
+    Duration delay = delayNextAcquireAnswer;
+    delayNextAcquireAnswer = Duration.ZERO;
+    if (delay.isZero()) {
+      responses.onNext(answer);
+      responses.onCompleted();
+    } else {
+      // Granted, but the answer arrives after the caller's deadline: it is lost on the way.
+      later.schedule(() -> {
+        try {
+          responses.onNext(answer);
+          responses.onCompleted();
+        } catch (RuntimeException cancelled) {
+          // the call was already gone
+        }
+      }, delay.toMillis(), TimeUnit.MILLISECONDS);
+    }
+  }
+
+  @Override
+  public void extend(ExtendRequest request, StreamObserver<ExtendResponse> responses) {
+    Status failure = failNextExtend.poll();
+    Held held = locks.get(request.getResource());
+    if (failure == null && (held == null || !held.token().equals(request.getToken()))) {
+      failure = Status.NOT_FOUND.withDescription("lease on resource '" + request.getResource() + "' is not held");
+    }
+    if (failure != null) {
+      responses.onError(failure.asRuntimeException());
+      return;
+    }
+    responses.onNext(ExtendResponse.newBuilder().setLease(lease(request.getResource(), held)).build());
+    responses.onCompleted();
+  }
+
+  @Override
+  public void release(ReleaseRequest request, StreamObserver<ReleaseResponse> responses) {
+    releases.incrementAndGet();
+    Status failure = failNextRelease.poll();
+    if (failure != null) {
+      responses.onError(failure.asRuntimeException());
+      return;
+    }
+    Held held = locks.get(request.getResource());
+    boolean released = held != null && held.token().equals(request.getToken())
+        && locks.remove(request.getResource(), held);
+    responses.onNext(ReleaseResponse.newBuilder().setReleased(released).build());
+    responses.onCompleted();
+  }
+
+  /** Answers each request once with HELD; the test ends streams with {@link #endStreams}. */
+  @Override
+  public StreamObserver<KeepAliveRequest> keepAlive(StreamObserver<KeepAliveResponse> responses) {
+    streams.add(responses);
+    return new StreamObserver<>() {
+      private String resource;
+      private String token;
+
+      @Override
+      public void onNext(KeepAliveRequest request) {
+        resource = request.getResource();
+        token = request.getToken();
+        Held held = locks.get(resource);
+        if (held == null || !held.token().equals(token)) {
+          endStream(responses, Status.NOT_FOUND.withDescription("not held"));
+          return;
+        }
+        synchronized (responses) {
+          responses.onNext(KeepAliveResponse.newBuilder()
+              .setLease(lease(resource, held)).setState(LeaseState.LEASE_STATE_HELD).build());
+        }
+      }
+
+      @Override
+      public void onError(Throwable t) {
+        streams.remove(responses);
+      }
+
+      @Override
+      public void onCompleted() {
+        Held held = locks.get(resource);
+        if (held != null && held.token().equals(token)) {
+          locks.remove(resource, held);
+        }
+        endStream(responses, Status.OK);
+      }
+    };
+  }
+
+  void endStreams(Status status) {
+    streams.forEach(s -> endStream(s, status));
+  }
+
+  private void endStream(StreamObserver<KeepAliveResponse> responses, Status status) {
+    if (!streams.remove(responses)) {
+      return;
+    }
+    synchronized (responses) {
+      if (status.isOk()) {
+        responses.onCompleted();
+      } else {
+        responses.onError(status.asRuntimeException());
+      }
+    }
+  }
+
+  void shutdown() {
+    later.shutdownNow();
+  }
+}

@@ -1,0 +1,410 @@
+package dev.redlockd.client;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
+
+import dev.redlockd.proto.v1.AcquireRequest;
+import io.grpc.ManagedChannel;
+import io.grpc.Server;
+import io.grpc.Status;
+import io.grpc.inprocess.InProcessChannelBuilder;
+import io.grpc.inprocess.InProcessServerBuilder;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The client's API over an in-process server with a scripted fake service: every way a call
+ * can end, retries, deadlines and lost leases. Lock safety itself is tested end to end against
+ * the real server and real Redis (integration-tests).
+ */
+class LockClientTest {
+  private static final Duration TTL = Duration.ofSeconds(10);
+  private static final Duration CALL_TIMEOUT = Duration.ofMillis(400);
+
+  private final FakeLockService fake = new FakeLockService();
+  private final AtomicLong clock = new AtomicLong(1_000_000_000L);
+  private Server server;
+  private ManagedChannel channel;
+  private LockClient client;
+
+  @BeforeEach
+  void start() throws Exception {
+    String name = InProcessServerBuilder.generateName();
+    server = InProcessServerBuilder.forName(name).addService(fake).build().start();
+    channel = InProcessChannelBuilder.forName(name).build();
+    client = builder().build();
+  }
+
+  private LockClient.Builder builder() {
+    return LockClient.builder(channel)
+        .callTimeout(CALL_TIMEOUT)
+        .retryPolicy(new RetryPolicy(3, Duration.ofMillis(10), Duration.ofMillis(40)));
+  }
+
+  @AfterEach
+  void stop() throws Exception {
+    channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+    server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+    fake.shutdown();
+  }
+
+  private String tokenOfLastAcquire() {
+    return fake.acquires.get(fake.acquires.size() - 1).getToken();
+  }
+
+  @Test
+  void acquireSendsAFreshTokenAndReturnsTheLease() {
+    Lease lease = client.acquire("orders/1", TTL, Duration.ZERO);
+
+    assertThat(lease.resource()).isEqualTo("orders/1");
+    assertThat(lease.fencingToken()).isEqualTo(fake.locks.get("orders/1").fence());
+    assertThat(tokenOfLastAcquire()).hasSize(32).matches("[A-Za-z0-9_-]+");
+    assertThat(fake.locks.get("orders/1").token()).isEqualTo(tokenOfLastAcquire());
+    AcquireRequest sent = fake.acquires.get(0);
+    assertThat(ProtoTime.fromProto(sent.getTtl())).isEqualTo(TTL);
+    assertThat(sent.getOwner()).contains("pid");
+
+    client.acquire("orders/2", TTL, Duration.ZERO);
+    assertThat(fake.acquires.get(1).getToken()).isNotEqualTo(fake.acquires.get(0).getToken());
+  }
+
+  @Test
+  void localDeadlineIsSendTimePlusValidityOnTheInjectedClock() {
+    fake.validity = Duration.ofMillis(9_700);
+    LockClient timed = builder().nanoClock(clock::get).build();
+
+    Lease lease = timed.acquire("orders/1", TTL, Duration.ZERO);
+    assertThat(lease.remaining()).isEqualTo(Duration.ofMillis(9_700));
+    assertThat(lease.isValid()).isTrue();
+
+    clock.addAndGet(Duration.ofMillis(9_699).toNanos());
+    assertThat(lease.isValid()).isTrue();
+    assertThat(lease.remaining()).isEqualTo(Duration.ofMillis(1));
+
+    clock.addAndGet(Duration.ofMillis(1).toNanos());
+    assertThat(lease.isValid()).isFalse();
+    assertThat(lease.remaining()).isZero();
+  }
+
+  @Test
+  void acquireThrowsLockNotAcquiredWhenHeldBySomeoneElse() {
+    client.acquire("orders/1", TTL, Duration.ZERO);
+
+    LockNotAcquiredException e = catchThrowableOfType(
+        () -> client.acquire("orders/1", TTL, Duration.ofMillis(50)), LockNotAcquiredException.class);
+
+    assertThat(e.status().getCode()).isEqualTo(Status.Code.ABORTED);
+    assertThat(e).hasMessageContaining("orders/1");
+  }
+
+  @Test
+  void tryAcquireIsOneAttemptAndEmptyWhenHeld() {
+    Optional<Lease> first = client.tryAcquire("orders/1", TTL);
+    Optional<Lease> second = client.tryAcquire("orders/1", TTL);
+
+    assertThat(first).isPresent();
+    assertThat(second).isEmpty();
+    assertThat(fake.acquires).hasSize(2);
+    assertThat(fake.acquires.get(1).getWait().getSeconds()).isZero();
+    assertThat(fake.acquires.get(1).getWait().getNanos()).isZero();
+  }
+
+  @Test
+  void nonRetriableFailuresSurfaceAsLockServiceExceptionWithTheirStatus() {
+    for (Status.Code code : new Status.Code[] {
+        Status.Code.INVALID_ARGUMENT, Status.Code.RESOURCE_EXHAUSTED, Status.Code.INTERNAL}) {
+      fake.failNextAcquire.add(Status.fromCode(code).withDescription("resource 'orders/1': " + code));
+
+      LockServiceException e = catchThrowableOfType(
+          () -> client.acquire("orders/1", TTL, Duration.ZERO), LockServiceException.class);
+
+      assertThat(e).isNotInstanceOf(LockNotAcquiredException.class);
+      assertThat(e.status().getCode()).isEqualTo(code);
+      assertThat(e).hasMessageContaining("orders/1");
+    }
+    assertThat(fake.acquires).hasSize(3); // none of them retried
+    assertThat(fake.locks).isEmpty();
+  }
+
+  @Test
+  void unavailableIsRetriedWithTheSameToken() {
+    fake.failNextAcquire.add(Status.UNAVAILABLE.withDescription("2 of 5 nodes answered"));
+    fake.failNextAcquire.add(Status.UNAVAILABLE.withDescription("2 of 5 nodes answered"));
+
+    Lease lease = client.acquire("orders/1", TTL, Duration.ZERO);
+
+    assertThat(fake.acquires).hasSize(3);
+    assertThat(fake.acquires).extracting(AcquireRequest::getToken).containsOnly(tokenOfLastAcquire());
+    assertThat(lease.isValid()).isTrue();
+  }
+
+  @Test
+  void unavailablePastTheRetryPolicyFailsAndReleasesWhatAnAttemptMayHaveTaken() {
+    for (int i = 0; i < 3; i++) {
+      fake.failNextAcquire.add(Status.UNAVAILABLE.withDescription("1 of 3 nodes answered"));
+    }
+
+    LockServiceException e = catchThrowableOfType(
+        () -> client.acquire("orders/1", TTL, Duration.ZERO), LockServiceException.class);
+
+    assertThat(e.status().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
+    assertThat(e).hasMessageContaining("1 of 3");
+    assertThat(fake.acquires).hasSize(3);
+    org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(2))
+        .untilAsserted(() -> assertThat(fake.releases.get()).isEqualTo(1));
+  }
+
+  @Test
+  void answerLostPastTheDeadlineIsRetriedWithTheSameTokenAndLeavesOneLock() {
+    // The first Acquire is granted, but its answer comes after the caller's deadline.
+    fake.delayNextAcquireAnswer = CALL_TIMEOUT.multipliedBy(3);
+
+    Lease lease = client.acquire("orders/1", TTL, Duration.ZERO);
+
+    assertThat(fake.acquires).hasSize(2);
+    assertThat(fake.acquires.get(1).getToken()).isEqualTo(fake.acquires.get(0).getToken());
+    assertThat(fake.locks).hasSize(1);
+    assertThat(lease.fencingToken()).isEqualTo(fake.locks.get("orders/1").fence());
+    // Not blocked on itself, and a release frees the one lock there is.
+    assertThat(lease.release()).isTrue();
+    assertThat(fake.locks).isEmpty();
+  }
+
+  @Test
+  void acquireDeadlineIsTheWaitPlusTheCallTimeout() {
+    client.acquire("orders/1", TTL, Duration.ofSeconds(3));
+    client.acquire("orders/2", TTL, Duration.ZERO);
+
+    assertThat(fake.acquireDeadlinesMs.get(0)).isBetween(3_000L, 3_400L);
+    assertThat(fake.acquireDeadlinesMs.get(1)).isBetween(0L, 400L).isPositive();
+  }
+
+  @Test
+  void acquireAsyncCompletesWithTheLeaseOrTheFailure() throws Exception {
+    Lease lease = client.acquireAsync("orders/1", TTL, Duration.ZERO).get(5, TimeUnit.SECONDS);
+    assertThat(lease.isValid()).isTrue();
+
+    CompletableFuture<Lease> held = client.acquireAsync("orders/1", TTL, Duration.ZERO);
+    ExecutionException e = catchThrowableOfType(() -> held.get(5, TimeUnit.SECONDS), ExecutionException.class);
+    assertThat(e.getCause()).isInstanceOf(LockNotAcquiredException.class);
+  }
+
+  @Test
+  void aLeaseGrantedAfterTheCallerCancelledIsReleased() {
+    fake.delayNextAcquireAnswer = Duration.ofMillis(200);
+    CompletableFuture<Lease> pending = client.acquireAsync("orders/1", TTL, Duration.ofSeconds(5));
+    org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(2)).until(() -> !fake.locks.isEmpty());
+
+    pending.cancel(false);
+
+    // The fake grants before answering; the cancelled caller's lock must not leak.
+    org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(3)).until(fake.locks::isEmpty);
+    assertThat(client.tryAcquire("orders/1", TTL)).isPresent();
+  }
+
+  @Test
+  void extendMovesTheDeadlineWithTheNewValidity() {
+    LockClient timed = builder().nanoClock(clock::get).build();
+    fake.validity = Duration.ofSeconds(1);
+    Lease lease = timed.acquire("orders/1", TTL, Duration.ZERO);
+    clock.addAndGet(Duration.ofMillis(900).toNanos());
+
+    fake.validity = Duration.ofSeconds(20);
+    lease.extend(Duration.ofSeconds(20));
+
+    assertThat(lease.remaining()).isEqualTo(Duration.ofSeconds(20));
+    clock.addAndGet(Duration.ofSeconds(19).toNanos());
+    assertThat(lease.isValid()).isTrue();
+  }
+
+  @Test
+  void extendOfALeaseNoLongerHeldThrowsLeaseLostAndFiresOnLost() {
+    Lease lease = client.acquire("orders/1", TTL, Duration.ZERO);
+    AtomicReference<LeaseLostException> heard = new AtomicReference<>();
+    lease.onLost(heard::set);
+    fake.locks.clear(); // expired or taken over behind the client's back
+
+    LeaseLostException e = catchThrowableOfType(() -> lease.extend(TTL), LeaseLostException.class);
+
+    assertThat(e.status().getCode()).isEqualTo(Status.Code.NOT_FOUND);
+    assertThat(heard.get()).isSameAs(e);
+    assertThat(lease.isValid()).isFalse();
+  }
+
+  @Test
+  void extendRetriesUnavailableWhileTheLeaseIsValid() {
+    Lease lease = client.acquire("orders/1", TTL, Duration.ZERO);
+    fake.failNextExtend.add(Status.UNAVAILABLE.withDescription("2 of 5 nodes answered"));
+
+    lease.extend(TTL);
+
+    assertThat(fake.failNextExtend).isEmpty();
+    assertThat(lease.isValid()).isTrue();
+  }
+
+  @Test
+  void releaseIsIdempotentAndTrueOnlyOnce() {
+    Lease lease = client.acquire("orders/1", TTL, Duration.ZERO);
+
+    assertThat(lease.release()).isTrue();
+    assertThat(lease.release()).isFalse();
+    lease.close();
+
+    assertThat(fake.releases.get()).isEqualTo(1);
+    assertThat(lease.isValid()).isFalse();
+    assertThat(fake.locks).isEmpty();
+  }
+
+  @Test
+  void releaseOfALeaseTakenOverSaysFalse() {
+    Lease lease = client.acquire("orders/1", TTL, Duration.ZERO);
+    fake.locks.clear();
+
+    assertThat(lease.release()).isFalse();
+  }
+
+  @Test
+  void closeAfterExpiryNeitherThrowsNorBlocks() throws Exception {
+    fake.validity = Duration.ofMillis(50);
+    CountDownLatch lost = new CountDownLatch(1);
+    AtomicReference<LeaseLostException> heard = new AtomicReference<>();
+    Lease lease = client.acquire("orders/1", TTL, Duration.ZERO).onLost(e -> {
+      heard.set(e);
+      lost.countDown();
+    });
+
+    assertThat(lost.await(2, TimeUnit.SECONDS)).isTrue();
+    assertThat(heard.get().status().getCode()).isEqualTo(Status.Code.DEADLINE_EXCEEDED);
+    assertThat(lease.isValid()).isFalse();
+    assertThat(lease.remaining()).isZero();
+    // The node copies are gone by now, and the service is unreachable on top of it.
+    fake.locks.clear();
+    for (int i = 0; i < 3; i++) {
+      fake.failNextRelease.add(Status.UNAVAILABLE.withDescription("0 of 3 nodes answered"));
+    }
+    long start = System.nanoTime();
+    lease.close();
+    assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(2));
+  }
+
+  @Test
+  void onLostRegisteredAfterTheLossFiresAtOnce() {
+    Lease lease = client.acquire("orders/1", TTL, Duration.ZERO);
+    fake.locks.clear();
+    assertThatThrownBy(() -> lease.extend(TTL)).isInstanceOf(LeaseLostException.class);
+
+    AtomicReference<LeaseLostException> heard = new AtomicReference<>();
+    lease.onLost(heard::set);
+
+    assertThat(heard.get()).isNotNull();
+  }
+
+  @Test
+  void keepAliveMovesTheDeadlineAndReportsTheStreamEndingAsLost() throws Exception {
+    fake.validity = Duration.ofMillis(300);
+    Lease lease = client.acquire("orders/1", TTL, Duration.ZERO);
+    fake.validity = Duration.ofSeconds(30);
+    CountDownLatch lost = new CountDownLatch(1);
+    AtomicReference<LeaseLostException> heard = new AtomicReference<>();
+    lease.onLost(e -> {
+      heard.set(e);
+      lost.countDown();
+    });
+
+    lease.keepAlive();
+    org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(2))
+        .until(() -> lease.remaining().compareTo(Duration.ofSeconds(20)) > 0);
+    Thread.sleep(400); // past the first validity: the renewal moved the deadline
+    assertThat(lease.isValid()).isTrue();
+
+    fake.endStreams(Status.NOT_FOUND.withDescription("lease on resource 'orders/1' is not held"));
+
+    assertThat(lost.await(2, TimeUnit.SECONDS)).isTrue();
+    assertThat(heard.get().status().getCode()).isEqualTo(Status.Code.NOT_FOUND);
+    assertThat(lease.isValid()).isFalse();
+  }
+
+  @Test
+  void releaseOfAKeptLeaseHalfClosesItsStream() {
+    Lease lease = client.acquire("orders/1", TTL, Duration.ZERO).keepAlive();
+    org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(2)).until(() -> fake.streams.size() == 1);
+    AtomicReference<LeaseLostException> heard = new AtomicReference<>();
+    lease.onLost(heard::set);
+
+    assertThat(lease.release()).isTrue();
+
+    assertThat(fake.locks).isEmpty();
+    assertThat(fake.streams).isEmpty();
+    assertThat(fake.releases.get()).isZero(); // the stream did it
+    assertThat(heard.get()).isNull();
+  }
+
+  @Test
+  void withLockRunsTheWorkAndReleases() throws Exception {
+    String result = client.withLock("orders/1", TTL, Duration.ZERO, () -> {
+      assertThat(fake.locks).containsKey("orders/1");
+      return "done";
+    });
+
+    assertThat(result).isEqualTo("done");
+    assertThat(fake.locks).isEmpty();
+    assertThat(Thread.currentThread().isInterrupted()).isFalse();
+  }
+
+  @Test
+  void withLockReleasesWhenTheWorkThrows() {
+    assertThatThrownBy(() -> client.withLock("orders/1", TTL, Duration.ZERO, () -> {
+      throw new IllegalStateException("the work failed");
+    })).isInstanceOf(IllegalStateException.class).hasMessage("the work failed");
+
+    assertThat(fake.locks).isEmpty();
+  }
+
+  @Test
+  void withLockInterruptsTheWorkAndThrowsLeaseLostWhenTheLeaseIsLost() {
+    long start = System.nanoTime();
+    LeaseLostException e = catchThrowableOfType(() -> client.withLock("orders/1", TTL, Duration.ZERO, () -> {
+      org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(2)).until(() -> fake.streams.size() == 1);
+      fake.endStreams(Status.NOT_FOUND.withDescription("lease on resource 'orders/1' is not held"));
+      Thread.sleep(10_000); // interrupted when the loss is heard
+      return "never";
+    }), LeaseLostException.class);
+
+    assertThat(e.status().getCode()).isEqualTo(Status.Code.NOT_FOUND);
+    assertThat(e.getSuppressed()).hasAtLeastOneElementOfType(InterruptedException.class);
+    assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(5));
+    assertThat(Thread.currentThread().isInterrupted()).isFalse();
+  }
+
+  @Test
+  void withLockThrowsNotAcquiredWithoutRunningTheWork() {
+    client.acquire("orders/1", TTL, Duration.ZERO);
+    boolean[] ran = {false};
+
+    assertThatThrownBy(() -> client.withLock("orders/1", TTL, Duration.ofMillis(20), () -> ran[0] = true))
+        .isInstanceOf(LockNotAcquiredException.class);
+    assertThat(ran[0]).isFalse();
+  }
+
+  @Test
+  void theTokenAppearsInNoStringTheCallerCanSee() {
+    Lease lease = client.acquire("orders/1", TTL, Duration.ZERO);
+    String token = tokenOfLastAcquire();
+    fake.locks.clear();
+    LeaseLostException lost = catchThrowableOfType(() -> lease.extend(TTL), LeaseLostException.class);
+
+    assertThat(lease.toString()).contains("orders/1").doesNotContain(token);
+    assertThat(lost.getMessage()).doesNotContain(token);
+    assertThat(lost.toString()).doesNotContain(token);
+  }
+}
