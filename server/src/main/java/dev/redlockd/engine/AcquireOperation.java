@@ -44,11 +44,17 @@ final class AcquireOperation {
     this.resource = resource;
     this.token = token;
     this.ttl = ttl;
-    this.deadlineNanos = nanoClock.getAsLong() + wait.toNanos();
+    this.deadlineNanos = nanoClock.getAsLong() + saturatedNanos(wait);
     // A caller that chose its token may retry with it, and that retry may be granted before a
     // round of this abandoned call finishes: releasing then would take the lock away from the
     // retry, which believes it holds it. Such a lease is the caller's to release or to let expire.
     this.releaseIfAbandoned = !tokenFromCaller;
+  }
+
+  /** A wait of centuries is a wait without end, not an overflow. */
+  private static long saturatedNanos(Duration wait) {
+    Duration cap = Duration.ofNanos(Long.MAX_VALUE / 4);
+    return wait.compareTo(cap) > 0 ? cap.toNanos() : wait.toNanos();
   }
 
   String resource() {
@@ -112,6 +118,9 @@ final class AcquireOperation {
     }
     if (first) {
       waiters.add(this);
+      if (result.isDone()) {
+        waiters.remove(this); // completed while being added: start()'s clean-up may have run first
+      }
     }
   }
 

@@ -83,13 +83,14 @@ public final class LockEngine implements AutoCloseable {
     }
     String leaseToken = token.isEmpty() ? LockToken.generate(tokens) : token;
     boolean waits = !wait.isZero();
+    AcquireOperation operation = new AcquireOperation(redlock, waiters, scheduler, nanoClock, jitter,
+        config.retryDelay(), resource, leaseToken, !token.isEmpty(), ttl, wait);
     if (waits && waitingCalls.incrementAndGet() > config.maxWaitingAcquires()) {
       waitingCalls.decrementAndGet();
       return CompletableFuture.failedFuture(new LimitExceededException("resource '" + resource
           + "': " + config.maxWaitingAcquires() + " Acquire calls are already waiting on this server"));
     }
-    CompletableFuture<Lease> result = new AcquireOperation(redlock, waiters, scheduler, nanoClock, jitter,
-        config.retryDelay(), resource, leaseToken, !token.isEmpty(), ttl, wait).start();
+    CompletableFuture<Lease> result = operation.start();
     if (waits) {
       result.whenComplete((lease, failure) -> waitingCalls.decrementAndGet());
     }
@@ -127,8 +128,7 @@ public final class LockEngine implements AutoCloseable {
       if (tally.quorumSaidYes()) {
         return true;
       }
-      int silent = tally.nodes() - tally.answered();
-      if (!tally.quorumVoted() || tally.yes() + silent >= tally.quorum()) {
+      if (!tally.quorumVoted() || Redlock.silentCouldMakeAQuorum(tally)) {
         throw QuorumUnavailableException.of(resource, tally);
       }
       return false;

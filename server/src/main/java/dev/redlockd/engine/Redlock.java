@@ -47,7 +47,8 @@ final class Redlock {
             return cleanUpThenFail(resource, token, results,
                 new LockHeldException(resource, tally.yes(), tally.voters()));
           }
-          return agreeOnFence(resource, token, results).thenCompose(fence -> {
+          List<Holder> granted = holders(results, r -> r.incarnated() && r.holds(), Replies.Acquire::fence);
+          return agreeOnFence(resource, token, granted).thenCompose(fence -> {
             Duration validity = validity(ttl, start);
             if (fence < 0 || validity.isNegative() || validity.isZero()) {
               String why = fence < 0
@@ -61,23 +62,30 @@ final class Redlock {
         });
   }
 
+  /** A voting node that holds the lease, with the fencing counter it reported. */
+  private record Holder(RedisNode node, long fence) {}
+
+  private static <T> List<Holder> holders(List<NodeResult<T>> results, java.util.function.Predicate<T> votesYes,
+      java.util.function.ToLongFunction<T> fence) {
+    return results.stream()
+        .filter(r -> r.answered() && votesYes.test(r.value()))
+        .map(r -> new Holder(r.node(), fence.applyAsLong(r.value())))
+        .toList();
+  }
+
   /**
-   * The max of the counters over the granting quorum is not monotonic by itself (nodes that
-   * missed grants lag), so every granting node below the max is raised to it first: any later
+   * The max of the counters over the holding quorum is not monotonic by itself (nodes that
+   * missed grants lag), so every holding node below the max is raised to it first: any later
    * quorum then meets a node at or above it. Completes with -1 when fewer than a quorum end
    * at the max. The usual case (all equal) costs no extra round trip.
    */
-  private CompletableFuture<Long> agreeOnFence(
-      String resource, String token, List<NodeResult<Replies.Acquire>> results) {
-    List<NodeResult<Replies.Acquire>> granted = results.stream()
-        .filter(r -> r.answered() && r.value().incarnated() && r.value().holds())
+  private CompletableFuture<Long> agreeOnFence(String resource, String token, List<Holder> holders) {
+    long fence = holders.stream().mapToLong(Holder::fence).max().orElseThrow();
+    List<RedisNode> lagging = holders.stream()
+        .filter(h -> h.fence() < fence)
+        .map(Holder::node)
         .toList();
-    long fence = granted.stream().mapToLong(r -> r.value().fence()).max().orElseThrow();
-    List<RedisNode> lagging = granted.stream()
-        .filter(r -> r.value().fence() < fence)
-        .map(NodeResult::node)
-        .toList();
-    int atFence = granted.size() - lagging.size();
+    int atFence = holders.size() - lagging.size();
     if (lagging.isEmpty()) {
       return CompletableFuture.completedFuture(fence);
     }
@@ -109,32 +117,48 @@ final class Redlock {
         .thenCompose(ignored -> CompletableFuture.failedFuture(failure));
   }
 
+  /**
+   * Compare-and-pexpire on every node. Not held by a quorum is {@link LeaseNotHeldException}
+   * only when the silent nodes could not make up a quorum; otherwise the outcome is unknown
+   * ({@link QuorumUnavailableException}) and the holder should keep trying within its validity.
+   * The fencing token is agreed over the holding nodes as in acquire: a node that took the
+   * lock in the granting round but answered too late may report a higher counter, which is
+   * then raised on the others before it is returned (so it never exceeds what a later grant sees).
+   */
   CompletableFuture<Lease> extend(String resource, String token, Duration ttl) {
     long start = nanoClock.getAsLong();
     List<String> args = List.of(token, Long.toString(ttl.toMillis()));
     return NodeResult.fromAll(nodes,
             node -> node.eval(Scripts.EXTEND, keys.forExtend(resource), args).thenApply(Replies::extend))
-        .thenApply(results -> {
+        .thenCompose(results -> {
           monitor.observe(results, Replies.Extend::incarnated);
           Tally tally = Tally.of(results, Replies.Extend::incarnated, Replies.Extend::held);
-          if (!tally.quorumVoted()) {
+          if (!tally.quorumVoted() || (!tally.quorumSaidYes() && silentCouldMakeAQuorum(tally))) {
             throw QuorumUnavailableException.of(resource, tally);
           }
           if (!tally.quorumSaidYes()) {
             throw new LeaseNotHeldException(resource, tally.yes(), tally.quorum());
           }
-          Duration validity = validity(ttl, start);
-          if (validity.isNegative() || validity.isZero()) {
-            throw new QuorumUnavailableException("resource '" + resource
-                + "': extending took longer than the ttl of " + ttl.toMillis() + "ms");
-          }
-          long fence = results.stream()
-              .filter(r -> r.answered() && r.value().incarnated() && r.value().held())
-              .mapToLong(r -> r.value().fence())
-              .max()
-              .orElseThrow();
-          return new Lease(resource, token, validity, fence);
+          List<Holder> holding = holders(results, r -> r.incarnated() && r.held(), Replies.Extend::fence);
+          return agreeOnFence(resource, token, holding).thenApply(fence -> {
+            if (fence < 0) {
+              throw new QuorumUnavailableException("resource '" + resource
+                  + "': the fencing token reached fewer than a quorum of " + nodes.size() + " Redis nodes");
+            }
+            Duration validity = validity(ttl, start);
+            if (validity.isNegative() || validity.isZero()) {
+              throw new QuorumUnavailableException("resource '" + resource
+                  + "': extending took longer than the ttl of " + ttl.toMillis() + "ms");
+            }
+            return new Lease(resource, token, validity, fence);
+          });
         });
+  }
+
+  /** Nodes that did not answer might hold the lease: with them, the yes votes could reach a quorum. */
+  static boolean silentCouldMakeAQuorum(Tally tally) {
+    int silent = tally.nodes() - tally.answered();
+    return tally.yes() + silent >= tally.quorum();
   }
 
   /** Compare-and-delete on every node; the tally's yes counts voting nodes that deleted it. */

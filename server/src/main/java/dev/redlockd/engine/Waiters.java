@@ -13,7 +13,12 @@ final class Waiters {
   private final ConcurrentHashMap<String, Queue<AcquireOperation>> byResource = new ConcurrentHashMap<>();
 
   void add(AcquireOperation op) {
-    byResource.computeIfAbsent(op.resource(), r -> new ConcurrentLinkedQueue<>()).add(op);
+    // Inside compute, so a concurrent remove cannot drop the queue between lookup and add.
+    byResource.compute(op.resource(), (r, queue) -> {
+      Queue<AcquireOperation> q = queue == null ? new ConcurrentLinkedQueue<>() : queue;
+      q.add(op);
+      return q;
+    });
   }
 
   void remove(AcquireOperation op) {

@@ -76,13 +76,14 @@ public record NodeAddress(
     return new NodeAddress(uri.getHost(), port, "rediss".equals(scheme), user, password, database);
   }
 
+  /** Percent-escapes only: in a URI's user-info a '+' is a plus, not a space (base64 passwords). */
   private static String decode(String s) {
-    return URLDecoder.decode(s, StandardCharsets.UTF_8);
+    return URLDecoder.decode(s.replace("+", "%2B"), StandardCharsets.UTF_8);
   }
 
-  /** The text with any user-info cut out, for error messages. */
+  /** The text with everything up to the last '@' cut out, for error messages: passwords may hold '/' or '@'. */
   private static String redact(String text) {
-    return text.replaceAll("//[^@/]*@", "//***@");
+    return text.replaceAll("//.*@", "//***@");
   }
 
   /** host:port, for logs. */

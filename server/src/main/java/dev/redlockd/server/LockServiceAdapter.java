@@ -17,6 +17,7 @@ import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Consumer;
 import java.util.function.Function;
 
 /** The gRPC face of the engine: proto in, engine call, proto or status out. No lock logic here. */
@@ -45,7 +46,14 @@ final class LockServiceAdapter extends LockServiceGrpc.LockServiceImplBase {
     } catch (InvalidRequestException e) {
       lease = CompletableFuture.failedFuture(e);
     }
-    reply(responses, lease, l -> AcquireResponse.newBuilder().setLease(toProto(l)).build());
+    // A lease granted just as the caller left cannot reach it. With a token the server made, no
+    // one else can release it; with the caller's own token, the caller may be retrying with it.
+    boolean serverMadeToken = request.getToken().isEmpty();
+    reply(responses, lease, l -> AcquireResponse.newBuilder().setLease(toProto(l)).build(), l -> {
+      if (serverMadeToken) {
+        engine.release(l.resource(), l.token());
+      }
+    });
   }
 
   @Override
@@ -58,13 +66,13 @@ final class LockServiceAdapter extends LockServiceGrpc.LockServiceImplBase {
     } catch (InvalidRequestException e) {
       lease = CompletableFuture.failedFuture(e);
     }
-    reply(responses, lease, l -> ExtendResponse.newBuilder().setLease(toProto(l)).build());
+    reply(responses, lease, l -> ExtendResponse.newBuilder().setLease(toProto(l)).build(), l -> { });
   }
 
   @Override
   public void release(ReleaseRequest request, StreamObserver<ReleaseResponse> responses) {
     reply(responses, engine.release(request.getResource(), request.getToken()),
-        released -> ReleaseResponse.newBuilder().setReleased(released).build());
+        released -> ReleaseResponse.newBuilder().setReleased(released).build(), released -> { });
   }
 
   @Override
@@ -81,14 +89,19 @@ final class LockServiceAdapter extends LockServiceGrpc.LockServiceImplBase {
 
   /**
    * Completes the call from the engine's future. If the caller goes away first (deadline,
-   * cancel), the engine's work is cancelled: a waiting Acquire stops retrying.
+   * cancel), the engine's work is cancelled: a waiting Acquire stops retrying. A result that
+   * arrives for a caller already gone goes to {@code undeliverable}.
    */
-  private static <T, R> void reply(StreamObserver<R> responses, CompletableFuture<T> result, Function<T, R> toProto) {
+  private static <T, R> void reply(StreamObserver<R> responses, CompletableFuture<T> result, Function<T, R> toProto,
+      Consumer<T> undeliverable) {
     ServerCallStreamObserver<R> call = (ServerCallStreamObserver<R>) responses;
     // Fires on the caller's cancel and on its deadline alike.
     call.setOnCancelHandler(() -> result.cancel(false));
     result.whenComplete((value, failure) -> {
       if (call.isCancelled()) {
+        if (failure == null) {
+          undeliverable.accept(value);
+        }
         return;
       }
       if (failure == null) {

@@ -6,6 +6,8 @@ import java.time.Duration;
 /** google.protobuf.Duration to and from java.time.Duration, rejecting malformed values. */
 final class ProtoDurations {
   private static final long MAX_NANOS = 999_999_999L;
+  /** The range google.protobuf.Duration allows: about 10,000 years either way. */
+  private static final long MAX_SECONDS = 315_576_000_000L;
 
   private ProtoDurations() {}
 
@@ -14,7 +16,8 @@ final class ProtoDurations {
     int nanos = d.getNanos();
     boolean nanosInRange = nanos >= -MAX_NANOS && nanos <= MAX_NANOS;
     boolean signsAgree = seconds == 0 || nanos == 0 || (seconds < 0) == (nanos < 0);
-    if (!nanosInRange || !signsAgree) {
+    boolean secondsInRange = seconds >= -MAX_SECONDS && seconds <= MAX_SECONDS;
+    if (!nanosInRange || !signsAgree || !secondsInRange) {
       throw new InvalidRequestException("resource '" + resource + "': " + field + " is not a valid Duration");
     }
     return Duration.ofSeconds(seconds, nanos);

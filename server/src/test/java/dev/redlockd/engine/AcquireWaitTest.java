@@ -83,4 +83,21 @@ class AcquireWaitTest {
     d.cancel(false);
     h.engine.release("limit", holder.token()).join();
   }
+
+  @Test
+  void aWaitOfCenturiesNeitherOverflowsNorKeepsAWaitingPlace() {
+    // More calls than the limit (2) of waiting places: each is granted at once and gives its place back.
+    for (int i = 0; i < 3; i++) {
+      Lease lease = h.engine.acquire("centuries-" + i, TTL, Duration.ofSeconds(Long.MAX_VALUE), "").join();
+      h.engine.release(lease.resource(), lease.token()).join();
+    }
+    Lease holder = h.engine.acquire("centuries", TTL, Duration.ZERO, "").join();
+    CompletableFuture<Lease> a = h.engine.acquire("centuries", TTL, Duration.ofSeconds(Long.MAX_VALUE), "");
+    CompletableFuture<Lease> b = h.engine.acquire("centuries", TTL, Duration.ofSeconds(30), "");
+    assertThat(a).isNotDone();
+    assertThat(b).isNotDone();
+    a.cancel(false);
+    b.cancel(false);
+    h.engine.release("centuries", holder.token()).join();
+  }
 }

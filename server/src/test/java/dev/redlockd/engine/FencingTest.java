@@ -130,4 +130,27 @@ class FencingTest {
     assertThat(lease.fencingToken()).isGreaterThan(before - 600_000_000L);
     release(lease);
   }
+
+  @Test
+  void extendNeverReportsAFenceThatALaterGrantCouldGoBelow() {
+    Lease lease = acquire("fence-late-node");
+    // Node 4 took the lock in the granting round but answered too late to be counted, with a
+    // counter far ahead of the others (failed rounds elsewhere had pushed it up).
+    long ahead = lease.fencingToken() + 100;
+    h.cluster.call(4, "SET", "redlock:{fence-late-node}:fence", Long.toString(ahead));
+
+    Lease extended = h.engine.extend("fence-late-node", lease.token(), TTL).join();
+    assertThat(extended.fencingToken()).isGreaterThanOrEqualTo(lease.fencingToken());
+    release(extended);
+
+    // The next grant happens without node 4: it must still exceed whatever Extend reported.
+    h.cluster.pause(4);
+    try {
+      Lease next = acquire("fence-late-node");
+      assertThat(next.fencingToken()).isGreaterThan(extended.fencingToken());
+      release(next);
+    } finally {
+      h.cluster.resume(4);
+    }
+  }
 }

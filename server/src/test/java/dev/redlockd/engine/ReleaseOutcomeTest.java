@@ -8,7 +8,10 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
-/** Release says false only when the lease is known not to be held by a quorum. */
+/**
+ * Release says false, and Extend NOT_FOUND, only when the lease is known not to be held by a
+ * quorum; when silent nodes could make the difference the outcome is unknown (UNAVAILABLE).
+ */
 class ReleaseOutcomeTest {
   private static final Duration TTL = Duration.ofSeconds(10);
   private static EngineHarness h;
@@ -62,6 +65,35 @@ class ReleaseOutcomeTest {
     h.cluster.pause(4);
     try {
       assertThat(h.engine.release("release-quorum", lease.token()).join()).isTrue();
+    } finally {
+      h.cluster.resume(4);
+    }
+  }
+
+  @Test
+  void extendWithASilentHolderIsUnavailableNotNotFound() {
+    Lease lease = h.engine.acquire("extend-silent", TTL, Duration.ZERO, "").join();
+    dropKeyOn("extend-silent", 3, 4); // held on 0, 1, 2 only
+    h.cluster.pause(0);
+    try {
+      assertThatThrownBy(() -> h.engine.extend("extend-silent", lease.token(), TTL).join())
+          .hasCauseInstanceOf(QuorumUnavailableException.class);
+    } finally {
+      h.cluster.resume(0);
+    }
+    // Once node 0 answers again, the lease turns out to be held by a quorum after all.
+    assertThat(h.engine.extend("extend-silent", lease.token(), TTL).join().fencingToken())
+        .isEqualTo(lease.fencingToken());
+  }
+
+  @Test
+  void extendOfALeaseHeldByTooFewNodesIsNotFoundEvenWithANodeSilent() {
+    Lease lease = h.engine.acquire("extend-minority", TTL, Duration.ZERO, "").join();
+    dropKeyOn("extend-minority", 1, 2, 3, 4);
+    h.cluster.pause(4);
+    try {
+      assertThatThrownBy(() -> h.engine.extend("extend-minority", lease.token(), TTL).join())
+          .hasCauseInstanceOf(LeaseNotHeldException.class);
     } finally {
       h.cluster.resume(4);
     }

@@ -32,6 +32,19 @@ class NodeAddressTest {
   }
 
   @Test
+  void plusInAPasswordStaysAPlus() {
+    assertThat(NodeAddress.parse("redis://app:a+b%2Fc@h:1").password()).contains("a+b/c");
+  }
+
+  @Test
+  void errorsHideAPasswordWithSlashesOrAtSigns() {
+    assertThatThrownBy(() -> NodeAddress.parse("redis://app:hun/ter2@h:1/notadb"))
+        .hasMessageNotContaining("hun").hasMessageNotContaining("ter2");
+    assertThatThrownBy(() -> NodeAddress.parse("http://app:hun@ter2@h:1"))
+        .hasMessageNotContaining("hun").hasMessageNotContaining("ter2");
+  }
+
+  @Test
   void listRejectsDuplicatesAndEmptiness() {
     assertThat(NodeAddress.parseList("redis://a:1, redis://b:2")).hasSize(2);
     assertThatThrownBy(() -> NodeAddress.parseList("redis://a:1,redis://a:1"))

@@ -77,6 +77,8 @@ class StatusCodesTest {
             .setOwner("ö".repeat(129)).build()),
         Arguments.of("ttl with nanos out of range", acquireRequest(r, TTL, Duration.ZERO, CLIENT_TOKEN).toBuilder()
             .setTtl(com.google.protobuf.Duration.newBuilder().setSeconds(1).setNanos(1_000_000_000)).build()),
+        Arguments.of("wait beyond the Duration range", acquireRequest(r, TTL, Duration.ZERO, CLIENT_TOKEN).toBuilder()
+            .setWait(com.google.protobuf.Duration.newBuilder().setSeconds(Long.MAX_VALUE)).build()),
         Arguments.of("ttl with mixed signs", acquireRequest(r, TTL, Duration.ZERO, CLIENT_TOKEN).toBuilder()
             .setTtl(com.google.protobuf.Duration.newBuilder().setSeconds(1).setNanos(-5)).build()));
   }
