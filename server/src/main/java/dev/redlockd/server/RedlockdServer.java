@@ -52,7 +52,14 @@ public final class RedlockdServer implements AutoCloseable {
 
   /** Starts a server on the configured port over Netty. */
   public static RedlockdServer start(ServerConfig config) throws IOException {
-    return start(config, NettyServerBuilder.forPort(config.port));
+    return start(config, NettyServerBuilder.forPort(config.port)
+        // A holder lost to a power cut or a partition sends no FIN: without pings its
+        // KeepAlive stream would be renewed until TCP gives up, about 15 minutes.
+        .keepAliveTime(config.keepAliveTime.toNanos(), TimeUnit.NANOSECONDS)
+        .keepAliveTimeout(config.keepAliveTimeout.toNanos(), TimeUnit.NANOSECONDS)
+        // Clients may ping too (to notice a dead server), as often as once a second.
+        .permitKeepAliveTime(1, TimeUnit.SECONDS)
+        .permitKeepAliveWithoutCalls(true));
   }
 
   /** Starts a server on the given builder (tests pass in-process ones). */

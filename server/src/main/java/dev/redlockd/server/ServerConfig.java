@@ -74,6 +74,19 @@ public final class ServerConfig {
           + "at once instead of letting it run out (default ${DEFAULT-VALUE}).")
   boolean releaseOnDisconnect;
 
+  @Option(names = "--keepalive-time", defaultValue = "${env:REDLOCKD_KEEPALIVE_TIME:-10s}",
+      converter = DurationFlag.class,
+      description = "After this long without hearing from a client, ping it (HTTP/2 PING), so a holder "
+          + "that vanished without closing its connection is noticed; grpc-java pings no more often than "
+          + "every 10s, whatever is set (default ${DEFAULT-VALUE}).")
+  Duration keepAliveTime;
+
+  @Option(names = "--keepalive-timeout", defaultValue = "${env:REDLOCKD_KEEPALIVE_TIMEOUT:-5s}",
+      converter = DurationFlag.class,
+      description = "How long a ping may go unanswered before the connection is closed and its KeepAlive "
+          + "streams end as disconnected (default ${DEFAULT-VALUE}).")
+  Duration keepAliveTimeout;
+
   @Option(names = "--dev-nodes", defaultValue = "${env:REDLOCKD_DEV_NODES:-3}",
       description = "In dev mode (no --redis), how many local Redis nodes to start (default ${DEFAULT-VALUE}).")
   int devNodes;
@@ -114,6 +127,9 @@ public final class ServerConfig {
     }
     if (maxStreams < 0) {
       throw new IllegalArgumentException("--max-streams must not be negative");
+    }
+    if (keepAliveTime.isZero() || keepAliveTimeout.isZero()) {
+      throw new IllegalArgumentException("--keepalive-time and --keepalive-timeout must be positive");
     }
     if (devNodes < 1) {
       throw new IllegalArgumentException("--dev-nodes must be at least 1");

@@ -50,6 +50,7 @@ class ServerConfigTest {
     assertThatThrownBy(() -> ServerConfig.parse("--drift-factor", "0.7"))
         .hasMessageContaining("drift-factor");
     assertThatThrownBy(() -> ServerConfig.parse("--port", "70000")).hasMessageContaining("--port");
+    assertThatThrownBy(() -> ServerConfig.parse("--keepalive-time", "0s")).hasMessageContaining("--keepalive-time");
     assertThatThrownBy(() -> ServerConfig.parse("--no-such-flag")).isInstanceOf(IllegalArgumentException.class);
   }
 
