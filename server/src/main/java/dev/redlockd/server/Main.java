@@ -35,7 +35,12 @@ public final class Main {
       org.slf4j.LoggerFactory.getLogger(Main.class).error("start-up failed", e);
       return 1;
     }
-    Runtime.getRuntime().addShutdownHook(new Thread(server::close, "redlockd-shutdown"));
+    if (config.devMode()) {
+      // One hook, in order: release what the streams hold, then stop the dev Redis nodes.
+      dev.redlockd.server.dev.RedisProcess.beforeExitKill(server::close);
+    } else {
+      Runtime.getRuntime().addShutdownHook(new Thread(server::close, "redlockd-shutdown"));
+    }
     try {
       server.awaitTermination();
     } catch (InterruptedException e) {

@@ -3,6 +3,8 @@ package dev.redlockd.it.server;
 import static dev.redlockd.it.support.LiveServer.acquireRequest;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.redlockd.proto.v1.KeepAliveRequest;
+import dev.redlockd.proto.v1.KeepAliveResponse;
 import dev.redlockd.proto.v1.Lease;
 import dev.redlockd.proto.v1.LockServiceGrpc;
 import dev.redlockd.testing.RedisCluster;
@@ -68,6 +70,48 @@ class ShutdownAndFlagsTest {
       assertThat(watched).last().isEqualTo(ServingStatus.NOT_SERVING);
       // The Redis nodes are not the server's to stop, and the held lease is still there.
       assertThat(cluster.get(0, "redlock:{shutdown}:lock")).isEqualTo(held.getToken());
+    }
+  }
+
+  @Test
+  void sigtermInDevModeReleasesKeptLeasesBeforeItStopsItsRedisNodes() throws Exception {
+    try (ServerProcess server = ServerProcess.start()) {
+      LockServiceGrpc.LockServiceBlockingStub stub = LockServiceGrpc.newBlockingStub(server.channel());
+      Duration ttl = Duration.ofSeconds(30);
+      Lease held = stub.acquire(acquireRequest("dev-shutdown", ttl, Duration.ZERO, "")).getLease();
+      CompletableFuture<KeepAliveResponse> first = new CompletableFuture<>();
+      CompletableFuture<Status> ended = new CompletableFuture<>();
+      StreamObserver<KeepAliveRequest> requests = LockServiceGrpc.newStub(server.channel())
+          .keepAlive(new StreamObserver<>() {
+            @Override
+            public void onNext(KeepAliveResponse value) {
+              first.complete(value);
+            }
+
+            @Override
+            public void onError(Throwable t) {
+              ended.complete(Status.fromThrowable(t));
+            }
+
+            @Override
+            public void onCompleted() {
+              ended.complete(Status.OK);
+            }
+          });
+      requests.onNext(KeepAliveRequest.newBuilder().setResource("dev-shutdown").setToken(held.getToken())
+          .setTtl(com.google.protobuf.Duration.newBuilder().setSeconds(ttl.getSeconds())).build());
+      first.get(5, TimeUnit.SECONDS);
+      long start = System.nanoTime();
+
+      server.sigterm();
+
+      assertThat(ended.get(5, TimeUnit.SECONDS).getCode()).isEqualTo(Status.Code.UNAVAILABLE);
+      assertThat(server.waitFor(Duration.ofSeconds(15))).as(server.log()).isPresent();
+      // Had the dev nodes died first, the release would have retried for the whole 10 s grace.
+      assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).as(server.log()).isLessThan(5000);
+      String log = server.log();
+      assertThat(log.substring(log.indexOf("shutting down"))).as(log)
+          .contains("redlockd stopped").doesNotContain("does not answer");
     }
   }
 

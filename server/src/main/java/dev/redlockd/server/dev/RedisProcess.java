@@ -25,11 +25,23 @@ import org.slf4j.LoggerFactory;
 public final class RedisProcess implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(RedisProcess.class);
   private static final Set<RedisProcess> LIVE = ConcurrentHashMap.newKeySet();
+  /** Run by the exit hook before it kills the processes (JVM shutdown hooks have no order). */
+  private static final List<Runnable> BEFORE_EXIT_KILL = new java.util.concurrent.CopyOnWriteArrayList<>();
 
   static {
     // An aborted test run or a killed dev server must not leave Redis processes behind.
-    Runtime.getRuntime().addShutdownHook(new Thread(() -> LIVE.forEach(RedisProcess::close),
-        "redis-process-cleanup"));
+    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+      BEFORE_EXIT_KILL.forEach(Runnable::run);
+      LIVE.forEach(RedisProcess::close);
+    }, "redis-process-cleanup"));
+  }
+
+  /**
+   * Work that still needs these Redis processes when the JVM exits (a dev server releasing
+   * the leases of its KeepAlive streams), run by the exit hook before it kills them.
+   */
+  public static void beforeExitKill(Runnable work) {
+    BEFORE_EXIT_KILL.add(work);
   }
 
   private final Path binary;
