@@ -291,20 +291,20 @@ public final class KeepAliveLoad {
         together go to each Redis node in one pipeline, so a renewal costs one script call per
         node but far less than one round trip each.
 
-## What earlier runs of this command found
+        ## What earlier runs of this command found
 
-- Opening all 10,000 streams in the same instant (no pacing) made 10,000 first renewals
-  queue on each Redis node at once; about 110 of them missed the 50 ms node timeout and
-  their streams ended with UNAVAILABLE, because a stream whose *first* renewal failed had no
-  validity to fall back on. Fixed: a first renewal that misses the quorum is retried quietly
-  for one ttl (Extend is compare-and-pexpire, so a lease that ran out meanwhile still ends
-  as NOT_FOUND). Covered by `KeepAliveTest.firstRenewalWithoutAQuorum*`.
-- Half-closing all 10,000 at once made about 60 releases miss the quorum; the streams then
-  ended with UNAVAILABLE and the leases ran out by themselves. Fixed: a kept lease's release
-  is retried while its validity lasts.
-- A forced full GC of the server (`jcmd GC.run`) once produced 36 JEOPARDY responses (the
-  pause made renewals in flight miss the node timeout); every lease recovered to HELD.
-  That is the signal working as intended, so the command counts it apart from the steady state.
+        - Opening all 10,000 streams in the same instant (no pacing) made 10,000 first renewals
+          queue on each Redis node at once; about 110 of them missed the 50 ms node timeout and
+          their streams ended with UNAVAILABLE, because a stream whose *first* renewal failed had no
+          validity to fall back on. Fixed: a first renewal that misses the quorum is retried quietly
+          for one ttl (Extend is compare-and-pexpire, so a lease that ran out meanwhile still ends
+          as NOT_FOUND). Covered by `KeepAliveTest.firstRenewalWithoutAQuorum*`.
+        - Half-closing all 10,000 at once made about 60 releases miss the quorum; the streams then
+          ended with UNAVAILABLE and the leases ran out by themselves. Fixed: a kept lease's release
+          is retried while its validity lasts.
+        - A forced full GC of the server (`jcmd GC.run`) once produced 36 JEOPARDY responses (the
+          pause made renewals in flight miss the node timeout); every lease recovered to HELD.
+          That is the signal working as intended, so the command counts it apart from the steady state.
         """.formatted(streams, ttlMs, seconds, nodes, rate, Runtime.getRuntime().availableProcessors(),
         System.getProperty("os.name") + " " + System.getProperty("os.arch"), System.getProperty("java.version"),
         LocalDate.now(), table);
