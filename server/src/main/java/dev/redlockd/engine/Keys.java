@@ -50,8 +50,15 @@ final class Keys {
     return List.of(lock(resource), fence(resource), fenceMax());
   }
 
-  List<String> forExtend(String resource) {
-    return List.of(lock(resource), fence(resource), incarnation());
+  /** Incarnation first, then lock and fence of each resource, as extend.lua takes them. */
+  List<String> forExtend(List<String> resources) {
+    List<String> all = new java.util.ArrayList<>(1 + 2 * resources.size());
+    all.add(incarnation());
+    for (String resource : resources) {
+      all.add(lock(resource));
+      all.add(fence(resource));
+    }
+    return all;
   }
 
   List<String> forRelease(String resource) {

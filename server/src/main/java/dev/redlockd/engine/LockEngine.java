@@ -30,6 +30,7 @@ public final class LockEngine implements AutoCloseable {
   private final Waiters waiters = new Waiters();
   private final ScheduledExecutorService scheduler;
   private final boolean ownsScheduler;
+  private final RenewalBatch renewals;
   private final LongSupplier nanoClock;
   private final Random jitter;
   private final SecureRandom tokens;
@@ -44,6 +45,7 @@ public final class LockEngine implements AutoCloseable {
     this.tokens = b.tokens;
     this.ownsScheduler = b.scheduler == null;
     this.scheduler = ownsScheduler ? defaultScheduler() : b.scheduler;
+    this.renewals = new RenewalBatch(this, scheduler, nanoClock);
     Keys keys = new Keys(config.keyPrefix());
     this.monitor = new NodeMonitor(nodes, keys, config, scheduler, b.wallMicros, nanoClock, tokens);
     this.redlock = new Redlock(nodes, keys, config, nanoClock, monitor);
@@ -109,6 +111,11 @@ public final class LockEngine implements AutoCloseable {
     return redlock.extend(resource, token, ttl);
   }
 
+  /** Kept leases due together; their resources, tokens and ttls were checked when they were kept. */
+  List<CompletableFuture<Lease>> extendAll(List<Redlock.Extension> extensions) {
+    return redlock.extendAll(extensions);
+  }
+
   /**
    * Releases on every node; true when a quorum still held the lease, false when it was no
    * longer held. When nodes that did not answer could make the difference, the outcome is
@@ -143,7 +150,7 @@ public final class LockEngine implements AutoCloseable {
     rules.resource(resource);
     rules.token(resource, token, true);
     rules.ttl(resource, ttl);
-    return new KeptLease(this, scheduler, nanoClock, resource, token, ttl, listener);
+    return new KeptLease(this, scheduler, renewals, nanoClock, resource, token, ttl, listener);
   }
 
   public RequestRules rules() {

@@ -31,9 +31,15 @@ final class Replies {
     return new Acquire((int) number(r.get(0)), number(r.get(1)), number(r.get(2)) == 1);
   }
 
-  static Extend extend(Object reply) {
-    List<?> r = list(reply, 3);
-    return new Extend(number(r.get(0)) == 1, number(r.get(1)), number(r.get(2)) == 1);
+  /** extend.lua's reply for {@code leases} leases, one Extend per lease in the order asked. */
+  static List<Extend> extend(Object reply, int leases) {
+    List<?> r = list(reply, 1 + 2 * leases);
+    boolean incarnated = number(r.get(0)) == 1;
+    List<Extend> each = new java.util.ArrayList<>(leases);
+    for (int i = 0; i < leases; i++) {
+      each.add(new Extend(number(r.get(1 + 2 * i)) == 1, number(r.get(2 + 2 * i)), incarnated));
+    }
+    return each;
   }
 
   static Release release(Object reply) {

@@ -100,8 +100,13 @@ public final class JedisRedisNode implements RedisNode {
       result.completeExceptionally(new IllegalStateException("node " + name() + " is closed"));
       return result;
     }
-    result.orTimeout(timeout.toNanos(), TimeUnit.NANOSECONDS);
-    queue.add(new Call(send, retry, result));
+    Call call = new Call(send, retry, result);
+    // The clock starts when the call is queued: time spent held in Pipelining.together, while
+    // the caller builds the rest of its batch, is not the node's slowness.
+    Pipelining.queue(this, () -> {
+      result.orTimeout(timeout.toNanos(), TimeUnit.NANOSECONDS);
+      queue.add(call);
+    });
     return result;
   }
 

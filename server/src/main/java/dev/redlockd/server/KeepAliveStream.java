@@ -129,7 +129,8 @@ final class KeepAliveStream implements StreamObserver<KeepAliveRequest>, KeptLea
 
   @Override
   public void jeopardy(Lease lease, LockEngineException cause) {
-    log.info("kept lease on resource '{}' in jeopardy: {}", lease.resource(), cause.getMessage());
+    // Per lease and per retry: when a node blips, thousands of these; NodeMonitor logs the node once.
+    log.debug("kept lease on resource '{}' in jeopardy: {}", lease.resource(), cause.getMessage());
     send(lease, LeaseState.LEASE_STATE_JEOPARDY);
   }
 

@@ -1,8 +1,17 @@
--- Compare-and-pexpire. Returns {held, fence, incarnated}.
--- KEYS: lock, fence, incarnation   ARGV: token, ttl-ms
-local incarnated = redis.call('EXISTS', KEYS[3])
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then
-  return {0, 0, incarnated}
+-- Compare-and-pexpire for one or many leases in one call (kept leases due together are
+-- renewed by one call per node, not one per lease).
+-- Returns {incarnated, held1, fence1, held2, fence2, ...}.
+-- KEYS: incarnation, lock1, fence1, lock2, fence2, ...   ARGV: token1, ttl1-ms, token2, ttl2-ms, ...
+local reply = {redis.call('EXISTS', KEYS[1])}
+for i = 1, #ARGV / 2 do
+  local lock, fence = KEYS[2 * i], KEYS[2 * i + 1]
+  if redis.call('GET', lock) == ARGV[2 * i - 1] then
+    redis.call('PEXPIRE', lock, ARGV[2 * i])
+    reply[2 * i] = 1
+    reply[2 * i + 1] = tonumber(redis.call('GET', fence) or '0')
+  else
+    reply[2 * i] = 0
+    reply[2 * i + 1] = 0
+  end
 end
-redis.call('PEXPIRE', KEYS[1], ARGV[2])
-return {1, tonumber(redis.call('GET', KEYS[2]) or '0'), incarnated}
+return reply

@@ -95,4 +95,33 @@ class JedisRedisNodeTest {
     Object reply = node.command("CONFIG", "GET", "maxmemory-policy").get(1, TimeUnit.SECONDS);
     assertThat(reply).isEqualTo(List.of("maxmemory-policy", "noeviction"));
   }
+
+  @Test
+  void callsMadeTogetherAreHeldUntilTheBlockEndsThenSentAsFewPipelines() throws Exception {
+    int calls = 1000;
+    long readsBefore = readsProcessed();
+    List<CompletableFuture<Object>> sets = new ArrayList<>();
+    Pipelining.together(() -> {
+      for (int i = 0; i < calls; i++) {
+        sets.add(node.command("SET", "together-" + i, "v"));
+      }
+      // Still held on this thread: nothing reached the node yet.
+      assertThat(cluster.call(0, "EXISTS", "together-0")).isEqualTo(0L);
+    });
+    for (CompletableFuture<Object> set : sets) {
+      assertThat(set.get(2, TimeUnit.SECONDS)).isEqualTo("OK");
+    }
+    // 1000 calls in batches of at most 256 over two connections: a handful of reads, not 1000.
+    // The INFO call itself and the EXISTS above count too.
+    assertThat(readsProcessed() - readsBefore).isLessThanOrEqualTo(20);
+  }
+
+  private static long readsProcessed() {
+    String stats = (String) cluster.call(0, "INFO", "stats");
+    return stats.lines()
+        .filter(line -> line.startsWith("total_reads_processed:"))
+        .mapToLong(line -> Long.parseLong(line.substring(line.indexOf(':') + 1).trim()))
+        .findFirst()
+        .orElseThrow();
+  }
 }

@@ -1,0 +1,54 @@
+package dev.redlockd.engine;
+
+import dev.redlockd.node.Pipelining;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.function.LongSupplier;
+
+/**
+ * Gathers the kept-lease renewals that fall due together and sends them as one many-lease
+ * extend per node. A lease that falls due adds itself; the first of a batch schedules the
+ * send right behind the timers already due, which on the engine's one scheduler thread means
+ * after every renewal due at the same grid time.
+ */
+final class RenewalBatch {
+  private final LockEngine engine;
+  private final ScheduledExecutorService scheduler;
+  private final LongSupplier nanoClock;
+  private List<KeptLease> due = new ArrayList<>(); // guarded by this
+
+  RenewalBatch(LockEngine engine, ScheduledExecutorService scheduler, LongSupplier nanoClock) {
+    this.engine = engine;
+    this.scheduler = scheduler;
+    this.nanoClock = nanoClock;
+  }
+
+  void add(KeptLease lease) {
+    boolean first;
+    synchronized (this) {
+      first = due.isEmpty();
+      due.add(lease);
+    }
+    if (first) {
+      scheduler.execute(this::send);
+    }
+  }
+
+  private void send() {
+    List<KeptLease> batch;
+    synchronized (this) {
+      batch = due;
+      due = new ArrayList<>();
+    }
+    batch.removeIf(KeptLease::ended); // stopped or released while it waited for the batch
+    List<Redlock.Extension> extensions = batch.stream().map(KeptLease::extension).toList();
+    long sent = nanoClock.getAsLong();
+    List<CompletableFuture<Lease>> renewed = new ArrayList<>();
+    Pipelining.together(() -> renewed.addAll(engine.extendAll(extensions)));
+    for (int i = 0; i < batch.size(); i++) {
+      batch.get(i).whenRenewed(renewed.get(i), sent, extensions.get(i).ttl());
+    }
+  }
+}
