@@ -89,7 +89,8 @@ public final class RedlockdServer implements AutoCloseable {
       new HealthPublisher(health, engine);
       KeepAliveStreams streams = new KeepAliveStreams(config.maxStreams);
       Server server = builder
-          .addService(new LockServiceAdapter(engine, streams, config.releaseOnDisconnect))
+          .addService(UnparseableRequests.refuse(
+              new LockServiceAdapter(engine, streams, config.releaseOnDisconnect).bindService()))
           .addService(health.getHealthService())
           .addService(ProtoReflectionServiceV1.newInstance())
           .addService(olderReflection())

@@ -25,18 +25,6 @@ final class ServerChecks {
       Status.Code.ABORTED, Status.Code.NOT_FOUND, Status.Code.UNAVAILABLE, Status.Code.DEADLINE_EXCEEDED,
       Status.Code.RESOURCE_EXHAUSTED);
 
-  /**
-   * What grpc-java answers today, before any service code runs, to bytes that are not a
-   * request of the method at all: the parse failure escapes into the server's executor, which
-   * cancels the call with this and logs a SEVERE stack trace. Not what the contract says
-   * (bad input should be INVALID_ARGUMENT): {@link UnparseableRequestTest} pins that down. The
-   * fuzz tests tolerate exactly this, for unparseable bytes only, so they keep guarding
-   * everything else until it is fixed.
-   */
-  static boolean knownParseFailure(Status status) {
-    return status.getCode() == Status.Code.UNKNOWN && "Application error processing RPC".equals(status.getDescription());
-  }
-
   private static final AtomicInteger names = new AtomicInteger();
 
   private ServerChecks() {}
