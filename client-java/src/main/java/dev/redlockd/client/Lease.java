@@ -149,13 +149,13 @@ public final class Lease implements AutoCloseable {
   }
 
   /**
-   * Keeps the lease alive on a KeepAlive stream: the server renews it every ttl/3 and this
-   * lease's deadline moves with each renewal. If the stream ends or the deadline passes without
+   * Keeps the lease alive on a KeepAlive stream: renewed every ttl/4 (the client asks) and
+   * this lease's deadline moves with each renewal. If the stream ends or the deadline passes without
    * a renewal, the {@link #onLost} callbacks fire.
    */
   public synchronized Lease keepAlive() {
     if (keeper == null && !released.get() && lost == null) {
-      keeper = new LeaseKeeper(this, client::nanoTime);
+      keeper = new LeaseKeeper(this, client::nanoTime, client.scheduler());
       keeper.start(client.streamingStub(), token, ttl);
     }
     return this;

@@ -15,7 +15,6 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BiConsumer;
 import java.util.function.BooleanSupplier;
@@ -95,75 +94,32 @@ public final class LockClient {
     Objects.requireNonNull(resource, "resource");
     Objects.requireNonNull(ttl, "ttl");
     Objects.requireNonNull(wait, "wait");
-    String token = LockTokens.newToken();
-    CompletableFuture<Lease> result = new CompletableFuture<>();
-    AtomicReference<UnaryCall<AcquireRequest, AcquireResponse>> inFlight = new AtomicReference<>();
-    result.whenComplete((lease, failure) -> {
-      if (result.isCancelled()) {
-        UnaryCall<AcquireRequest, AcquireResponse> call = inFlight.get();
-        if (call != null) {
-          call.cancel(false);
-        }
-        // The server may have granted before it heard of the cancel, and will not release a
-        // lease whose token the caller chose: this client is the only one who can.
-        releaseQuietly(resource, token);
-      }
-    });
-    attemptAcquire(resource, ttl, wait, token, nanoTime(), 1, false, result, inFlight);
-    return result;
+    PendingAcquire pending = new PendingAcquire(this, resource, ttl, wait, LockTokens.newToken());
+    pending.attempt(1, 0, false);
+    return pending.result;
   }
 
-  private void attemptAcquire(String resource, Duration ttl, Duration wait, String token, long startNanos,
-      int attempt, boolean ambiguous, CompletableFuture<Lease> result,
-      AtomicReference<UnaryCall<AcquireRequest, AcquireResponse>> inFlight) {
-    if (result.isDone()) {
-      return;
-    }
-    Duration waitLeft = wait.minusNanos(nanoTime() - startNanos);
-    if (waitLeft.isNegative()) {
-      waitLeft = Duration.ZERO;
-    }
+  /** Sends one Acquire; the deadline leaves the server the whole wait, plus the usual time for a call. */
+  UnaryCall<AcquireRequest, AcquireResponse> sendAcquire(String resource, Duration ttl, Duration wait, String token) {
     AcquireRequest request = AcquireRequest.newBuilder()
         .setResource(resource)
         .setTtl(ProtoTime.toProto(ttl))
-        .setWait(ProtoTime.toProto(waitLeft))
+        .setWait(ProtoTime.toProto(wait))
         .setOwner(owner)
         .setToken(token)
         .build();
-    long sent = nanoTime();
-    // The deadline leaves the server the whole wait, plus the usual time for a call.
     UnaryCall<AcquireRequest, AcquireResponse> call = new UnaryCall<>();
-    inFlight.set(call);
-    stub.withDeadlineAfter(waitLeft.plus(callTimeout).toNanos(), TimeUnit.NANOSECONDS).acquire(request, call);
-    if (result.isCancelled()) {
-      call.cancel(false);
-    }
-    call.whenComplete((response, failure) -> {
-      if (failure == null) {
-        dev.redlockd.proto.v1.Lease granted = response.getLease();
-        Lease lease = new Lease(this, resource, token, granted.getFencingToken(), ttl,
-            sent + ProtoTime.fromProto(granted.getValidity()).toNanos());
-        if (!result.complete(lease)) {
-          lease.abandon(); // the caller cancelled meanwhile: give the lock back without blocking this thread
-        }
-        return;
-      }
-      Status status = Status.fromThrowable(failure);
-      boolean unknownOutcome = status.getCode() == Status.Code.UNAVAILABLE
-          || status.getCode() == Status.Code.DEADLINE_EXCEEDED;
-      if (unknownOutcome && attempt < retry.maxAttempts() && !result.isDone()) {
-        SCHEDULER.schedule(
-            () -> attemptAcquire(resource, ttl, wait, token, startNanos, attempt + 1, true, result, inFlight),
-            retry.backoff(attempt).toNanos(), TimeUnit.NANOSECONDS);
-        return;
-      }
-      if (unknownOutcome || ambiguous) {
-        // An earlier attempt may have been granted after its answer was lost: give it back.
-        releaseQuietly(resource, token);
-      }
-      result.completeExceptionally(status.getCode() == Status.Code.CANCELLED && result.isCancelled()
-          ? failure : LockServiceException.of(status, failure));
-    });
+    stub.withDeadlineAfter(wait.plus(callTimeout).toNanos(), TimeUnit.NANOSECONDS).acquire(request, call);
+    return call;
+  }
+
+  RetryPolicy retryPolicy() {
+    return retry;
+  }
+
+  /** Runs the retry that follows failed attempt number {@code attempt}, after the policy's backoff. */
+  void scheduleRetry(Runnable retryAttempt, int attempt) {
+    SCHEDULER.schedule(retryAttempt, retry.backoff(attempt).toNanos(), TimeUnit.NANOSECONDS);
   }
 
   /**

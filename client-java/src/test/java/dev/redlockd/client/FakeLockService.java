@@ -45,7 +45,11 @@ final class FakeLockService extends LockServiceGrpc.LockServiceImplBase {
   final Queue<Status> failNextRelease = new ConcurrentLinkedQueue<>();
   final List<StreamObserver<KeepAliveResponse>> streams = new CopyOnWriteArrayList<>();
   volatile Duration delayNextAcquireAnswer = Duration.ZERO;
+  volatile Duration delayEveryAcquireAnswer = Duration.ZERO;
   volatile Duration validity = Duration.ofSeconds(10);
+  /** How long the answers to a stream's later KeepAlive requests spend on their way. */
+  volatile Duration laterKeepAliveAnswerDelay = Duration.ZERO;
+  final AtomicInteger keepAliveRequests = new AtomicInteger();
   private final AtomicLong fences = new AtomicLong(100);
   private final ScheduledExecutorService later = Executors.newSingleThreadScheduledExecutor();
 
@@ -76,7 +80,7 @@ final class FakeLockService extends LockServiceGrpc.LockServiceImplBase {
       return;
     }
     AcquireResponse answer = AcquireResponse.newBuilder().setLease(lease(r, held)).build();
-    Duration delay = delayNextAcquireAnswer;
+    Duration delay = delayNextAcquireAnswer.isZero() ? delayEveryAcquireAnswer : delayNextAcquireAnswer;
     delayNextAcquireAnswer = Duration.ZERO;
     if (delay.isZero()) {
       responses.onNext(answer);
@@ -141,10 +145,17 @@ final class FakeLockService extends LockServiceGrpc.LockServiceImplBase {
           endStream(responses, Status.NOT_FOUND.withDescription("not held"));
           return;
         }
-        synchronized (responses) {
-          responses.onNext(KeepAliveResponse.newBuilder()
-              .setLease(lease(resource, held)).setState(LeaseState.LEASE_STATE_HELD).build());
-        }
+        keepAliveRequests.incrementAndGet();
+        KeepAliveResponse answer = KeepAliveResponse.newBuilder().setLease(lease(resource, held))
+            .setState(LeaseState.LEASE_STATE_HELD).setSequence(request.getSequence()).build();
+        long delay = request.getSequence() > 1 ? laterKeepAliveAnswerDelay.toNanos() : 0;
+        later.schedule(() -> {
+          synchronized (responses) {
+            if (streams.contains(responses)) {
+              responses.onNext(answer);
+            }
+          }
+        }, delay, TimeUnit.NANOSECONDS);
       }
 
       @Override

@@ -199,6 +199,34 @@ class LockClientTest {
     assertThat(e.getCause()).isInstanceOf(LockNotAcquiredException.class);
   }
 
+  /** Typically a grant after waiting longer than the ttl for another holder. */
+  @Test
+  void aGrantThatArrivesWithLessThanHalfItsValidityLeftIsRefreshedUnderTheSameToken() {
+    fake.validity = Duration.ofSeconds(1);
+    fake.delayNextAcquireAnswer = Duration.ofMillis(600);
+
+    Lease lease = client.acquire("orders/1", Duration.ofSeconds(1), Duration.ofSeconds(2));
+
+    assertThat(lease.remaining()).isGreaterThan(Duration.ofMillis(800));
+    assertThat(fake.acquires).hasSize(2);
+    assertThat(fake.acquires.get(1).getToken()).isEqualTo(fake.acquires.get(0).getToken());
+    assertThat(fake.acquires.get(1).getWait()).isNotEqualTo(fake.acquires.get(0).getWait());
+    assertThat(fake.locks).hasSize(1);
+  }
+
+  @Test
+  void grantsThatKeepRunningOutBeforeTheirAnswerArrivesFailAndAreGivenBack() {
+    fake.validity = Duration.ofMillis(300);
+    fake.delayEveryAcquireAnswer = Duration.ofMillis(350);
+
+    LockServiceException e = catchThrowableOfType(
+        () -> client.acquire("orders/1", Duration.ofMillis(300), Duration.ofSeconds(5)), LockServiceException.class);
+
+    assertThat(e.status().getCode()).isEqualTo(Status.Code.DEADLINE_EXCEEDED);
+    assertThat(fake.acquires).as("the first attempt and three refreshes").hasSize(4);
+    org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(2)).until(fake.locks::isEmpty);
+  }
+
   @Test
   void aLeaseGrantedAfterTheCallerCancelledIsReleased() {
     fake.delayNextAcquireAnswer = Duration.ofMillis(200);
@@ -332,6 +360,32 @@ class LockClientTest {
     assertThat(lost.await(2, TimeUnit.SECONDS)).isTrue();
     assertThat(heard.get().status().getCode()).isEqualTo(Status.Code.NOT_FOUND);
     assertThat(lease.isValid()).isFalse();
+  }
+
+  /**
+   * The server counts validity from when its renewal finished; an answer that spends longer
+   * on its way than the first one did must not push the deadline past the server's.
+   */
+  @Test
+  void keepAliveCountsEachRenewalFromTheSendTimeOfTheRequestItEchoes() throws Exception {
+    Duration ttl = Duration.ofSeconds(1);
+    fake.validity = ttl;
+    Lease lease = client.acquire("orders/1", ttl, Duration.ZERO);
+    fake.laterKeepAliveAnswerDelay = Duration.ofMillis(600);
+    lease.keepAlive();
+    Thread.sleep(1_100); // past the deadline of the first answer, which came at once
+
+    long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(2_000);
+    long mostLeftMs = 0;
+    while (System.nanoTime() < until) {
+      assertThat(lease.isValid()).as("renewed every ttl/4, each answer 600 ms late").isTrue();
+      mostLeftMs = Math.max(mostLeftMs, lease.remaining().toMillis());
+      Thread.sleep(10);
+    }
+    // Each answer arrives 600 ms after its request with 1 s of validity: at most 400 ms left.
+    assertThat(mostLeftMs).isBetween(100L, 400L);
+    assertThat(fake.keepAliveRequests.get()).as("a request every 250 ms over 3.1 s").isBetween(10, 15);
+    lease.close();
   }
 
   @Test

@@ -23,13 +23,17 @@ import org.slf4j.LoggerFactory;
 public final class KeptLease {
   private static final Logger log = LoggerFactory.getLogger(KeptLease.class);
 
-  /** Called from engine threads, one call at a time per lease. */
+  /**
+   * Called from engine threads, one call at a time per lease. {@code mark} is the holder's
+   * highest mark (see {@link #renewNow}) when the reported renewal began: the holder may count
+   * the lease's validity from when it made that mark.
+   */
   public interface Listener {
     /** A renewal reached a quorum. */
-    void held(Lease lease);
+    void held(Lease lease, long mark);
 
     /** A renewal missed the quorum; {@code lease} is the last granted one, still valid. */
-    void jeopardy(Lease lease, LockEngineException cause);
+    void jeopardy(Lease lease, LockEngineException cause, long mark);
 
     /** The lease is gone or can no longer be relied on; renewals have stopped. */
     void lost(LockEngineException cause);
@@ -60,6 +64,7 @@ public final class KeptLease {
 
   // All guarded by this.
   private Duration ttl;
+  private long mark;
   private Lease last;
   private long validUntilNanos;
   /** When the first renewal was asked for; before any succeeds, retries run for one ttl. */
@@ -90,8 +95,12 @@ public final class KeptLease {
     return resource.equals(otherResource) && token.equals(otherToken);
   }
 
-  /** Renews at once (the first renewal, or the holder asked), optionally with a new ttl. */
-  public void renewNow(Duration newTtl) {
+  /**
+   * Renews at once (the first renewal, or the holder asked), optionally with a new ttl.
+   * {@code mark} is any number the holder raises with each ask; every later report carries
+   * the highest one seen before its renewal began.
+   */
+  public void renewNow(Duration newTtl, long mark) {
     synchronized (this) {
       if (ended) {
         return;
@@ -99,6 +108,7 @@ public final class KeptLease {
       if (newTtl != null) {
         ttl = newTtl;
       }
+      this.mark = Math.max(this.mark, mark);
       if (startedNanos < 0) {
         startedNanos = nanoClock.getAsLong();
       }
@@ -112,7 +122,9 @@ public final class KeptLease {
       }
       renewing = true;
     }
-    renew();
+    // Through the batch too: it sends at once, and holders asking at the same moment (Java
+    // clients ask every ttl/4) then share each node's pipeline.
+    batch.add(this);
   }
 
   /** Stops renewing; the lease runs out at its validity. Idempotent. */
@@ -166,34 +178,26 @@ public final class KeptLease {
     }).thenCompose(f -> f);
   }
 
-  /** Renews now, alone: the first renewal, or one the holder asked for. */
-  private void renew() {
-    Duration currentTtl;
-    synchronized (this) {
-      currentTtl = ttl;
-    }
-    whenRenewed(engine.extend(resource, token, currentTtl), nanoClock.getAsLong(), currentTtl);
-  }
-
   synchronized boolean ended() {
     return ended;
   }
 
-  /** What to renew, for a batch of renewals that fell due together. */
-  Redlock.Extension extension() {
-    synchronized (this) {
-      return new Redlock.Extension(resource, token, ttl);
-    }
+  /** A renewal as it begins: what to extend, and the holder's mark at that moment. */
+  record Start(Redlock.Extension extension, long mark) {}
+
+  /** What to renew now, for this lease alone or for a batch of renewals that fell due together. */
+  synchronized Start start() {
+    return new Start(new Redlock.Extension(resource, token, ttl), mark);
   }
 
-  /** Takes the outcome of a renewal sent at {@code sentNanos} with {@code usedTtl}. */
-  void whenRenewed(CompletableFuture<Lease> renewal, long sentNanos, Duration usedTtl) {
+  /** Takes the outcome of a renewal that began as {@code start} and was sent at {@code sentNanos}. */
+  void whenRenewed(CompletableFuture<Lease> renewal, long sentNanos, Start start) {
     renewal.whenComplete((lease, failure) -> {
       try {
         if (lease != null) {
-          renewed(lease, sentNanos, usedTtl);
+          renewed(lease, sentNanos, start);
         } else {
-          failed(unwrap(failure));
+          failed(unwrap(failure), start.mark());
         }
       } finally {
         boolean again;
@@ -203,13 +207,14 @@ public final class KeptLease {
           renewing = again;
         }
         if (again) {
-          renew();
+          batch.add(this);
         }
       }
     });
   }
 
-  private void renewed(Lease lease, long sentNanos, Duration usedTtl) {
+  private void renewed(Lease lease, long sentNanos, Start start) {
+    Duration usedTtl = start.extension().ttl();
     synchronized (this) {
       if (ended) {
         return;
@@ -218,10 +223,10 @@ public final class KeptLease {
       validUntilNanos = sentNanos + lease.validity().toNanos();
       scheduleLocked(onGrid(nanoClock.getAsLong(), usedTtl.toNanos() / 3, usedTtl));
     }
-    listener.held(lease);
+    listener.held(lease, start.mark());
   }
 
-  private void failed(Throwable cause) {
+  private void failed(Throwable cause, long markAtStart) {
     LockEngineException lost = null;
     Lease stillValid = null;
     synchronized (this) {
@@ -246,7 +251,7 @@ public final class KeptLease {
       }
     }
     if (stillValid != null) {
-      listener.jeopardy(stillValid, (LockEngineException) cause);
+      listener.jeopardy(stillValid, (LockEngineException) cause, markAtStart);
     } else {
       listener.lost(lost);
     }

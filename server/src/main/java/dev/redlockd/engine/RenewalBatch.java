@@ -43,12 +43,13 @@ final class RenewalBatch {
       due = new ArrayList<>();
     }
     batch.removeIf(KeptLease::ended); // stopped or released while it waited for the batch
-    List<Redlock.Extension> extensions = batch.stream().map(KeptLease::extension).toList();
+    List<KeptLease.Start> starts = batch.stream().map(KeptLease::start).toList();
+    List<Redlock.Extension> extensions = starts.stream().map(KeptLease.Start::extension).toList();
     long sent = nanoClock.getAsLong();
     List<CompletableFuture<Lease>> renewed = new ArrayList<>();
     Pipelining.together(() -> renewed.addAll(engine.extendAll(extensions)));
     for (int i = 0; i < batch.size(); i++) {
-      batch.get(i).whenRenewed(renewed.get(i), sent, extensions.get(i).ttl());
+      batch.get(i).whenRenewed(renewed.get(i), sent, starts.get(i));
     }
   }
 }

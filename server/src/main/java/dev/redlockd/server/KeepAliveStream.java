@@ -76,7 +76,7 @@ final class KeepAliveStream implements StreamObserver<KeepAliveRequest>, KeptLea
       finish(Status.INVALID_ARGUMENT.withDescription(e.getMessage()));
       return;
     }
-    current.renewNow(newTtl);
+    current.renewNow(newTtl, request.getSequence());
   }
 
   /** Client half-close: release, then end OK (or say why the release could not be confirmed). */
@@ -123,15 +123,15 @@ final class KeepAliveStream implements StreamObserver<KeepAliveRequest>, KeptLea
   }
 
   @Override
-  public void held(Lease lease) {
-    send(lease, LeaseState.LEASE_STATE_HELD);
+  public void held(Lease lease, long sequence) {
+    send(lease, LeaseState.LEASE_STATE_HELD, sequence);
   }
 
   @Override
-  public void jeopardy(Lease lease, LockEngineException cause) {
+  public void jeopardy(Lease lease, LockEngineException cause, long sequence) {
     // Per lease and per retry: when a node blips, thousands of these; NodeMonitor logs the node once.
     log.debug("kept lease on resource '{}' in jeopardy: {}", lease.resource(), cause.getMessage());
-    send(lease, LeaseState.LEASE_STATE_JEOPARDY);
+    send(lease, LeaseState.LEASE_STATE_JEOPARDY, sequence);
   }
 
   @Override
@@ -147,11 +147,12 @@ final class KeepAliveStream implements StreamObserver<KeepAliveRequest>, KeptLea
     return kept;
   }
 
-  private synchronized void send(Lease lease, LeaseState state) {
+  private synchronized void send(Lease lease, LeaseState state, long sequence) {
     if (!finished && !call.isCancelled()) {
       call.onNext(KeepAliveResponse.newBuilder()
           .setLease(LockServiceAdapter.toProto(lease))
           .setState(state)
+          .setSequence(sequence)
           .build());
     }
   }

@@ -127,6 +127,30 @@ class KeepAliveTest {
     assertThat(probe.awaitEnd(Duration.ofSeconds(2)).getCode()).isEqualTo(Status.Code.OK);
   }
 
+  /** The sequence echo is what lets a client count validity from a send time it knows. */
+  @Test
+  void eachAnswerEchoesTheHighestSequenceTheServerHadBeforeItsRenewalBegan() throws Exception {
+    String r = resource();
+    Lease lease = h.acquire(r, TTL);
+    StreamProbe probe = StreamProbe.open(h.async);
+    probe.send(r, lease.getToken(), TTL, 7);
+    assertThat(probe.next(Duration.ofMillis(200)).getSequence()).isEqualTo(7);
+    assertThat(probe.next(Duration.ofMillis(400)).getSequence()).as("a renewal of the server's own").isEqualTo(7);
+
+    probe.send(r, lease.getToken(), TTL, 9);
+    List<Long> echoed = new ArrayList<>();
+    long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(300);
+    while (!echoed.contains(9L) && System.nanoTime() < until) {
+      echoed.add(probe.next(Duration.ofMillis(300)).getSequence());
+    }
+    // A renewal already under way when 9 arrived still reports 7; the one 9 asked for reports 9.
+    assertThat(echoed).endsWith(9L).allSatisfy(s -> assertThat(s).isIn(7L, 9L)).isSorted();
+    probe.send(r, lease.getToken(), TTL, 3);
+    assertThat(probe.next(Duration.ofMillis(200)).getSequence()).as("never lowered").isEqualTo(9);
+    probe.halfClose();
+    assertThat(probe.awaitEnd(Duration.ofSeconds(2)).getCode()).isEqualTo(Status.Code.OK);
+  }
+
   @Test
   void cancelStopsRenewalsAndTheLeaseRunsOutAtItsValidity() throws Exception {
     String r = resource();

@@ -30,11 +30,16 @@ final class StreamProbe implements ClientResponseObserver<KeepAliveRequest, Keep
   }
 
   void send(String resource, String token, Duration ttl) {
+    send(resource, token, ttl, 0);
+  }
+
+  void send(String resource, String token, Duration ttl, long sequence) {
     requests.onNext(KeepAliveRequest.newBuilder()
         .setResource(resource)
         .setToken(token)
         .setTtl(com.google.protobuf.Duration.newBuilder()
             .setSeconds(ttl.getSeconds()).setNanos(ttl.getNano()).build())
+        .setSequence(sequence)
         .build());
   }
 

@@ -1,0 +1,114 @@
+package dev.redlockd.client;
+
+import dev.redlockd.proto.v1.AcquireRequest;
+import dev.redlockd.proto.v1.AcquireResponse;
+import io.grpc.Status;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * One {@link LockClient#acquireAsync} call: its attempts, all with the same token, until a
+ * lease is granted or the caller gets a final answer.
+ *
+ * <p>An attempt whose outcome is unknown (UNAVAILABLE, DEADLINE_EXCEEDED) is retried: the
+ * server refreshes a lease it already granted under this token rather than granting another.
+ * A grant whose answer arrives with less than half its validity left (typically after waiting
+ * for another holder longer than the ttl, since the deadline can only be counted from when the
+ * waiting call was sent) is asked again the same way: the refreshed answer comes at once, and
+ * the lease handed out has most of its ttl ahead of it.
+ */
+final class PendingAcquire {
+  /** Refreshes of a grant that came too late; more means every answer is slow, not the wait. */
+  private static final int MAX_REFRESHES = 3;
+
+  private final LockClient client;
+  private final String resource;
+  private final Duration ttl;
+  private final Duration wait;
+  private final String token;
+  private final long startNanos;
+  final CompletableFuture<Lease> result = new CompletableFuture<>();
+  private volatile UnaryCall<AcquireRequest, AcquireResponse> inFlight;
+
+  PendingAcquire(LockClient client, String resource, Duration ttl, Duration wait, String token) {
+    this.client = client;
+    this.resource = resource;
+    this.ttl = ttl;
+    this.wait = wait;
+    this.token = token;
+    this.startNanos = client.nanoTime();
+    result.whenComplete((lease, failure) -> {
+      if (result.isCancelled()) {
+        UnaryCall<AcquireRequest, AcquireResponse> call = inFlight;
+        if (call != null) {
+          call.cancel(false);
+        }
+        // The server may have granted before it heard of the cancel, and will not release a
+        // lease whose token the caller chose: this client is the only one who can.
+        client.releaseQuietly(resource, token);
+      }
+    });
+  }
+
+  /**
+   * Sends attempt number {@code attempt}. {@code mayHold}: an earlier attempt may have been
+   * granted, so a final failure must give that grant back.
+   */
+  void attempt(int attempt, int refreshes, boolean mayHold) {
+    if (result.isDone()) {
+      return;
+    }
+    Duration waitLeft = wait.minusNanos(client.nanoTime() - startNanos);
+    if (waitLeft.isNegative()) {
+      waitLeft = Duration.ZERO;
+    }
+    long sent = client.nanoTime();
+    UnaryCall<AcquireRequest, AcquireResponse> call = client.sendAcquire(resource, ttl, waitLeft, token);
+    inFlight = call;
+    if (result.isCancelled()) {
+      call.cancel(false);
+    }
+    call.whenComplete((response, failure) -> {
+      if (failure == null) {
+        granted(response.getLease(), sent, attempt, refreshes);
+      } else {
+        failed(Status.fromThrowable(failure), failure, attempt, refreshes, mayHold);
+      }
+    });
+  }
+
+  private void granted(dev.redlockd.proto.v1.Lease granted, long sent, int attempt, int refreshes) {
+    long validity = ProtoTime.fromProto(granted.getValidity()).toNanos();
+    long deadline = sent + validity;
+    long left = deadline - client.nanoTime();
+    if (left < validity / 2 && refreshes < MAX_REFRESHES) {
+      attempt(attempt, refreshes + 1, true);
+      return;
+    }
+    if (left <= 0) {
+      client.releaseQuietly(resource, token);
+      result.completeExceptionally(new LockServiceException(Status.DEADLINE_EXCEEDED.withDescription(
+          "resource '" + resource + "': each grant ran out before its answer arrived")));
+      return;
+    }
+    Lease lease = new Lease(client, resource, token, granted.getFencingToken(), ttl, deadline);
+    if (!result.complete(lease)) {
+      lease.abandon(); // the caller cancelled meanwhile: give the lock back without blocking this thread
+    }
+  }
+
+  private void failed(Status status, Throwable failure, int attempt, int refreshes, boolean mayHold) {
+    boolean unknownOutcome = status.getCode() == Status.Code.UNAVAILABLE
+        || status.getCode() == Status.Code.DEADLINE_EXCEEDED;
+    if (unknownOutcome && attempt < client.retryPolicy().maxAttempts() && !result.isDone()) {
+      client.scheduleRetry(() -> attempt(attempt + 1, refreshes, true), attempt);
+      return;
+    }
+    if (unknownOutcome || mayHold) {
+      // An earlier attempt may have been granted after its answer was lost: give it back.
+      client.releaseQuietly(resource, token);
+    }
+    result.completeExceptionally(status.getCode() == Status.Code.CANCELLED && result.isCancelled()
+        ? failure : LockServiceException.of(status, failure));
+  }
+}
