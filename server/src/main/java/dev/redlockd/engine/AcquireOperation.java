@@ -31,6 +31,8 @@ final class AcquireOperation {
   /** The next round while between rounds, else null. */
   private ScheduledFuture<?> pendingRound; // guarded by this
   private boolean waiting; // guarded by this
+  /** A release woke this call while a round was under way: the next round runs at once. */
+  private boolean wokenDuringRound; // guarded by this
 
   AcquireOperation(Redlock redlock, Waiters waiters, ScheduledExecutorService scheduler, LongSupplier nanoClock,
       Random random, Duration retryDelay, String resource, String token, boolean tokenFromCaller, Duration ttl,
@@ -112,6 +114,10 @@ final class AcquireOperation {
       if (result.isDone()) {
         return;
       }
+      if (wokenDuringRound) {
+        wokenDuringRound = false;
+        delay = 0;
+      }
       pendingRound = scheduler.schedule(this::round, delay, TimeUnit.NANOSECONDS);
       first = !waiting;
       waiting = true;
@@ -124,11 +130,20 @@ final class AcquireOperation {
     }
   }
 
-  /** Runs the next round now if this call is between rounds; true if it did. */
+  /**
+   * A release through this server: the next round runs now, or, when a round is under way
+   * (it may have started before the release and fail), right after it. Always taken, so that
+   * the oldest waiter gets the next try and waiters are served in order. False only for a call
+   * already over.
+   */
   boolean wake() {
     synchronized (this) {
-      if (pendingRound == null || !pendingRound.cancel(false)) {
+      if (result.isDone()) {
         return false;
+      }
+      if (pendingRound == null || !pendingRound.cancel(false)) {
+        wokenDuringRound = true; // a round is under way or starting now
+        return true;
       }
       pendingRound = null;
     }

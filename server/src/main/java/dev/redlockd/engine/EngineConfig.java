@@ -57,6 +57,10 @@ public record EngineConfig(
     return new EngineConfig(keyPrefix, driftFactor, minTtl, value, retryDelay, maxWaitingAcquires, probeInterval);
   }
 
+  public EngineConfig withRetryDelay(Duration value) {
+    return new EngineConfig(keyPrefix, driftFactor, minTtl, maxTtl, value, maxWaitingAcquires, probeInterval);
+  }
+
   public EngineConfig withProbeInterval(Duration value) {
     return new EngineConfig(keyPrefix, driftFactor, minTtl, maxTtl, retryDelay, maxWaitingAcquires, value);
   }

@@ -28,7 +28,7 @@ final class Waiters {
     });
   }
 
-  /** Wakes the oldest waiter that is between attempts; one in the middle of an attempt needs no wake-up. */
+  /** Wakes the oldest waiter still waiting (see {@link AcquireOperation#wake()}). */
   void wakeNext(String resource) {
     Queue<AcquireOperation> queue = byResource.get(resource);
     if (queue != null) {

@@ -1,0 +1,165 @@
+package dev.redlockd.engine;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.redlockd.node.LuaScript;
+import dev.redlockd.node.RedisNode;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Who gets a released lock: this server's waiters in the order they started waiting, at once;
+ * waiters on another server over the same nodes within one retry delay.
+ */
+class WaiterOrderTest {
+  private static final Duration TTL = Duration.ofSeconds(10);
+  /** Long enough that a waiter granted quickly can only have been woken by the release. */
+  private static final Duration LONG_RETRY = Duration.ofSeconds(20);
+  private static final Duration SHORT_RETRY = Duration.ofMillis(200);
+  private static EngineHarness h;
+  private static LockEngine otherReplica;
+
+  @BeforeAll
+  static void start() {
+    h = EngineHarness.start(3, EngineHarness.testConfig()
+        .withRetryDelay(LONG_RETRY).withMaxWaitingAcquires(100));
+    otherReplica = LockEngine.builder(h.nodes, EngineHarness.testConfig().withRetryDelay(SHORT_RETRY)).build().start();
+  }
+
+  @AfterAll
+  static void stop() {
+    otherReplica.close();
+    h.close();
+  }
+
+  @Test
+  void releasesHandTheLockToThisServersWaitersInTheOrderTheyCameEachAtOnce() throws Exception {
+    Lease holder = h.engine.acquire("fifo", TTL, Duration.ZERO, "").join();
+    List<CompletableFuture<Lease>> waiters = new ArrayList<>();
+    for (int i = 0; i < 5; i++) {
+      waiters.add(h.engine.acquire("fifo", TTL, Duration.ofSeconds(60), ""));
+      Thread.sleep(30); // each has made its first round and is waiting before the next comes
+    }
+    Lease current = holder;
+    for (int i = 0; i < waiters.size(); i++) {
+      long released = System.nanoTime();
+      h.engine.release("fifo", current.token()).join();
+      Lease next = waiters.get(i).get(2, TimeUnit.SECONDS);
+      long handOffMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - released);
+      assertThat(handOffMs).as("hand-off to waiter %d", i).isLessThan(1000);
+      for (int later = i + 1; later < waiters.size(); later++) {
+        assertThat(waiters.get(later)).as("waiter %d while %d holds", later, i).isNotDone();
+      }
+      assertThat(next.fencingToken()).isGreaterThan(current.fencingToken());
+      current = next;
+    }
+    h.engine.release("fifo", current.token()).join();
+  }
+
+  @Test
+  void aWaiterOnAnotherServerGetsALockReleasedHereWithinOneRetryDelay() throws Exception {
+    Lease holder = h.engine.acquire("cross", TTL, Duration.ZERO, "").join();
+    CompletableFuture<Lease> waiter = otherReplica.acquire("cross", TTL, Duration.ofSeconds(30), "");
+    Thread.sleep(300);
+    assertThat(waiter).isNotDone();
+
+    long released = System.nanoTime();
+    h.engine.release("cross", holder.token()).join();
+    Lease next = waiter.get(2, TimeUnit.SECONDS);
+
+    // Retries come every half to one retry delay; the round itself adds a few ms.
+    assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - released))
+        .isLessThanOrEqualTo(SHORT_RETRY.toMillis() + 100);
+    otherReplica.release("cross", next.token()).join();
+  }
+
+  /**
+   * The oldest waiter may be in the middle of a round when the lock is released (the round
+   * began while the lock was still held, and will fail): it still gets the next try, and the
+   * waiter behind it is not woken past it.
+   */
+  @Test
+  void theOldestWaiterGetsTheLockEvenWhenTheReleaseCameDuringOneOfItsRounds() throws Exception {
+    String first = LockToken.generate(new SecureRandom());
+    List<HeldAnswers> gated = h.nodes.stream().map(n -> new HeldAnswers(n, first)).toList();
+    EngineConfig config = EngineHarness.testConfig().withRetryDelay(LONG_RETRY).withMaxWaitingAcquires(100);
+    try (LockEngine engine = LockEngine.builder(List.copyOf(gated), config).build().start()) {
+      Lease holder = engine.acquire("mid-round", TTL, Duration.ZERO, "").join();
+      CompletableFuture<Lease> oldest = engine.acquire("mid-round", TTL, Duration.ofSeconds(60), first);
+      Thread.sleep(50);
+      CompletableFuture<Lease> next = engine.acquire("mid-round", TTL, Duration.ofSeconds(60), "");
+      Thread.sleep(50);
+
+      // A stray lease on one node, released: that wakes the oldest waiter while the holder
+      // still has the other two, so its round fails, and its answers are held back meanwhile.
+      gated.forEach(HeldAnswers::hold);
+      String stray = LockToken.generate(new SecureRandom());
+      h.cluster.call(0, "SET", "redlock:{mid-round}:lock", stray, "PX", "10000");
+      engine.release("mid-round", stray).join();
+      assertThat(gated.get(1).heldRound.await(2, TimeUnit.SECONDS)).as("the oldest waiter's round is under way").isTrue();
+
+      engine.release("mid-round", holder.token()).join();
+      Thread.sleep(200);
+      assertThat(next).as("the younger waiter, while the oldest is in a round").isNotDone();
+      gated.forEach(HeldAnswers::answer);
+
+      Lease granted = oldest.get(2, TimeUnit.SECONDS);
+      assertThat(next).isNotDone();
+      engine.release("mid-round", granted.token()).join();
+      engine.release("mid-round", next.get(2, TimeUnit.SECONDS).token()).join();
+    }
+  }
+
+  /** A real node whose answers to one token's acquire script are held back while asked to. */
+  private static final class HeldAnswers implements RedisNode {
+    private final RedisNode real;
+    private final String token;
+    private final CountDownLatch heldRound = new CountDownLatch(1);
+    private volatile CompletableFuture<Void> gate = CompletableFuture.completedFuture(null);
+
+    HeldAnswers(RedisNode real, String token) {
+      this.real = real;
+      this.token = token;
+    }
+
+    void hold() {
+      gate = new CompletableFuture<>();
+    }
+
+    void answer() {
+      gate.complete(null);
+    }
+
+    @Override
+    public String name() {
+      return real.name();
+    }
+
+    @Override
+    public CompletableFuture<Object> eval(LuaScript script, List<String> keys, List<String> args) {
+      CompletableFuture<Object> reply = real.eval(script, keys, args);
+      CompletableFuture<Void> g = gate;
+      if (!script.name().equals("acquire") || !args.contains(token) || g.isDone()) {
+        return reply;
+      }
+      heldRound.countDown();
+      return reply.thenCombine(g, (r, ignored) -> r);
+    }
+
+    @Override
+    public CompletableFuture<Object> command(String... args) {
+      return real.command(args);
+    }
+
+    @Override
+    public void close() {} // the harness closes the real node
+  }
+}
