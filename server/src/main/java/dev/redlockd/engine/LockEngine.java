@@ -165,6 +165,16 @@ public final class LockEngine implements AutoCloseable {
     return nodes.size();
   }
 
+  /** How many nodes must vote yes: N/2+1. */
+  public int quorum() {
+    return Tally.quorumOf(nodes.size());
+  }
+
+  /** Acquire calls with a wait under way now: the count {@code maxWaitingAcquires} limits. */
+  public int waitingAcquires() {
+    return waitingCalls.get();
+  }
+
   /** Whether a quorum of nodes voted at the last probe. */
   public boolean quorumAvailable() {
     return monitor.quorumUp();

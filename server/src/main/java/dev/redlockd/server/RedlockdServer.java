@@ -6,6 +6,7 @@ import dev.redlockd.node.JedisRedisNode;
 import dev.redlockd.node.NodeAddress;
 import dev.redlockd.node.RedisNode;
 import dev.redlockd.server.dev.DevCluster;
+import dev.redlockd.server.metrics.Metrics;
 import io.grpc.Server;
 import io.grpc.ServerBuilder;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
@@ -36,17 +37,19 @@ public final class RedlockdServer implements AutoCloseable {
   private final HealthStatusManager health;
   private final KeepAliveStreams streams;
   private final DevCluster devCluster;
+  private final Metrics metrics;
   private final Duration shutdownGrace;
   private final AtomicBoolean closed = new AtomicBoolean();
 
   private RedlockdServer(Server server, LockEngine engine, List<RedisNode> nodes, HealthStatusManager health,
-      KeepAliveStreams streams, DevCluster devCluster, Duration shutdownGrace) {
+      KeepAliveStreams streams, DevCluster devCluster, Metrics metrics, Duration shutdownGrace) {
     this.server = server;
     this.engine = engine;
     this.nodes = nodes;
     this.health = health;
     this.streams = streams;
     this.devCluster = devCluster;
+    this.metrics = metrics;
     this.shutdownGrace = shutdownGrace;
   }
 
@@ -78,9 +81,10 @@ public final class RedlockdServer implements AutoCloseable {
     }
     List<RedisNode> nodes = new ArrayList<>();
     LockEngine engine = null;
+    Metrics metrics = config.metricsPort == 0 ? Metrics.off() : Metrics.on(System::nanoTime);
     try {
       for (NodeAddress address : NodeAddress.parseList(redis)) {
-        nodes.add(new JedisRedisNode(address, config.nodeTimeout, config.nodeConnections));
+        nodes.add(metrics.meter(new JedisRedisNode(address, config.nodeTimeout, config.nodeConnections)));
       }
       log.info("Redlock over {} Redis nodes (quorum {}): {}", nodes.size(), nodes.size() / 2 + 1,
           nodes.stream().map(RedisNode::name).toList());
@@ -88,17 +92,21 @@ public final class RedlockdServer implements AutoCloseable {
       HealthStatusManager health = new HealthStatusManager();
       new HealthPublisher(health, engine);
       KeepAliveStreams streams = new KeepAliveStreams(config.maxStreams);
+      metrics.watch(engine, streams::size);
+      metrics.serve(config.metricsPort);
       Server server = builder
-          .addService(UnparseableRequests.refuse(
-              new LockServiceAdapter(engine, streams, config.releaseOnDisconnect).bindService()))
+          // Metered outside the refusal, so refused requests count with their INVALID_ARGUMENT.
+          .addService(metrics.meter(UnparseableRequests.refuse(
+              new LockServiceAdapter(engine, streams, config.releaseOnDisconnect).bindService())))
           .addService(health.getHealthService())
           .addService(ProtoReflectionServiceV1.newInstance())
           .addService(olderReflection())
           .build()
           .start();
       log.info("redlockd listening on port {}", server.getPort());
-      return new RedlockdServer(server, engine, nodes, health, streams, dev, config.shutdownGrace);
+      return new RedlockdServer(server, engine, nodes, health, streams, dev, metrics, config.shutdownGrace);
     } catch (IOException | RuntimeException e) {
+      metrics.close();
       if (engine != null) {
         engine.close();
       }
@@ -118,6 +126,11 @@ public final class RedlockdServer implements AutoCloseable {
 
   public int port() {
     return server.getPort();
+  }
+
+  /** The port /metrics is served on; 0 when metrics are off. */
+  public int metricsPort() {
+    return metrics.port();
   }
 
   public LockEngine engine() {
@@ -167,6 +180,7 @@ public final class RedlockdServer implements AutoCloseable {
     if (devCluster != null) {
       devCluster.close();
     }
+    metrics.close();
     log.info("redlockd stopped");
   }
 }

@@ -19,6 +19,11 @@ public final class ServerConfig {
       description = "gRPC port; 0 picks a free one and logs it (default ${DEFAULT-VALUE}).")
   int port;
 
+  @Option(names = "--metrics-port", defaultValue = "${env:REDLOCKD_METRICS_PORT:-0}",
+      description = "Serve Prometheus metrics at http://<host>:<port>/metrics on every interface; "
+          + "0 = no metrics (default ${DEFAULT-VALUE}).")
+  int metricsPort;
+
   @Option(names = "--redis", defaultValue = "${env:REDLOCKD_REDIS:-}",
       description = "The N Redis masters: redis://[user:password@]host:port,... or rediss:// for TLS. "
           + "Empty: dev mode, 3 local Redis nodes started by the server.")
@@ -115,6 +120,9 @@ public final class ServerConfig {
   EngineConfig engineConfig() {
     if (port < 0 || port > 65535) {
       throw new IllegalArgumentException("--port must lie in 0..65535, not " + port);
+    }
+    if (metricsPort < 0 || metricsPort > 65535) {
+      throw new IllegalArgumentException("--metrics-port must lie in 0..65535 (0 = off), not " + metricsPort);
     }
     if (nodeTimeout.isZero()) {
       throw new IllegalArgumentException("--node-timeout must be positive");

@@ -23,6 +23,7 @@ class ServerConfigTest {
     assertThat(e.retryDelay()).isEqualTo(Duration.ofMillis(100));
     assertThat(e.keyPrefix()).isEqualTo("redlock:");
     assertThat(c.releaseOnDisconnect).isFalse();
+    assertThat(c.metricsPort).isZero();
     assertThat(c.devMode()).isFalse();
   }
 
@@ -50,6 +51,7 @@ class ServerConfigTest {
     assertThatThrownBy(() -> ServerConfig.parse("--drift-factor", "0.7"))
         .hasMessageContaining("drift-factor");
     assertThatThrownBy(() -> ServerConfig.parse("--port", "70000")).hasMessageContaining("--port");
+    assertThatThrownBy(() -> ServerConfig.parse("--metrics-port", "-1")).hasMessageContaining("--metrics-port");
     assertThatThrownBy(() -> ServerConfig.parse("--keepalive-time", "0s")).hasMessageContaining("--keepalive-time");
     assertThatThrownBy(() -> ServerConfig.parse("--no-such-flag")).isInstanceOf(IllegalArgumentException.class);
   }

@@ -1,0 +1,42 @@
+package dev.redlockd.server.metrics;
+
+import dev.redlockd.engine.LockEngine;
+import dev.redlockd.engine.NodeState;
+import io.prometheus.metrics.core.metrics.GaugeWithCallback;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import java.util.function.IntSupplier;
+
+/** Gauges read from the engine and the stream registry at each scrape; nothing is kept here. */
+final class EngineGauges {
+  private EngineGauges() {}
+
+  static void register(PrometheusRegistry registry, LockEngine engine, IntSupplier openStreams) {
+    gauge(registry, "redlockd_nodes", "Redis nodes configured (N)", engine::nodeCount);
+    gauge(registry, "redlockd_nodes_up", "Redis nodes that vote: they answer and hold their incarnation key",
+        () -> count(engine, NodeState.UP));
+    gauge(registry, "redlockd_nodes_quarantined",
+        "Redis nodes that restarted empty and sit out until every lock they may have held has expired",
+        () -> count(engine, NodeState.QUARANTINED));
+    gauge(registry, "redlockd_quorum_margin",
+        "Voting nodes minus the quorum (N/2+1): how many more nodes may fail; below 0 calls fail UNAVAILABLE",
+        () -> count(engine, NodeState.UP) - engine.quorum());
+    GaugeWithCallback.builder()
+        .name("redlockd_node_up")
+        .help("1 while this Redis node votes, else 0 (down, quarantined, or not yet probed)")
+        .labelNames("node")
+        .callback(cb -> engine.nodeStates().forEach((node, state) -> cb.call(state == NodeState.UP ? 1 : 0, node)))
+        .register(registry);
+    gauge(registry, "redlockd_keepalive_streams_open", "KeepAlive streams open on this server", openStreams);
+    gauge(registry, "redlockd_acquires_waiting",
+        "Acquire calls with a wait under way on this server (limited by --max-waiting-acquires)",
+        engine::waitingAcquires);
+  }
+
+  private static void gauge(PrometheusRegistry registry, String name, String help, IntSupplier value) {
+    GaugeWithCallback.builder().name(name).help(help).callback(cb -> cb.call(value.getAsInt())).register(registry);
+  }
+
+  private static int count(LockEngine engine, NodeState state) {
+    return (int) engine.nodeStates().values().stream().filter(s -> s == state).count();
+  }
+}

@@ -1,0 +1,82 @@
+package dev.redlockd.server.metrics;
+
+import dev.redlockd.node.LuaScript;
+import dev.redlockd.node.RedisNode;
+import io.prometheus.metrics.core.datapoints.CounterDataPoint;
+import io.prometheus.metrics.core.datapoints.DistributionDataPoint;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.TimeoutException;
+import java.util.function.LongSupplier;
+import java.util.function.Supplier;
+
+/**
+ * A node that times each request and counts the failed ones, then hands back the node's own
+ * future unchanged (cancelling it still reaches the node).
+ */
+final class MeteredRedisNode implements RedisNode {
+  private final RedisNode node;
+  private final LongSupplier nanoClock;
+  private final DistributionDataPoint latency;
+  private final CounterDataPoint timeouts;
+  private final CounterDataPoint errors;
+
+  MeteredRedisNode(RedisNode node, LongSupplier nanoClock, DistributionDataPoint latency, CounterDataPoint timeouts,
+      CounterDataPoint errors) {
+    this.node = node;
+    this.nanoClock = nanoClock;
+    this.latency = latency;
+    this.timeouts = timeouts;
+    this.errors = errors;
+  }
+
+  @Override
+  public String name() {
+    return node.name();
+  }
+
+  @Override
+  public CompletableFuture<Object> eval(LuaScript script, List<String> keys, List<String> args) {
+    return timed(() -> node.eval(script, keys, args));
+  }
+
+  @Override
+  public CompletableFuture<Object> command(String... args) {
+    return timed(() -> node.command(args));
+  }
+
+  private CompletableFuture<Object> timed(Supplier<CompletableFuture<Object>> request) {
+    long start = nanoClock.getAsLong();
+    CompletableFuture<Object> reply;
+    try {
+      reply = request.get();
+    } catch (RuntimeException e) {
+      errors.inc();
+      throw e;
+    }
+    reply.whenComplete((value, failure) -> {
+      latency.observe((nanoClock.getAsLong() - start) / 1e9);
+      if (failure != null) {
+        (isTimeout(failure) ? timeouts : errors).inc();
+      }
+    });
+    return reply;
+  }
+
+  private static boolean isTimeout(Throwable failure) {
+    Throwable cause = failure instanceof CompletionException && failure.getCause() != null
+        ? failure.getCause() : failure;
+    return cause instanceof TimeoutException;
+  }
+
+  @Override
+  public void close() {
+    node.close();
+  }
+
+  @Override
+  public String toString() {
+    return node.toString();
+  }
+}

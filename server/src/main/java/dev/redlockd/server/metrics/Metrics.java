@@ -1,0 +1,86 @@
+package dev.redlockd.server.metrics;
+
+import dev.redlockd.engine.LockEngine;
+import dev.redlockd.node.RedisNode;
+import io.grpc.ServerInterceptors;
+import io.grpc.ServerServiceDefinition;
+import io.prometheus.metrics.exporter.httpserver.HTTPServer;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import java.io.IOException;
+import java.util.function.IntSupplier;
+import java.util.function.LongSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The server's Prometheus metrics, served over HTTP at {@code /metrics}. {@link #off()} is the
+ * same face doing nothing, so with metrics off no request pays for them.
+ *
+ * <p>Each instance has its own registry: several servers in one JVM (tests) do not share counts.
+ */
+public final class Metrics implements AutoCloseable {
+  private static final Logger log = LoggerFactory.getLogger(Metrics.class);
+
+  private final PrometheusRegistry registry;
+  private final RpcMetrics rpcs;
+  private final NodeMetrics nodes;
+  private volatile HTTPServer http;
+
+  private Metrics(PrometheusRegistry registry, LongSupplier nanoClock) {
+    this.registry = registry;
+    this.rpcs = registry == null ? null : new RpcMetrics(registry, nanoClock);
+    this.nodes = registry == null ? null : new NodeMetrics(registry, nanoClock);
+  }
+
+  public static Metrics off() {
+    return new Metrics(null, null);
+  }
+
+  public static Metrics on(LongSupplier nanoClock) {
+    return new Metrics(new PrometheusRegistry(), nanoClock);
+  }
+
+  /** The node, timed and counted. */
+  public RedisNode meter(RedisNode node) {
+    return nodes == null ? node : nodes.meter(node);
+  }
+
+  /** The service, its calls counted by method and status code. */
+  public ServerServiceDefinition meter(ServerServiceDefinition service) {
+    return rpcs == null ? service : ServerInterceptors.intercept(service, rpcs);
+  }
+
+  /** Gauges over the engine's view of the nodes, its waiting Acquire calls and the open streams. */
+  public void watch(LockEngine engine, IntSupplier openStreams) {
+    if (registry != null) {
+      EngineGauges.register(registry, engine, openStreams);
+    }
+  }
+
+  /** Serves {@code /metrics} on this port, on every interface. */
+  public void serve(int port) throws IOException {
+    if (registry == null) {
+      return;
+    }
+    http = HTTPServer.builder().port(port).registry(registry).buildAndStart();
+    log.info("redlockd metrics on port {} (http://<host>:{}/metrics)", http.getPort(), http.getPort());
+  }
+
+  /** The port /metrics is served on; 0 when it is not served. */
+  public int port() {
+    HTTPServer h = http;
+    return h == null ? 0 : h.getPort();
+  }
+
+  PrometheusRegistry registry() {
+    return registry;
+  }
+
+  @Override
+  public void close() {
+    HTTPServer h = http;
+    if (h != null) {
+      h.close();
+    }
+  }
+}
