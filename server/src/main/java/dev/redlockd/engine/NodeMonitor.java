@@ -16,6 +16,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
+import java.util.function.Function;
 import java.util.function.LongSupplier;
 import java.util.function.Predicate;
 import org.slf4j.Logger;
@@ -162,7 +163,7 @@ final class NodeMonitor implements AutoCloseable {
       log.warn("No Redis node holds an incarnation key: treating the {} nodes as a new cluster and "
           + "starting at once (fencing tokens start at {})", nodes.size(), floor + 1);
       for (NodeResult<Replies.Probe> r : results) {
-        transitions.add(seed(r.node(), floor));
+        transitions.add(seed(r.node(), floor, "joins the new cluster"));
       }
       clusterKnown = true;
     } else {
@@ -182,46 +183,63 @@ final class NodeMonitor implements AutoCloseable {
 
   private CompletableFuture<Void> settleOne(NodeResult<Replies.Probe> r, long floor) {
     if (!r.answered()) {
-      transition(r.node(), NodeState.DOWN, "does not answer (" + describe(r.failure()) + ")");
+      down(r.node(), r.failure());
       return CompletableFuture.completedFuture(null);
     }
     Replies.Probe probe = r.value();
     switch (probe.state()) {
-      case "up" -> transition(r.node(), NodeState.UP, "is up");
-      case "quarantined" -> transition(r.node(), NodeState.QUARANTINED,
-          "lost its data (no incarnation key): quarantined, it votes again in "
+      case "up" -> transition(r.node(), NodeState.UP, NodeMonitor::upAgain);
+      case "quarantined" -> transition(r.node(), NodeState.QUARANTINED, previous ->
+          "is quarantined: it lost its data (no incarnation key) and votes again in "
               + probe.quarantineMillisLeft() + " ms, once every lock it may have held has expired");
       case "served" -> {
-        return seed(r.node(), floor);
+        return seed(r.node(), floor, "rejoined: its quarantine is served, it votes again");
       }
-      default -> transition(r.node(), NodeState.BLANK,
+      default -> transition(r.node(), NodeState.BLANK, previous ->
           "holds no redlockd keys; waiting for every node to answer before treating the cluster as new");
     }
     return CompletableFuture.completedFuture(null);
   }
 
-  private CompletableFuture<Void> seed(RedisNode node, long floor) {
+  private CompletableFuture<Void> seed(RedisNode node, long floor, String joined) {
     String incarnation = Long.toHexString(random.nextLong()) + Long.toHexString(random.nextLong());
     return node.eval(Scripts.SEED, keys.forSeed(), List.of(incarnation, Long.toString(floor)))
         .handle((reply, failure) -> {
           if (failure != null) {
-            transition(node, NodeState.DOWN, "does not answer (" + describe(failure) + ")");
+            down(node, failure);
           } else if (Replies.number(reply) < 0) {
-            transition(node, NodeState.QUARANTINED, "is still quarantined");
+            transition(node, NodeState.QUARANTINED, previous -> "is still quarantined");
           } else {
-            transition(node, NodeState.UP, "votes (fencing floor " + floor + ")");
+            transition(node, NodeState.UP, previous -> joined + " (fencing floor " + floor + ")");
           }
           return null;
         });
   }
 
-  private void transition(RedisNode node, NodeState next, String what) {
+  /** Another server sharing the nodes may have re-seeded a node this one saw quarantined. */
+  private static String upAgain(NodeState previous) {
+    return switch (previous) {
+      case DOWN -> "is up again";
+      case QUARANTINED -> "rejoined: its quarantine is served, it votes again";
+      default -> "is up";
+    };
+  }
+
+  private void down(RedisNode node, Throwable failure) {
+    transition(node, NodeState.DOWN, previous -> "is down: it does not answer (" + describe(failure) + ")");
+  }
+
+  /**
+   * One line per change of a node's state, never per probe: a node down for an hour logs once.
+   * The line names the node by host:port only.
+   */
+  private void transition(RedisNode node, NodeState next, Function<NodeState, String> what) {
     NodeState previous = states.put(node, next);
     if (previous != next) {
       if (next == NodeState.DOWN || next == NodeState.QUARANTINED) {
-        log.warn("Redis node {} {}", node.name(), what);
+        log.warn("Redis node {} {}", node.name(), what.apply(previous));
       } else {
-        log.info("Redis node {} {}", node.name(), what);
+        log.info("Redis node {} {}", node.name(), what.apply(previous));
       }
     }
   }

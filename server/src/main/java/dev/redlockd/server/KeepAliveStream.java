@@ -137,8 +137,10 @@ final class KeepAliveStream implements StreamObserver<KeepAliveRequest>, KeptLea
   @Override
   public void lost(LockEngineException cause) {
     detach();
-    log.info("kept lease lost: {}", cause.getMessage());
-    finish(StatusMapper.toStatus(cause));
+    Status status = StatusMapper.toStatus(cause);
+    // Once per lost lease; the engine's messages name the resource, never the token.
+    log.info("kept lease lost, its KeepAlive stream ends {}: {}", status.getCode(), cause.getMessage());
+    finish(status);
   }
 
   private synchronized KeptLease detach() {
