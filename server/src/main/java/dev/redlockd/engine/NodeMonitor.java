@@ -6,6 +6,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
@@ -54,6 +55,11 @@ final class NodeMonitor implements AutoCloseable {
   private final AtomicBoolean probeAgain = new AtomicBoolean();
   private final List<Consumer<Boolean>> quorumListeners = new CopyOnWriteArrayList<>();
   private volatile ScheduledFuture<?> schedule;
+  /**
+   * Nodes that answered at least once. Until then a silent node is only logged quietly: first
+   * connections may miss the node timeout, and {@link #start} warns about one still silent.
+   */
+  private final Set<RedisNode> heardFrom = ConcurrentHashMap.newKeySet();
 
   NodeMonitor(List<RedisNode> nodes, Keys keys, EngineConfig config, ScheduledExecutorService scheduler,
       LongSupplier wallMicros, LongSupplier nanoClock, SecureRandom random) {
@@ -85,6 +91,11 @@ final class NodeMonitor implements AutoCloseable {
         break;
       }
       probeRound().join();
+    }
+    for (RedisNode node : nodes) {
+      if (!heardFrom.contains(node)) {
+        log.warn("Redis node {} is down: it has not answered since start-up", node.name());
+      }
     }
     if (!quorumUp) {
       log.warn("Starting without a quorum of voting Redis nodes after {} ms: calls fail with UNAVAILABLE "
@@ -163,6 +174,7 @@ final class NodeMonitor implements AutoCloseable {
       log.warn("No Redis node holds an incarnation key: treating the {} nodes as a new cluster and "
           + "starting at once (fencing tokens start at {})", nodes.size(), floor + 1);
       for (NodeResult<Replies.Probe> r : results) {
+        heardFrom.add(r.node());
         transitions.add(seed(r.node(), floor, "joins the new cluster"));
       }
       clusterKnown = true;
@@ -187,8 +199,9 @@ final class NodeMonitor implements AutoCloseable {
       return CompletableFuture.completedFuture(null);
     }
     Replies.Probe probe = r.value();
+    boolean firstAnswer = heardFrom.add(r.node());
     switch (probe.state()) {
-      case "up" -> transition(r.node(), NodeState.UP, NodeMonitor::upAgain);
+      case "up" -> transition(r.node(), NodeState.UP, previous -> firstAnswer ? "is up" : upAgain(previous));
       case "quarantined" -> transition(r.node(), NodeState.QUARANTINED, previous ->
           "is quarantined: it lost its data (no incarnation key) and votes again in "
               + probe.quarantineMillisLeft() + " ms, once every lock it may have held has expired");
@@ -226,7 +239,11 @@ final class NodeMonitor implements AutoCloseable {
   }
 
   private void down(RedisNode node, Throwable failure) {
-    transition(node, NodeState.DOWN, previous -> "is down: it does not answer (" + describe(failure) + ")");
+    if (heardFrom.contains(node)) {
+      transition(node, NodeState.DOWN, previous -> "is down: it does not answer (" + describe(failure) + ")");
+    } else if (states.put(node, NodeState.DOWN) != NodeState.DOWN) {
+      log.info("Redis node {} does not answer yet ({})", node.name(), describe(failure));
+    }
   }
 
   /**
