@@ -72,10 +72,6 @@ public final class Metrics implements AutoCloseable {
     return h == null ? 0 : h.getPort();
   }
 
-  PrometheusRegistry registry() {
-    return registry;
-  }
-
   @Override
   public void close() {
     HTTPServer h = http;
