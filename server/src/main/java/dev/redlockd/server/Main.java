@@ -3,7 +3,10 @@ package dev.redlockd.server;
 import java.io.PrintWriter;
 import picocli.CommandLine;
 
-/** {@code java -jar redlockd-server.jar [flags]}: runs until SIGTERM or SIGINT. */
+/**
+ * {@code java -jar redlockd-server.jar [flags]}: runs until SIGTERM or SIGINT.
+ * {@code java -jar redlockd-server.jar healthcheck [flags]}: asks a running server once.
+ */
 public final class Main {
   private Main() {}
 
@@ -13,11 +16,19 @@ public final class Main {
 
   static int run(String[] args, PrintWriter err) {
     ServerConfig config = new ServerConfig();
-    CommandLine cli = new CommandLine(config);
+    HealthCheckCommand healthCheck = new HealthCheckCommand();
+    CommandLine cli = new CommandLine(config).addSubcommand(healthCheck);
     try {
       CommandLine.ParseResult parsed = cli.parseArgs(args);
       if (CommandLine.printHelpIfRequested(parsed)) {
         return 0;
+      }
+      if (parsed.hasSubcommand()) {
+        if (!parsed.matchedOptions().isEmpty()) {
+          // `--port 6000 healthcheck` would otherwise check the default port, silently.
+          throw new IllegalArgumentException("healthcheck takes its flags after the word healthcheck");
+        }
+        return healthCheck.run(new PrintWriter(System.out, true));
       }
       config.engineConfig();
     } catch (CommandLine.ParameterException | IllegalArgumentException e) {
