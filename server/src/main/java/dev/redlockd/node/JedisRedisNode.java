@@ -10,6 +10,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
+import javax.net.ssl.SSLParameters;
+import javax.net.ssl.SSLSocketFactory;
 import org.apache.commons.pool2.impl.GenericObjectPoolConfig;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -46,7 +48,16 @@ public final class JedisRedisNode implements RedisNode {
   private record Call(Function<Pipeline, Response<Object>> send, Function<Pipeline, Response<Object>> retry,
       CompletableFuture<Object> result) {}
 
+  /** A node reached over plaintext, or for {@code rediss://} with the JVM's default TLS settings. */
   public JedisRedisNode(NodeAddress address, Duration timeout, int connections) {
+    this(address, timeout, connections, null);
+  }
+
+  /**
+   * @param tls for a {@code rediss://} address, the sockets to use (whom to trust, which client
+   *     certificate to show); null: the JVM's defaults. Ignored for {@code redis://}.
+   */
+  public JedisRedisNode(NodeAddress address, Duration timeout, int connections, SSLSocketFactory tls) {
     this.address = address;
     this.timeout = timeout;
     int timeoutMs = (int) Math.max(1, timeout.toMillis());
@@ -57,6 +68,16 @@ public final class JedisRedisNode implements RedisNode {
         .clientName("redlockd")
         .autoNegotiateProtocol(false)
         .ssl(address.tls());
+    if (address.tls()) {
+      if (tls != null) {
+        client.sslSocketFactory(tls);
+      }
+      // Jedis checks no host name by itself: without this any certificate the trusted
+      // authorities ever signed would do, for any host.
+      SSLParameters checkHost = new SSLParameters();
+      checkHost.setEndpointIdentificationAlgorithm("HTTPS");
+      client.sslParameters(checkHost);
+    }
     address.user().ifPresent(client::user);
     address.password().ifPresent(client::password);
     GenericObjectPoolConfig<Jedis> poolConfig = new GenericObjectPoolConfig<>();

@@ -20,6 +20,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import javax.net.ssl.SSLSocketFactory;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -55,7 +56,7 @@ public final class RedlockdServer implements AutoCloseable {
 
   /** Starts a server on the configured port over Netty. */
   public static RedlockdServer start(ServerConfig config) throws IOException {
-    return start(config, NettyServerBuilder.forPort(config.port)
+    return start(config, NettyServerBuilder.forPort(config.port, config.grpcCredentials())
         // A holder lost to a power cut or a partition sends no FIN: without pings its
         // KeepAlive stream would be renewed until TCP gives up, about 15 minutes.
         .keepAliveTime(config.keepAliveTime.toNanos(), TimeUnit.NANOSECONDS)
@@ -83,11 +84,13 @@ public final class RedlockdServer implements AutoCloseable {
     LockEngine engine = null;
     Metrics metrics = config.metricsPort == 0 ? Metrics.off() : Metrics.on(System::nanoTime);
     try {
-      for (NodeAddress address : NodeAddress.parseList(redis)) {
-        nodes.add(metrics.meter(new JedisRedisNode(address, config.nodeTimeout, config.nodeConnections)));
+      SSLSocketFactory redisTls = config.redisSocketFactory().orElse(null);
+      List<NodeAddress> addresses = NodeAddress.parseList(redis);
+      for (NodeAddress address : addresses) {
+        nodes.add(metrics.meter(new JedisRedisNode(address, config.nodeTimeout, config.nodeConnections, redisTls)));
       }
-      log.info("Redlock over {} Redis nodes (quorum {}): {}", nodes.size(), nodes.size() / 2 + 1,
-          nodes.stream().map(RedisNode::name).toList());
+      // NodeAddress prints the scheme (is it TLS?) and never the password.
+      log.info("Redlock over {} Redis nodes (quorum {}): {}", nodes.size(), nodes.size() / 2 + 1, addresses);
       engine = LockEngine.builder(nodes, engineConfig).build().start();
       HealthStatusManager health = new HealthStatusManager();
       new HealthPublisher(health, engine);
@@ -103,6 +106,7 @@ public final class RedlockdServer implements AutoCloseable {
           .addService(olderReflection())
           .build()
           .start();
+      log.info("gRPC security: {}", config.grpcSecurity());
       log.info("redlockd listening on port {}", server.getPort());
       return new RedlockdServer(server, engine, nodes, health, streams, dev, metrics, config.shutdownGrace);
     } catch (IOException | RuntimeException e) {

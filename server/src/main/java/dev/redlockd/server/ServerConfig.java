@@ -2,7 +2,13 @@ package dev.redlockd.server;
 
 import dev.redlockd.engine.EngineConfig;
 import dev.redlockd.node.NodeAddress;
+import dev.redlockd.server.tls.RedisTls;
+import dev.redlockd.server.tls.ServerTls;
+import io.grpc.ServerCredentials;
+import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Optional;
+import javax.net.ssl.SSLSocketFactory;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -24,10 +30,36 @@ public final class ServerConfig {
           + "0 = no metrics (default ${DEFAULT-VALUE}).")
   int metricsPort;
 
+  @Option(names = "--tls-cert", defaultValue = "${env:REDLOCKD_TLS_CERT:-}", paramLabel = "<pem file>",
+      description = "Serve gRPC over TLS only, with this PEM certificate chain (leaf first); needs --tls-key.")
+  String tlsCert;
+
+  @Option(names = "--tls-key", defaultValue = "${env:REDLOCKD_TLS_KEY:-}", paramLabel = "<pem file>",
+      description = "The PEM PKCS#8 private key (-----BEGIN PRIVATE KEY-----) of --tls-cert.")
+  String tlsKey;
+
+  @Option(names = "--tls-client-ca", defaultValue = "${env:REDLOCKD_TLS_CLIENT_CA:-}", paramLabel = "<pem file>",
+      description = "Mutual TLS: only clients with a certificate signed by an authority in this PEM bundle "
+          + "are let in; needs --tls-cert.")
+  String tlsClientCa;
+
   @Option(names = "--redis", defaultValue = "${env:REDLOCKD_REDIS:-}",
       description = "The N Redis masters: redis://[user:password@]host:port,... or rediss:// for TLS. "
           + "Empty: dev mode, 3 local Redis nodes started by the server.")
   String redis;
+
+  @Option(names = "--redis-tls-ca", defaultValue = "${env:REDLOCKD_REDIS_TLS_CA:-}", paramLabel = "<pem file>",
+      description = "For rediss:// nodes: trust the authorities in this PEM bundle instead of the JVM's default ones.")
+  String redisTlsCa;
+
+  @Option(names = "--redis-tls-cert", defaultValue = "${env:REDLOCKD_REDIS_TLS_CERT:-}", paramLabel = "<pem file>",
+      description = "For rediss:// nodes that ask for client certificates: this PEM certificate chain; "
+          + "needs --redis-tls-key.")
+  String redisTlsCert;
+
+  @Option(names = "--redis-tls-key", defaultValue = "${env:REDLOCKD_REDIS_TLS_KEY:-}", paramLabel = "<pem file>",
+      description = "The PEM PKCS#8 private key of --redis-tls-cert.")
+  String redisTlsKey;
 
   @Option(names = "--key-prefix", defaultValue = "${env:REDLOCKD_KEY_PREFIX:-redlock:}",
       description = "Prefix of every key written to Redis (default ${DEFAULT-VALUE}).")
@@ -130,9 +162,15 @@ public final class ServerConfig {
     if (nodeConnections < 1) {
       throw new IllegalArgumentException("--node-connections must be at least 1");
     }
-    if (!devMode()) {
-      NodeAddress.parseList(redis); // a malformed --redis stops start-up here, with its reason
+    boolean anyTlsNode = !devMode()
+        // a malformed --redis stops start-up here, with its reason
+        && NodeAddress.parseList(redis).stream().anyMatch(NodeAddress::tls);
+    if (redisSocketFactory().isPresent() && !anyTlsNode) {
+      // Most likely a node meant as rediss:// was written redis://: its traffic would go in clear.
+      throw new IllegalArgumentException("--redis-tls-ca/--redis-tls-cert are set but no --redis node "
+          + "uses rediss://");
     }
+    grpcCredentials(); // a missing key or an unusable PEM file stops start-up here, not at the first handshake
     if (maxStreams < 0) {
       throw new IllegalArgumentException("--max-streams must not be negative");
     }
@@ -144,6 +182,25 @@ public final class ServerConfig {
     }
     return new EngineConfig(keyPrefix, driftFactor, minTtl, maxTtl, retryDelay, maxWaitingAcquires,
         Duration.ofMillis(500));
+  }
+
+  /** Plaintext, TLS or mutual TLS for the gRPC port, from the --tls-* flags; checks the files. */
+  ServerCredentials grpcCredentials() {
+    return ServerTls.credentials(file(tlsCert), file(tlsKey), file(tlsClientCa));
+  }
+
+  String grpcSecurity() {
+    return ServerTls.describe(file(tlsCert), file(tlsClientCa));
+  }
+
+  /** For rediss:// nodes, from the --redis-tls-* flags; empty: the JVM's defaults. */
+  Optional<SSLSocketFactory> redisSocketFactory() {
+    return RedisTls.socketFactory(file(redisTlsCa), file(redisTlsCert), file(redisTlsKey));
+  }
+
+  /** An unset flag and an empty environment variable both mean no file. */
+  private static Optional<Path> file(String flag) {
+    return flag == null || flag.isBlank() ? Optional.empty() : Optional.of(Path.of(flag));
   }
 
   boolean devMode() {

@@ -6,8 +6,11 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.redlockd.engine.EngineConfig;
 import java.io.PrintWriter;
 import java.io.StringWriter;
+import dev.redlockd.testing.TestCertificates;
+import java.nio.file.Path;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 class ServerConfigTest {
 
@@ -54,6 +57,47 @@ class ServerConfigTest {
     assertThatThrownBy(() -> ServerConfig.parse("--metrics-port", "-1")).hasMessageContaining("--metrics-port");
     assertThatThrownBy(() -> ServerConfig.parse("--keepalive-time", "0s")).hasMessageContaining("--keepalive-time");
     assertThatThrownBy(() -> ServerConfig.parse("--no-such-flag")).isInstanceOf(IllegalArgumentException.class);
+  }
+
+  @Test
+  void tlsFlagsAreCheckedAtStartUp(@TempDir Path dir) {
+    TestCertificates.Authority ca = TestCertificates.authority(dir, "test CA");
+    TestCertificates.Issued server = ca.issue("localhost", "127.0.0.1", "localhost");
+    String cert = server.cert().toString();
+    String key = server.key().toString();
+    ServerConfig tls = ServerConfig.parse("--redis", "redis://a:1", "--tls-cert", cert, "--tls-key", key,
+        "--tls-client-ca", ca.cert().toString());
+    assertThat(tls.grpcSecurity()).startsWith("mutual TLS");
+    assertThat(ServerConfig.parse("--redis", "redis://a:1").grpcSecurity()).startsWith("plaintext");
+    assertThatThrownBy(() -> ServerConfig.parse("--redis", "redis://a:1", "--tls-cert", cert))
+        .hasMessage("--tls-cert needs --tls-key (its private key)");
+    assertThatThrownBy(() -> ServerConfig.parse("--tls-client-ca", ca.cert().toString()))
+        .hasMessageStartingWith("--tls-client-ca needs --tls-cert");
+    assertThatThrownBy(() -> ServerConfig.parse("--tls-cert", cert, "--tls-key", cert))
+        .hasMessageContaining("--tls-key").hasMessageContaining("no PEM private key");
+  }
+
+  @Test
+  void redisTlsFlagsNeedARedissNode(@TempDir Path dir) {
+    TestCertificates.Authority ca = TestCertificates.authority(dir, "test CA");
+    String bundle = ca.cert().toString();
+    assertThat(ServerConfig.parse("--redis", "rediss://a:1,redis://b:2", "--redis-tls-ca", bundle)
+        .redisSocketFactory()).isPresent();
+    // A node meant as rediss:// but written redis:// would send its traffic in clear.
+    assertThatThrownBy(() -> ServerConfig.parse("--redis", "redis://a:1", "--redis-tls-ca", bundle))
+        .hasMessageContaining("no --redis node uses rediss://");
+    assertThatThrownBy(() -> ServerConfig.parse("--redis-tls-ca", bundle))
+        .hasMessageContaining("no --redis node uses rediss://");
+  }
+
+  @Test
+  void mainPrintsOneLineAndExitsTwoForAnUnusableTlsFile(@TempDir Path dir) {
+    StringWriter err = new StringWriter();
+    Path missing = dir.resolve("missing.pem");
+    int code = Main.run(new String[] {"--tls-cert", missing.toString(), "--tls-key", missing.toString()},
+        new PrintWriter(err));
+    assertThat(code).isEqualTo(2);
+    assertThat(err.toString().strip()).isEqualTo("redlockd: --tls-cert: no such file " + missing + " (see --help)");
   }
 
   @Test

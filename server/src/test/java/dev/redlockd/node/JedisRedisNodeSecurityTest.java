@@ -1,0 +1,194 @@
+package dev.redlockd.node;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowable;
+
+import dev.redlockd.engine.EngineConfig;
+import dev.redlockd.engine.Lease;
+import dev.redlockd.engine.LockEngine;
+import dev.redlockd.server.tls.RedisTls;
+import dev.redlockd.testing.SecuredRedis;
+import dev.redlockd.testing.TestCertificates;
+import dev.redlockd.testing.TestCertificates.Authority;
+import dev.redlockd.testing.TestCertificates.Issued;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import javax.net.ssl.SSLSocketFactory;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * ACL users, passwords and TLS against real redis-server processes: the node URI forms the
+ * README promises ({@code redis://user:pass@}, {@code rediss://}) really log in and really encrypt.
+ */
+class JedisRedisNodeSecurityTest {
+  private static final LuaScript RELEASE = LuaScript.load("release");
+  /** Roomy: a cold JVM's first TLS handshake is not what these tests measure. */
+  private static final Duration TIMEOUT = Duration.ofSeconds(2);
+  /** '/', '@' and '+' must survive the URI: percent-escaped there, as the README says. */
+  private static final String PASSWORD = "s3cr3t/p@ss+word";
+  private static final String PASSWORD_IN_URI = "s3cr3t%2Fp%40ss+word";
+  /** Least privilege for redlockd: its own keys, its scripts and what they call. */
+  static final List<String> REDLOCKD_USER = List.of("--user", "redlockd", "on", ">" + PASSWORD, "~redlock:*",
+      "+evalsha", "+eval", "+get", "+set", "+del", "+exists", "+pexpire", "+pttl", "+incr", "+client|setname");
+
+  @TempDir
+  static Path dir;
+  private static Authority ca;
+  private static Issued server;
+  private static Issued client;
+  private static Authority otherCa;
+
+  @BeforeAll
+  static void certificates() {
+    ca = TestCertificates.authority(dir, "redis test CA");
+    server = ca.issue("redis", "127.0.0.1", "localhost");
+    client = ca.issue("redlockd");
+    otherCa = TestCertificates.authority(dir, "other CA");
+  }
+
+  private static Object releaseOn(JedisRedisNode node) throws Exception {
+    return node.eval(RELEASE, List.of("redlock:{r}:lock", "redlock:node:incarnation"), List.of("tok"))
+        .get(5, TimeUnit.SECONDS);
+  }
+
+  private static Throwable failureOf(JedisRedisNode node) {
+    return catchThrowable(() -> releaseOn(node));
+  }
+
+  private static SSLSocketFactory tls(Authority trusted, Issued identity) {
+    return RedisTls.socketFactory(Optional.of(trusted.cert()),
+        Optional.ofNullable(identity).map(Issued::cert), Optional.ofNullable(identity).map(Issued::key)).orElseThrow();
+  }
+
+  private static String[] aclConfig() {
+    List<String> args = new ArrayList<>(List.of("--user", "default", "off"));
+    args.addAll(REDLOCKD_USER);
+    return args.toArray(String[]::new);
+  }
+
+  @Test
+  void aclUserLogsInWithItsPasswordAndGetsOnlyItsRights() throws Exception {
+    try (SecuredRedis redis = SecuredRedis.plain(dir, aclConfig());
+        JedisRedisNode node = new JedisRedisNode(
+            NodeAddress.parse(redis.uri("redlockd:" + PASSWORD_IN_URI)), TIMEOUT, 1)) {
+      assertThat(releaseOn(node)).isEqualTo(List.of(0L, 0L));
+      // Logged in as that user, not as a default one: keys outside redlock:* are refused.
+      assertThat(catchThrowable(() -> node.command("SET", "elsewhere", "x").get(5, TimeUnit.SECONDS)))
+          .hasMessageContaining("NOPERM");
+      assertThat(node.toString()).doesNotContain(PASSWORD).doesNotContain(PASSWORD_IN_URI).contains("***@");
+      assertThat(node.name()).isEqualTo("127.0.0.1:" + redis.port());
+    }
+  }
+
+  @Test
+  void wrongPasswordFailsCallsWithWrongpassAndNeverShowsThePassword() {
+    try (SecuredRedis redis = SecuredRedis.plain(dir, aclConfig());
+        JedisRedisNode node = new JedisRedisNode(NodeAddress.parse(redis.uri("redlockd:not-it")), TIMEOUT, 1)) {
+      Throwable failure = failureOf(node);
+      assertThat(failure).hasStackTraceContaining("WRONGPASS");
+      assertThat(stackTraceOf(failure)).doesNotContain("not-it");
+      assertThat(node.toString()).doesNotContain("not-it");
+    }
+  }
+
+  @Test
+  void passwordOnlyFormsWorkWithRequirepass() throws Exception {
+    try (SecuredRedis redis = SecuredRedis.plain(dir, "--requirepass", PASSWORD);
+        JedisRedisNode bare = new JedisRedisNode(NodeAddress.parse(redis.uri(PASSWORD_IN_URI)), TIMEOUT, 1);
+        JedisRedisNode colon = new JedisRedisNode(NodeAddress.parse(redis.uri(":" + PASSWORD_IN_URI)), TIMEOUT, 1);
+        JedisRedisNode none = new JedisRedisNode(NodeAddress.parse(redis.uri("")), TIMEOUT, 1)) {
+      assertThat(releaseOn(bare)).isEqualTo(List.of(0L, 0L));
+      assertThat(releaseOn(colon)).isEqualTo(List.of(0L, 0L));
+      assertThat(failureOf(none)).hasStackTraceContaining("NOAUTH");
+    }
+  }
+
+  @Test
+  void engineAcquiresAndReleasesOverThreeAclNodes() {
+    List<SecuredRedis> redis = new ArrayList<>();
+    List<RedisNode> nodes = new ArrayList<>();
+    try {
+      for (int i = 0; i < 3; i++) {
+        redis.add(SecuredRedis.plain(dir, aclConfig()));
+        nodes.add(new JedisRedisNode(NodeAddress.parse(redis.get(i).uri("redlockd:" + PASSWORD_IN_URI)),
+            TIMEOUT, 1));
+      }
+      try (LockEngine engine = LockEngine.builder(nodes, EngineConfig.defaults()).build().start()) {
+        Lease lease = engine.acquire("acl", Duration.ofSeconds(10), Duration.ZERO, "").join();
+        assertThat(lease.validity()).isPositive();
+        assertThat(engine.release("acl", lease.token()).join()).isTrue();
+      }
+    } finally {
+      nodes.forEach(RedisNode::close);
+      redis.forEach(SecuredRedis::close);
+    }
+  }
+
+  @Test
+  void rediss_withTheTrustedAuthorityAndAClientCertificateWorks() throws Exception {
+    try (SecuredRedis redis = SecuredRedis.tls(dir, server, ca.cert(), true);
+        JedisRedisNode node = new JedisRedisNode(NodeAddress.parse(redis.uri("")), TIMEOUT, 1, tls(ca, client))) {
+      assertThat(releaseOn(node)).isEqualTo(List.of(0L, 0L));
+    }
+  }
+
+  @Test
+  void rediss_withAclUserOverTlsWorks() throws Exception {
+    try (SecuredRedis redis = SecuredRedis.tls(dir, server, ca.cert(), false, aclConfig());
+        JedisRedisNode node = new JedisRedisNode(NodeAddress.parse(redis.uri("redlockd:" + PASSWORD_IN_URI)),
+            TIMEOUT, 1, tls(ca, null))) {
+      assertThat(releaseOn(node)).isEqualTo(List.of(0L, 0L));
+    }
+  }
+
+  @Test
+  void rediss_withoutAClientCertificateIsRefusedWhenRedisAsksForOne() {
+    try (SecuredRedis redis = SecuredRedis.tls(dir, server, ca.cert(), true);
+        JedisRedisNode node = new JedisRedisNode(NodeAddress.parse(redis.uri("")), TIMEOUT, 1, tls(ca, null))) {
+      assertThat(failureOf(node)).isNotNull();
+      assertThat(redis.log()).contains("peer did not return a certificate");
+    }
+  }
+
+  @Test
+  void rediss_refusesAServerCertificateFromAnotherAuthority() {
+    try (SecuredRedis redis = SecuredRedis.tls(dir, server, ca.cert(), false);
+        JedisRedisNode node = new JedisRedisNode(NodeAddress.parse(redis.uri("")), TIMEOUT, 1,
+            tls(otherCa, null))) {
+      assertThat(failureOf(node)).hasStackTraceContaining("SSLHandshakeException")
+          .hasStackTraceContaining("PKIX path");
+    }
+  }
+
+  @Test
+  void rediss_checksTheHostNameAgainstTheCertificate() {
+    Issued elsewhere = ca.issue("redis.example", "redis.example");
+    try (SecuredRedis redis = SecuredRedis.tls(dir, elsewhere, ca.cert(), false);
+        JedisRedisNode node = new JedisRedisNode(NodeAddress.parse(redis.uri("")), TIMEOUT, 1, tls(ca, null))) {
+      // Signed by a trusted authority, but for another host: refused all the same.
+      assertThat(failureOf(node)).hasStackTraceContaining("SSLHandshakeException")
+          .hasStackTraceContaining("127.0.0.1");
+    }
+  }
+
+  @Test
+  void plaintextUriToATlsPortFails() {
+    try (SecuredRedis redis = SecuredRedis.tls(dir, server, ca.cert(), false);
+        JedisRedisNode node = new JedisRedisNode(
+            NodeAddress.parse(redis.uri("").replace("rediss://", "redis://")), TIMEOUT, 1)) {
+      assertThat(failureOf(node)).isNotNull();
+    }
+  }
+
+  private static String stackTraceOf(Throwable t) {
+    java.io.StringWriter out = new java.io.StringWriter();
+    t.printStackTrace(new java.io.PrintWriter(out));
+    return out.toString();
+  }
+}
