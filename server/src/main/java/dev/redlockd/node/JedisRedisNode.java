@@ -9,7 +9,9 @@ import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
+import javax.net.ssl.SSLException;
 import javax.net.ssl.SSLParameters;
 import javax.net.ssl.SSLSocketFactory;
 import org.apache.commons.pool2.impl.GenericObjectPoolConfig;
@@ -22,6 +24,8 @@ import redis.clients.jedis.JedisPool;
 import redis.clients.jedis.Pipeline;
 import redis.clients.jedis.Response;
 import redis.clients.jedis.commands.ProtocolCommand;
+import redis.clients.jedis.exceptions.JedisAccessControlException;
+import redis.clients.jedis.exceptions.JedisDataException;
 import redis.clients.jedis.exceptions.JedisNoScriptException;
 import redis.clients.jedis.util.SafeEncoder;
 
@@ -43,6 +47,8 @@ public final class JedisRedisNode implements RedisNode {
   private final BlockingQueue<Call> queue = new LinkedBlockingQueue<>();
   private final List<Thread> senders = new ArrayList<>();
   private volatile boolean closed;
+  /** Why the node last refused us (login, TLS); null once a batch got through. Logged once per reason. */
+  private final AtomicReference<String> refusal = new AtomicReference<>();
 
   /** One queued call: what to append to a pipeline, and how to answer it if NOSCRIPT comes back. */
   private record Call(Function<Pipeline, Response<Object>> send, Function<Pipeline, Response<Object>> retry,
@@ -180,9 +186,34 @@ public final class JedisRedisNode implements RedisNode {
           }
         }
       }
+      if (refusal.get() != null) {
+        refusal.set(null);
+      }
     } catch (RuntimeException e) {
       // Connection lost or timed out: the connection is dropped and every call in the batch fails.
+      noteRefusal(e);
       batch.forEach(call -> call.result().completeExceptionally(e));
+    }
+  }
+
+  /**
+   * A wrong password or a certificate that will never be accepted fails every connection the
+   * same way, and retrying cannot help: say why once, where an operator looks. (The engine only
+   * sees that the node does not answer, and the first failure after start-up is often a timeout
+   * of the cold first connection.) Redis and JSSE name no password in these messages.
+   */
+  private void noteRefusal(RuntimeException e) {
+    String why = null;
+    for (Throwable t = e; t != null && why == null; t = t.getCause()) {
+      if (t instanceof SSLException) {
+        why = "TLS handshake failed: " + t.getMessage();
+      } else if (t instanceof JedisAccessControlException
+          || (t instanceof JedisDataException && String.valueOf(t.getMessage()).matches("(NOAUTH|WRONGPASS|NOPERM).*"))) {
+        why = "login refused: " + t.getMessage();
+      }
+    }
+    if (why != null && !why.equals(refusal.getAndSet(why))) {
+      log.warn("Redis node {} refuses the connection: {}", address, why);
     }
   }
 

@@ -1,5 +1,6 @@
 package dev.redlockd.testing;
 
+import io.grpc.ChannelCredentials;
 import io.grpc.Grpc;
 import io.grpc.InsecureChannelCredentials;
 import io.grpc.ManagedChannel;
@@ -100,6 +101,14 @@ public final class ServerProcess implements AutoCloseable {
       channel = Grpc.newChannelBuilder("127.0.0.1:" + port, InsecureChannelCredentials.create()).build();
     }
     return channel;
+  }
+
+  /**
+   * A new channel to the server with these credentials (TLS, mutual TLS) to 127.0.0.1, whose
+   * certificate must then name that address; the caller shuts it down.
+   */
+  public ManagedChannel newChannel(ChannelCredentials credentials) {
+    return Grpc.newChannelBuilder("127.0.0.1:" + port, credentials).build();
   }
 
   public String log() {
