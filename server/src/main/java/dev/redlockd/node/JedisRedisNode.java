@@ -75,6 +75,7 @@ public final class JedisRedisNode implements RedisNode {
         .autoNegotiateProtocol(false)
         .ssl(address.tls());
     if (address.tls()) {
+      // Jedis's newer SslOptions takes only key-store files; the PEM flags arrive as a socket factory.
       if (tls != null) {
         client.sslSocketFactory(tls);
       }

@@ -56,6 +56,7 @@ public final class RedlockdServer implements AutoCloseable {
 
   /** Starts a server on the configured port over Netty. */
   public static RedlockdServer start(ServerConfig config) throws IOException {
+    log.info("gRPC security: {}", config.grpcSecurity());
     return start(config, NettyServerBuilder.forPort(config.port, config.grpcCredentials())
         // A holder lost to a power cut or a partition sends no FIN: without pings its
         // KeepAlive stream would be renewed until TCP gives up, about 15 minutes.
@@ -106,7 +107,6 @@ public final class RedlockdServer implements AutoCloseable {
           .addService(olderReflection())
           .build()
           .start();
-      log.info("gRPC security: {}", config.grpcSecurity());
       log.info("redlockd listening on port {}", server.getPort());
       return new RedlockdServer(server, engine, nodes, health, streams, dev, metrics, config.shutdownGrace);
     } catch (IOException | RuntimeException e) {

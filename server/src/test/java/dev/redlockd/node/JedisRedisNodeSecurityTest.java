@@ -131,7 +131,7 @@ class JedisRedisNodeSecurityTest {
   }
 
   @Test
-  void rediss_withTheTrustedAuthorityAndAClientCertificateWorks() throws Exception {
+  void redissWithTheTrustedAuthorityAndAClientCertificateWorks() throws Exception {
     try (SecuredRedis redis = SecuredRedis.tls(dir, server, ca.cert(), true);
         JedisRedisNode node = new JedisRedisNode(NodeAddress.parse(redis.uri("")), TIMEOUT, 1, tls(ca, client))) {
       assertThat(releaseOn(node)).isEqualTo(List.of(0L, 0L));
@@ -139,7 +139,7 @@ class JedisRedisNodeSecurityTest {
   }
 
   @Test
-  void rediss_withAclUserOverTlsWorks() throws Exception {
+  void redissWithAclUserOverTlsWorks() throws Exception {
     try (SecuredRedis redis = SecuredRedis.tls(dir, server, ca.cert(), false, aclConfig());
         JedisRedisNode node = new JedisRedisNode(NodeAddress.parse(redis.uri("redlockd:" + PASSWORD_IN_URI)),
             TIMEOUT, 1, tls(ca, null))) {
@@ -148,7 +148,7 @@ class JedisRedisNodeSecurityTest {
   }
 
   @Test
-  void rediss_withoutAClientCertificateIsRefusedWhenRedisAsksForOne() {
+  void redissWithoutAClientCertificateIsRefusedWhenRedisAsksForOne() {
     try (SecuredRedis redis = SecuredRedis.tls(dir, server, ca.cert(), true);
         JedisRedisNode node = new JedisRedisNode(NodeAddress.parse(redis.uri("")), TIMEOUT, 1, tls(ca, null))) {
       assertThat(failureOf(node)).isNotNull();
@@ -157,7 +157,7 @@ class JedisRedisNodeSecurityTest {
   }
 
   @Test
-  void rediss_refusesAServerCertificateFromAnotherAuthority() {
+  void redissRefusesAServerCertificateFromAnotherAuthority() {
     try (SecuredRedis redis = SecuredRedis.tls(dir, server, ca.cert(), false);
         JedisRedisNode node = new JedisRedisNode(NodeAddress.parse(redis.uri("")), TIMEOUT, 1,
             tls(otherCa, null))) {
@@ -167,7 +167,7 @@ class JedisRedisNodeSecurityTest {
   }
 
   @Test
-  void rediss_checksTheHostNameAgainstTheCertificate() {
+  void redissChecksTheHostNameAgainstTheCertificate() {
     Issued elsewhere = ca.issue("redis.example", "redis.example");
     try (SecuredRedis redis = SecuredRedis.tls(dir, elsewhere, ca.cert(), false);
         JedisRedisNode node = new JedisRedisNode(NodeAddress.parse(redis.uri("")), TIMEOUT, 1, tls(ca, null))) {
