@@ -23,6 +23,7 @@ final class AcquireOperation {
   private final Duration retryDelay;
   private final String resource;
   private final String token;
+  private final String owner;
   private final Duration ttl;
   private final long deadlineNanos;
   private final boolean releaseIfAbandoned;
@@ -35,8 +36,8 @@ final class AcquireOperation {
   private boolean wokenDuringRound; // guarded by this
 
   AcquireOperation(Redlock redlock, Waiters waiters, ScheduledExecutorService scheduler, LongSupplier nanoClock,
-      Random random, Duration retryDelay, String resource, String token, boolean tokenFromCaller, Duration ttl,
-      Duration wait) {
+      Random random, Duration retryDelay, String resource, String token, boolean tokenFromCaller, String owner,
+      Duration ttl, Duration wait) {
     this.redlock = redlock;
     this.waiters = waiters;
     this.scheduler = scheduler;
@@ -45,6 +46,7 @@ final class AcquireOperation {
     this.retryDelay = retryDelay;
     this.resource = resource;
     this.token = token;
+    this.owner = owner;
     this.ttl = ttl;
     this.deadlineNanos = nanoClock.getAsLong() + saturatedNanos(wait);
     // A caller that chose its token may retry with it, and that retry may be granted before a
@@ -89,7 +91,7 @@ final class AcquireOperation {
     if (result.isDone()) {
       return;
     }
-    redlock.acquire(resource, token, ttl).whenComplete(this::afterRound);
+    redlock.acquire(resource, token, owner, ttl).whenComplete(this::afterRound);
   }
 
   private void afterRound(Lease lease, Throwable failure) {

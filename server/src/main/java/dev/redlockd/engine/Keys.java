@@ -22,6 +22,11 @@ final class Keys {
     return prefix + "{" + resource + "}:fence";
   }
 
+  /** The owner text of the resource's lease, for Describe; lives and dies with the lock key. */
+  String owner(String resource) {
+    return prefix + "{" + resource + "}:owner";
+  }
+
   String incarnation() {
     return prefix + "node:incarnation";
   }
@@ -43,26 +48,35 @@ final class Keys {
   }
 
   List<String> forAcquire(String resource) {
-    return List.of(lock(resource), fence(resource), incarnation(), floor(), fenceMax());
+    return List.of(lock(resource), fence(resource), incarnation(), floor(), fenceMax(), owner(resource));
   }
 
   List<String> forRaise(String resource) {
     return List.of(lock(resource), fence(resource), fenceMax());
   }
 
-  /** Incarnation first, then lock and fence of each resource, as extend.lua takes them. */
+  /** Incarnation first, then lock, fence and owner of each resource, as extend.lua takes them. */
   List<String> forExtend(List<String> resources) {
-    List<String> all = new java.util.ArrayList<>(1 + 2 * resources.size());
+    List<String> all = new java.util.ArrayList<>(1 + 3 * resources.size());
     all.add(incarnation());
     for (String resource : resources) {
       all.add(lock(resource));
       all.add(fence(resource));
+      all.add(owner(resource));
     }
     return all;
   }
 
   List<String> forRelease(String resource) {
-    return List.of(lock(resource), incarnation());
+    return List.of(lock(resource), incarnation(), owner(resource));
+  }
+
+  List<String> forDescribe(String resource) {
+    return List.of(lock(resource), fence(resource), owner(resource), incarnation());
+  }
+
+  List<String> forForceRelease(String resource) {
+    return List.of(lock(resource), owner(resource), incarnation());
   }
 
   List<String> forProbe() {

@@ -26,6 +26,7 @@ public final class LockEngine implements AutoCloseable {
   private final EngineConfig config;
   private final RequestRules rules;
   private final Redlock redlock;
+  private final OperatorRounds operator;
   private final NodeMonitor monitor;
   private final Waiters waiters = new Waiters();
   private final ScheduledExecutorService scheduler;
@@ -49,6 +50,7 @@ public final class LockEngine implements AutoCloseable {
     Keys keys = new Keys(config.keyPrefix());
     this.monitor = new NodeMonitor(nodes, keys, config, scheduler, b.wallMicros, nanoClock, tokens);
     this.redlock = new Redlock(nodes, keys, config, nanoClock, monitor);
+    this.operator = new OperatorRounds(nodes, keys, monitor);
   }
 
   public static Builder builder(List<RedisNode> nodes, EngineConfig config) {
@@ -75,18 +77,28 @@ public final class LockEngine implements AutoCloseable {
    * caller's token it is left to the caller (who may be retrying with it) and runs out at its ttl.
    */
   public CompletableFuture<Lease> acquire(String resource, Duration ttl, Duration wait, String token) {
+    return acquire(resource, ttl, wait, token, "");
+  }
+
+  /**
+   * As {@link #acquire(String, Duration, Duration, String)}, storing {@code owner} (free text,
+   * at most 256 UTF-8 bytes) with the lock for {@link #describe}; a refresh with the same token
+   * replaces it.
+   */
+  public CompletableFuture<Lease> acquire(String resource, Duration ttl, Duration wait, String token, String owner) {
     try {
       rules.resource(resource);
       rules.ttl(resource, ttl);
       rules.wait(resource, Objects.requireNonNull(wait, "wait"));
       rules.token(resource, token, false);
+      rules.owner(resource, Objects.requireNonNull(owner, "owner"));
     } catch (InvalidRequestException e) {
       return CompletableFuture.failedFuture(e);
     }
     String leaseToken = token.isEmpty() ? LockToken.generate(tokens) : token;
     boolean waits = !wait.isZero();
     AcquireOperation operation = new AcquireOperation(redlock, waiters, scheduler, nanoClock, jitter,
-        config.retryDelay(), resource, leaseToken, !token.isEmpty(), ttl, wait);
+        config.retryDelay(), resource, leaseToken, !token.isEmpty(), owner, ttl, wait);
     if (waits && waitingCalls.incrementAndGet() > config.maxWaitingAcquires()) {
       waitingCalls.decrementAndGet();
       return CompletableFuture.failedFuture(new LimitExceededException("resource '" + resource
@@ -139,6 +151,43 @@ public final class LockEngine implements AutoCloseable {
         throw QuorumUnavailableException.of(resource, tally);
       }
       return false;
+    });
+  }
+
+  /**
+   * Who holds the resource, read from every node at once: a snapshot, not a linearizable read
+   * (the lock may change hands while it is read). Nodes that do not answer within the node
+   * timeout are left out; when they could make the difference, {@link QuorumUnavailableException}.
+   */
+  public CompletableFuture<LockDescription> describe(String resource) {
+    try {
+      rules.resource(resource);
+    } catch (InvalidRequestException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+    return operator.describe(resource);
+  }
+
+  /**
+   * Deletes the resource's lock on every node whatever its token, for an operator whose holder
+   * is gone. True when some node that answered held a lock key. Fencing counters are left alone,
+   * so the next grant's fencing token is still above the deleted lease's. Fewer than a quorum
+   * answering is {@link QuorumUnavailableException}: the lock may still be held.
+   */
+  public CompletableFuture<Boolean> forceRelease(String resource) {
+    try {
+      rules.resource(resource);
+    } catch (InvalidRequestException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+    return operator.forceRelease(resource).thenApply(tally -> {
+      if (tally.yes() > 0) {
+        waiters.wakeNext(resource);
+      }
+      if (!tally.quorumVoted()) {
+        throw QuorumUnavailableException.of(resource, tally);
+      }
+      return tally.yes() > 0;
     });
   }
 

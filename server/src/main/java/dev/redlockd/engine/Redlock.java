@@ -31,10 +31,13 @@ final class Redlock {
     return Tally.quorumOf(nodes.size());
   }
 
-  /** One acquire round; fails with {@link LockHeldException} or {@link QuorumUnavailableException}. */
-  CompletableFuture<Lease> acquire(String resource, String token, Duration ttl) {
+  /**
+   * One acquire round; fails with {@link LockHeldException} or {@link QuorumUnavailableException}.
+   * {@code owner} is stored beside the lock (empty: none) and replaced by a refresh.
+   */
+  CompletableFuture<Lease> acquire(String resource, String token, String owner, Duration ttl) {
     long start = nanoClock.getAsLong();
-    List<String> args = List.of(token, Long.toString(ttl.toMillis()));
+    List<String> args = List.of(token, Long.toString(ttl.toMillis()), owner);
     return NodeResult.fromAll(nodes,
             node -> node.eval(Scripts.ACQUIRE, keys.forAcquire(resource), args).thenApply(Replies::acquire))
         .thenCompose(results -> {

@@ -23,6 +23,19 @@ final class Replies {
   /** release.lua */
   record Release(boolean deleted, boolean incarnated) {}
 
+  /**
+   * describe.lua: what one node holds for a resource. {@code holder} is the SHA1 of the token
+   * (empty when the lock key is absent), never the token itself.
+   */
+  record Described(String holder, long pttlMillis, String owner, long fence, boolean incarnated) {
+    boolean holds() {
+      return !holder.isEmpty();
+    }
+  }
+
+  /** force_release.lua */
+  record ForceReleased(boolean deleted, boolean incarnated) {}
+
   /** probe.lua */
   record Probe(String state, long quarantineMillisLeft, long fenceMax) {}
 
@@ -45,6 +58,17 @@ final class Replies {
   static Release release(Object reply) {
     List<?> r = list(reply, 2);
     return new Release(number(r.get(0)) == 1, number(r.get(1)) == 1);
+  }
+
+  static Described described(Object reply) {
+    List<?> r = list(reply, 5);
+    return new Described(String.valueOf(r.get(0)), number(r.get(1)), String.valueOf(r.get(2)), number(r.get(3)),
+        number(r.get(4)) == 1);
+  }
+
+  static ForceReleased forceReleased(Object reply) {
+    List<?> r = list(reply, 2);
+    return new ForceReleased(number(r.get(0)) == 1, number(r.get(1)) == 1);
   }
 
   static Probe probe(Object reply) {

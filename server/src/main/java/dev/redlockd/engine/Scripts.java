@@ -10,6 +10,8 @@ final class Scripts {
   static final LuaScript RELEASE = LuaScript.load("release");
   static final LuaScript PROBE = LuaScript.load("probe");
   static final LuaScript SEED = LuaScript.load("seed");
+  static final LuaScript DESCRIBE = LuaScript.load("describe");
+  static final LuaScript FORCE_RELEASE = LuaScript.load("force_release");
 
   private Scripts() {}
 }

@@ -3,17 +3,28 @@
 -- The lock is written even on a node without its incarnation key (restarted empty):
 -- such a node must not vote, but it must hold the locks granted while it sits out, or it
 -- would hand them out again when it rejoins.
--- KEYS: lock, fence, incarnation, floor, fence-max   ARGV: token, ttl-ms
+-- The owner text (for Describe) lives in its own key beside the lock, with the same ttl, so
+-- the lock key keeps holding just the token that every compare-and-* script checks.
+-- KEYS: lock, fence, incarnation, floor, fence-max, owner   ARGV: token, ttl-ms, owner
+local function setOwner()
+  if ARGV[3] == '' then
+    redis.call('DEL', KEYS[6])
+  else
+    redis.call('SET', KEYS[6], ARGV[3], 'PX', ARGV[2])
+  end
+end
 local incarnated = redis.call('EXISTS', KEYS[3])
 local holder = redis.call('GET', KEYS[1])
 if holder == ARGV[1] then
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  setOwner()
   return {2, tonumber(redis.call('GET', KEYS[2]) or '0'), incarnated}
 end
 if holder then
   return {0, 0, incarnated}
 end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+setOwner()
 local fence = redis.call('INCR', KEYS[2])
 -- The floor is set when a node (re)joins: counters lost with its data restart above it.
 local floor = tonumber(redis.call('GET', KEYS[4]) or '0')

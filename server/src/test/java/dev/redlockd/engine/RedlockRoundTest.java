@@ -50,7 +50,7 @@ class RedlockRoundTest {
     ScriptedNode refreshed = answering("refreshed", List.of(2L, 7L, 1L));
 
     assertThatThrownBy(() -> redlock(List.of(took, refused, refused2, silent, refreshed))
-            .acquire("r", TOKEN, Duration.ofSeconds(10)).join())
+            .acquire("r", TOKEN, "", Duration.ofSeconds(10)).join())
         .isInstanceOf(CompletionException.class)
         .hasCauseInstanceOf(LockHeldException.class);
     assertThat(took.calls).containsExactly("acquire", "release");
@@ -66,7 +66,7 @@ class RedlockRoundTest {
     ScriptedNode behind = answering("behind", List.of(1L, 4L, 1L));
     ScriptedNode level = answering("level", List.of(1L, 9L, 1L));
 
-    Lease lease = redlock(List.of(ahead, behind, level)).acquire("r", TOKEN, Duration.ofSeconds(10)).join();
+    Lease lease = redlock(List.of(ahead, behind, level)).acquire("r", TOKEN, "", Duration.ofSeconds(10)).join();
     assertThat(lease.fencingToken()).isEqualTo(9L);
     assertThat(behind.calls).containsExactly("acquire", "raise");
     assertThat(ahead.calls).containsExactly("acquire");
@@ -80,7 +80,7 @@ class RedlockRoundTest {
     ScriptedNode restartedC = answering("c", List.of(1L, 1L, 0L));
 
     assertThatThrownBy(() -> redlock(List.of(a, restartedB, restartedC))
-            .acquire("r", TOKEN, Duration.ofSeconds(10)).join())
+            .acquire("r", TOKEN, "", Duration.ofSeconds(10)).join())
         .hasCauseInstanceOf(QuorumUnavailableException.class)
         .hasMessageContaining("3 of 3 Redis nodes answered, 2 of them not voting");
   }
@@ -95,7 +95,7 @@ class RedlockRoundTest {
       return yes;
     });
     Lease lease = redlock(List.of(a, answering("b", yes), answering("c", yes)))
-        .acquire("r", TOKEN, Duration.ofSeconds(1)).join();
+        .acquire("r", TOKEN, "", Duration.ofSeconds(1)).join();
     // 1000 - 30 - (1000 * 0.01 + 2)
     assertThat(lease.validity()).isEqualTo(Duration.ofMillis(958));
   }
@@ -110,7 +110,7 @@ class RedlockRoundTest {
       return script.equals("acquire") ? yes : List.of(1L, 1L);
     });
     assertThatThrownBy(() -> redlock(List.of(slow, answering("b", yes), answering("c", yes)))
-            .acquire("r", TOKEN, Duration.ofMillis(100)).join())
+            .acquire("r", TOKEN, "", Duration.ofMillis(100)).join())
         .hasCauseInstanceOf(QuorumUnavailableException.class)
         .hasMessageContaining("longer than the ttl");
     assertThat(slow.calls).containsExactly("acquire", "release");

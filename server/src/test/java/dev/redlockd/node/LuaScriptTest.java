@@ -13,7 +13,7 @@ class LuaScriptTest {
   void sha1MatchesWhatRedisComputes() throws Exception {
     try (RedisCluster cluster = RedisCluster.start(1);
         RespClient redis = new RespClient("127.0.0.1", cluster.node(0).port())) {
-      for (String name : List.of("acquire", "raise", "extend", "release", "probe", "seed")) {
+      for (String name : List.of("acquire", "raise", "extend", "release", "probe", "seed", "describe", "force_release")) {
         LuaScript script = LuaScript.load(name);
         assertThat(redis.call("SCRIPT", "LOAD", script.source())).as(name).isEqualTo(script.sha1());
       }

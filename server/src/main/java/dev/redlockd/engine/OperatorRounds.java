@@ -1,0 +1,102 @@
+package dev.redlockd.engine;
+
+import dev.redlockd.node.RedisNode;
+import java.time.Duration;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Function;
+import java.util.stream.Collectors;
+
+/**
+ * The operator's rounds on one resource, outside the Redlock algorithm proper: a read of who
+ * holds it, and a delete whatever the token. Both go to every node at once, like lock rounds.
+ */
+final class OperatorRounds {
+  private final List<RedisNode> nodes;
+  private final Keys keys;
+  private final NodeMonitor monitor;
+
+  OperatorRounds(List<RedisNode> nodes, Keys keys, NodeMonitor monitor) {
+    this.nodes = nodes;
+    this.keys = keys;
+    this.monitor = monitor;
+  }
+
+  /**
+   * Reads every node and reports the lease a quorum of voting nodes hold. When no lease has a
+   * quorum and the silent nodes could give one a quorum, nobody can tell:
+   * {@link QuorumUnavailableException}.
+   */
+  CompletableFuture<LockDescription> describe(String resource) {
+    return NodeResult.fromAll(nodes,
+            node -> node.eval(Scripts.DESCRIBE, keys.forDescribe(resource), List.of()).thenApply(Replies::described))
+        .thenApply(results -> {
+          monitor.observe(results, Replies.Described::incarnated);
+          return describe(resource, results);
+        });
+  }
+
+  static LockDescription describe(String resource, List<NodeResult<Replies.Described>> results) {
+    // Only one lease can have a quorum; the one most voting nodes hold is the only candidate.
+    String leading = results.stream()
+        .filter(r -> r.answered() && r.value().incarnated() && r.value().holds())
+        .collect(Collectors.groupingBy(r -> r.value().holder(), Collectors.counting()))
+        .entrySet().stream()
+        .max(Map.Entry.comparingByValue())
+        .map(Map.Entry::getKey)
+        .orElse("");
+    Tally tally = Tally.of(results, Replies.Described::incarnated,
+        d -> d.holds() && d.holder().equals(leading));
+    if (!tally.quorumSaidYes()) {
+      if (!tally.quorumVoted() || Redlock.silentCouldMakeAQuorum(tally)) {
+        throw QuorumUnavailableException.of(resource, tally);
+      }
+      return LockDescription.NOT_HELD;
+    }
+    List<NodeResult<Replies.Described>> holding = results.stream()
+        .filter(r -> r.answered() && r.value().holds() && r.value().holder().equals(leading))
+        .toList();
+    List<Replies.Described> voting = holding.stream()
+        .map(NodeResult::value)
+        .filter(Replies.Described::incarnated)
+        .toList();
+    // After this many milliseconds fewer than a quorum of them still hold the key.
+    long remaining = voting.stream()
+        .map(Replies.Described::pttlMillis)
+        .sorted(Comparator.reverseOrder())
+        .skip(tally.quorum() - 1L)
+        .findFirst()
+        .orElseThrow();
+    long fence = voting.stream().mapToLong(Replies.Described::fence).max().orElseThrow();
+    return new LockDescription(true, mostCommon(voting, Replies.Described::owner),
+        Duration.ofMillis(Math.max(0, remaining)), fence,
+        holding.stream().map(r -> r.node().name()).toList());
+  }
+
+  /** Nodes that a refresh with a new owner text reached only in part disagree: most of them win. */
+  private static <T> String mostCommon(List<T> values, Function<T, String> field) {
+    return values.stream()
+        .collect(Collectors.groupingBy(field, Collectors.counting()))
+        .entrySet().stream()
+        .max(Map.Entry.comparingByValue())
+        .map(Map.Entry::getKey)
+        .orElse("");
+  }
+
+  /**
+   * Deletes the lock key and owner text on every node, whatever the token. The tally counts
+   * every node that answered as a voter (a quarantined node's key is deleted too) and its yes
+   * votes are the nodes that held a lock key.
+   */
+  CompletableFuture<Tally> forceRelease(String resource) {
+    return NodeResult.fromAll(nodes,
+            node -> node.eval(Scripts.FORCE_RELEASE, keys.forForceRelease(resource), List.of())
+                .thenApply(Replies::forceReleased))
+        .thenApply(results -> {
+          monitor.observe(results, Replies.ForceReleased::incarnated);
+          return Tally.of(results, r -> true, Replies.ForceReleased::deleted);
+        });
+  }
+}
