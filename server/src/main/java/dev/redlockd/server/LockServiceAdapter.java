@@ -2,34 +2,56 @@ package dev.redlockd.server;
 
 import dev.redlockd.engine.InvalidRequestException;
 import dev.redlockd.engine.LimitExceededException;
+import dev.redlockd.engine.LockDescription;
 import dev.redlockd.engine.LockEngine;
 import dev.redlockd.proto.v1.AcquireRequest;
 import dev.redlockd.proto.v1.AcquireResponse;
+import dev.redlockd.proto.v1.DescribeRequest;
+import dev.redlockd.proto.v1.DescribeResponse;
 import dev.redlockd.proto.v1.ExtendRequest;
 import dev.redlockd.proto.v1.ExtendResponse;
+import dev.redlockd.proto.v1.ForceReleaseRequest;
+import dev.redlockd.proto.v1.ForceReleaseResponse;
 import dev.redlockd.proto.v1.KeepAliveRequest;
 import dev.redlockd.proto.v1.KeepAliveResponse;
 import dev.redlockd.proto.v1.Lease;
 import dev.redlockd.proto.v1.LockServiceGrpc;
 import dev.redlockd.proto.v1.ReleaseRequest;
 import dev.redlockd.proto.v1.ReleaseResponse;
+import io.grpc.ServerInterceptors;
+import io.grpc.ServerServiceDefinition;
+import io.grpc.Status;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import java.time.Duration;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
 import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /** The gRPC face of the engine: proto in, engine call, proto or status out. No lock logic here. */
 final class LockServiceAdapter extends LockServiceGrpc.LockServiceImplBase {
+  private static final Logger log = LoggerFactory.getLogger(LockServiceAdapter.class);
+
   private final LockEngine engine;
   private final KeepAliveStreams streams;
   private final boolean releaseOnDisconnect;
+  private final boolean allowForceRelease;
 
-  LockServiceAdapter(LockEngine engine, KeepAliveStreams streams, boolean releaseOnDisconnect) {
+  LockServiceAdapter(LockEngine engine, KeepAliveStreams streams, boolean releaseOnDisconnect,
+      boolean allowForceRelease) {
     this.engine = engine;
     this.streams = streams;
     this.releaseOnDisconnect = releaseOnDisconnect;
+    this.allowForceRelease = allowForceRelease;
+  }
+
+  /** The service, with ForceRelease able to name its caller in the log. */
+  ServerServiceDefinition bind() {
+    return ServerInterceptors.intercept(bindService(),
+        new CallerInterceptor(Set.of(LockServiceGrpc.getForceReleaseMethod().getFullMethodName())));
   }
 
   @Override
@@ -42,7 +64,7 @@ final class LockServiceAdapter extends LockServiceGrpc.LockServiceImplBase {
       Duration ttl = request.hasTtl() ? ProtoDurations.fromProto(resource, "ttl", request.getTtl()) : null;
       Duration wait = request.hasWait()
           ? ProtoDurations.fromProto(resource, "wait", request.getWait()) : Duration.ZERO;
-      lease = engine.acquire(resource, ttl, wait, request.getToken());
+      lease = engine.acquire(resource, ttl, wait, request.getToken(), request.getOwner());
     } catch (InvalidRequestException e) {
       lease = CompletableFuture.failedFuture(e);
     }
@@ -73,6 +95,55 @@ final class LockServiceAdapter extends LockServiceGrpc.LockServiceImplBase {
   public void release(ReleaseRequest request, StreamObserver<ReleaseResponse> responses) {
     reply(responses, engine.release(request.getResource(), request.getToken()),
         released -> ReleaseResponse.newBuilder().setReleased(released).build(), released -> { });
+  }
+
+  @Override
+  public void describe(DescribeRequest request, StreamObserver<DescribeResponse> responses) {
+    reply(responses, engine.describe(request.getResource()), LockServiceAdapter::toProto, d -> { });
+  }
+
+  /**
+   * Refused before anything is read unless the server allows it. Each call that reaches the
+   * nodes is logged at WARN with its outcome, even when the caller left before the answer (the
+   * deletion goes on regardless). Refusals are logged at DEBUG only: any client could send them.
+   */
+  @Override
+  public void forceRelease(ForceReleaseRequest request, StreamObserver<ForceReleaseResponse> responses) {
+    if (!allowForceRelease) {
+      log.debug("refused ForceRelease from {}: --allow-force-release is not set", CallerInterceptor.current());
+      responses.onError(Status.PERMISSION_DENIED
+          .withDescription("ForceRelease is disabled on this server (it runs without --allow-force-release)")
+          .asRuntimeException());
+      return;
+    }
+    String resource = request.getResource();
+    String caller = CallerInterceptor.current();
+    CompletableFuture<Boolean> released = engine.forceRelease(resource);
+    released.whenComplete((deleted, failure) -> {
+      if (failure == null) {
+        log.warn("ForceRelease of resource '{}' by {}: {}", printable(resource), caller,
+            deleted ? "deleted its lock" : "it was not held");
+      } else if (!(StatusMapper.unwrap(failure) instanceof InvalidRequestException)) {
+        Status status = StatusMapper.toStatus(failure);
+        log.warn("ForceRelease of resource '{}' by {} failed: {} {}", printable(resource), caller,
+            status.getCode(), status.getDescription());
+      }
+    });
+    // A copy, so that a caller who leaves cancels the answer, not the audit line above.
+    reply(responses, released.copy(), r -> ForceReleaseResponse.newBuilder().setReleased(r).build(), r -> { });
+  }
+
+  /** Control characters in a resource name would forge log lines: they are escaped. */
+  static String printable(String text) {
+    StringBuilder out = new StringBuilder(text.length());
+    text.codePoints().forEach(c -> {
+      if (Character.isISOControl(c)) {
+        out.append(String.format("\\u%04x", c));
+      } else {
+        out.appendCodePoint(c);
+      }
+    });
+    return out.toString();
   }
 
   @Override
@@ -119,6 +190,19 @@ final class LockServiceAdapter extends LockServiceGrpc.LockServiceImplBase {
         .setToken(lease.token())
         .setValidity(ProtoDurations.toProto(lease.validity()))
         .setFencingToken(lease.fencingToken())
+        .build();
+  }
+
+  static DescribeResponse toProto(LockDescription description) {
+    if (!description.held()) {
+      return DescribeResponse.getDefaultInstance();
+    }
+    return DescribeResponse.newBuilder()
+        .setHeld(true)
+        .setOwner(description.owner())
+        .setRemainingTtl(ProtoDurations.toProto(description.remainingTtl()))
+        .setFencingToken(description.fencingToken())
+        .addAllNodes(description.nodes())
         .build();
   }
 }

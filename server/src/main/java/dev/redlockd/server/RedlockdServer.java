@@ -101,12 +101,16 @@ public final class RedlockdServer implements AutoCloseable {
       Server server = builder
           // Metered outside the refusal, so refused requests count with their INVALID_ARGUMENT.
           .addService(metrics.meter(UnparseableRequests.refuse(
-              new LockServiceAdapter(engine, streams, config.releaseOnDisconnect).bindService())))
+              new LockServiceAdapter(engine, streams, config.releaseOnDisconnect, config.allowForceRelease).bind())))
           .addService(health.getHealthService())
           .addService(ProtoReflectionServiceV1.newInstance())
           .addService(olderReflection())
           .build()
           .start();
+      if (config.allowForceRelease) {
+        log.warn("ForceRelease is enabled (--allow-force-release): any caller that reaches this port can "
+            + "delete any lock");
+      }
       log.info("redlockd listening on port {}", server.getPort());
       return new RedlockdServer(server, engine, nodes, health, streams, dev, metrics, config.shutdownGrace);
     } catch (IOException | RuntimeException e) {

@@ -111,6 +111,12 @@ public final class ServerConfig {
           + "at once instead of letting it run out (default ${DEFAULT-VALUE}).")
   boolean releaseOnDisconnect;
 
+  @Option(names = "--allow-force-release", defaultValue = "${env:REDLOCKD_ALLOW_FORCE_RELEASE:-false}",
+      fallbackValue = "true", arity = "0..1",
+      description = "Serve the ForceRelease RPC, which deletes a resource's lock whatever its token; without "
+          + "this flag it answers PERMISSION_DENIED (default ${DEFAULT-VALUE}).")
+  boolean allowForceRelease;
+
   @Option(names = "--keepalive-time", defaultValue = "${env:REDLOCKD_KEEPALIVE_TIME:-10s}",
       converter = DurationFlag.class,
       description = "After this long without hearing from a client, ping it (HTTP/2 PING), so a holder "

@@ -42,7 +42,7 @@ final class StatusMapper {
     return Status.INTERNAL.withDescription("internal error: " + cause.getClass().getSimpleName());
   }
 
-  private static Throwable unwrap(Throwable t) {
+  static Throwable unwrap(Throwable t) {
     Throwable cause = t;
     while ((cause instanceof CompletionException || cause instanceof ExecutionException)
         && cause.getCause() != null) {

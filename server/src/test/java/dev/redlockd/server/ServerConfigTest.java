@@ -27,7 +27,14 @@ class ServerConfigTest {
     assertThat(e.keyPrefix()).isEqualTo("redlock:");
     assertThat(c.releaseOnDisconnect).isFalse();
     assertThat(c.metricsPort).isZero();
+    assertThat(c.allowForceRelease).isFalse();
     assertThat(c.devMode()).isFalse();
+  }
+
+  @Test
+  void forceReleaseIsAllowedOnlyWhenAsked() {
+    assertThat(ServerConfig.parse("--allow-force-release").allowForceRelease).isTrue();
+    assertThat(ServerConfig.parse("--allow-force-release=false").allowForceRelease).isFalse();
   }
 
   @Test

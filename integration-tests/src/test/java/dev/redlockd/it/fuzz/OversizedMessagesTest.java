@@ -6,6 +6,7 @@ import com.google.protobuf.Duration;
 import dev.redlockd.client.LockTokens;
 import dev.redlockd.it.support.LiveServer;
 import dev.redlockd.proto.v1.AcquireRequest;
+import dev.redlockd.proto.v1.DescribeRequest;
 import dev.redlockd.proto.v1.ExtendRequest;
 import dev.redlockd.proto.v1.KeepAliveRequest;
 import dev.redlockd.proto.v1.ReleaseRequest;
@@ -65,8 +66,9 @@ class OversizedMessagesTest {
         ExtendRequest.newBuilder().setResource(big).setToken(token).setTtl(TTL).build().toByteArray(),
         ReleaseRequest.newBuilder().setResource("oversized-release").setToken(big).build().toByteArray(),
         KeepAliveRequest.newBuilder().setResource(big).setToken(token).setTtl(TTL).build().toByteArray(),
+        DescribeRequest.newBuilder().setResource(big).build().toByteArray(),
     };
-    Rpc[] rpcs = {Rpc.ACQUIRE, Rpc.ACQUIRE, Rpc.ACQUIRE, Rpc.EXTEND, Rpc.RELEASE, Rpc.KEEP_ALIVE};
+    Rpc[] rpcs = {Rpc.ACQUIRE, Rpc.ACQUIRE, Rpc.ACQUIRE, Rpc.EXTEND, Rpc.RELEASE, Rpc.KEEP_ALIVE, Rpc.DESCRIBE};
     for (int i = 0; i < requests.length; i++) {
       Status status = RawCall.send(h.channel, rpcs[i], requests[i], DEADLINE);
       assertThat(status.getCode()).as("request %d (%s): %s", i, rpcs[i], status.getCode())

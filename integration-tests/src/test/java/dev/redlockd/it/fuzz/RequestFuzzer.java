@@ -5,7 +5,9 @@ import com.google.protobuf.Duration;
 import com.google.protobuf.Message;
 import dev.redlockd.client.LockTokens;
 import dev.redlockd.proto.v1.AcquireRequest;
+import dev.redlockd.proto.v1.DescribeRequest;
 import dev.redlockd.proto.v1.ExtendRequest;
+import dev.redlockd.proto.v1.ForceReleaseRequest;
 import dev.redlockd.proto.v1.KeepAliveRequest;
 import dev.redlockd.proto.v1.ReleaseRequest;
 import java.io.ByteArrayOutputStream;
@@ -104,6 +106,8 @@ final class RequestFuzzer {
         maybe(() -> b.setTtl(duration()));
         yield b.build();
       }
+      case DESCRIBE -> DescribeRequest.newBuilder().setResource(resource()).build();
+      case FORCE_RELEASE -> ForceReleaseRequest.newBuilder().setResource(resource()).build();
     };
   }
 
@@ -123,6 +127,8 @@ final class RequestFuzzer {
       case EXTEND -> ExtendRequest.newBuilder().setResource(resource).setToken(token).setTtl(ttl).build();
       case RELEASE -> ReleaseRequest.newBuilder().setResource(resource).setToken(token).build();
       case KEEP_ALIVE -> KeepAliveRequest.newBuilder().setResource(resource).setToken(token).setTtl(ttl).build();
+      case DESCRIBE -> DescribeRequest.newBuilder().setResource(resource).build();
+      case FORCE_RELEASE -> ForceReleaseRequest.newBuilder().setResource(resource).build();
     };
   }
 

@@ -3,30 +3,42 @@ package dev.redlockd.it.fuzz;
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.Parser;
 import dev.redlockd.proto.v1.AcquireRequest;
+import dev.redlockd.proto.v1.DescribeRequest;
 import dev.redlockd.proto.v1.ExtendRequest;
+import dev.redlockd.proto.v1.ForceReleaseRequest;
 import dev.redlockd.proto.v1.KeepAliveRequest;
 import dev.redlockd.proto.v1.LockServiceGrpc;
 import dev.redlockd.proto.v1.ReleaseRequest;
 import io.grpc.MethodDescriptor;
+import io.grpc.Status;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
+import java.util.EnumSet;
+import java.util.Set;
 
 /**
- * The four RPCs of the contract as byte-level methods: the client sends whatever bytes it is
+ * The RPCs of the contract as byte-level methods: the client sends whatever bytes it is
  * given, as a buggy or hostile client in any language could, and reads the answer as bytes.
  */
 enum Rpc {
   ACQUIRE(LockServiceGrpc.getAcquireMethod(), AcquireRequest.parser()),
   EXTEND(LockServiceGrpc.getExtendMethod(), ExtendRequest.parser()),
   RELEASE(LockServiceGrpc.getReleaseMethod(), ReleaseRequest.parser()),
-  KEEP_ALIVE(LockServiceGrpc.getKeepAliveMethod(), KeepAliveRequest.parser());
+  KEEP_ALIVE(LockServiceGrpc.getKeepAliveMethod(), KeepAliveRequest.parser()),
+  DESCRIBE(LockServiceGrpc.getDescribeMethod(), DescribeRequest.parser()),
+  /** Also PERMISSION_DENIED: refused unless the server runs with --allow-force-release. */
+  FORCE_RELEASE(LockServiceGrpc.getForceReleaseMethod(), ForceReleaseRequest.parser(), Status.Code.PERMISSION_DENIED);
 
   final MethodDescriptor<byte[], byte[]> method;
   private final Parser<?> parser;
+  private final Set<Status.Code> allowed;
 
-  Rpc(MethodDescriptor<?, ?> typed, Parser<?> parser) {
+  Rpc(MethodDescriptor<?, ?> typed, Parser<?> parser, Status.Code... alsoAllowed) {
+    Set<Status.Code> codes = EnumSet.copyOf(ServerChecks.CONTRACT);
+    codes.addAll(java.util.Arrays.asList(alsoAllowed));
+    this.allowed = codes;
     this.method = MethodDescriptor.<byte[], byte[]>newBuilder()
         .setType(typed.getType())
         .setFullMethodName(typed.getFullMethodName())
@@ -34,6 +46,11 @@ enum Rpc {
         .setResponseMarshaller(Bytes.MARSHALLER)
         .build();
     this.parser = parser;
+  }
+
+  /** The codes a call of this RPC may end with: the contract's, and this RPC's own. */
+  Set<Status.Code> allowed() {
+    return allowed;
   }
 
   boolean streaming() {
