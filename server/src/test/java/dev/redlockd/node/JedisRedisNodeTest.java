@@ -36,7 +36,7 @@ class JedisRedisNodeTest {
   }
 
   private static CompletableFuture<Object> release(String key, String token) {
-    return node.eval(RELEASE, List.of(key, "no-incarnation"), List.of(token));
+    return node.eval(RELEASE, List.of(key, "no-incarnation", key + ":owner"), List.of(token));
   }
 
   @Test

@@ -54,7 +54,8 @@ class UnparseableRequestsTest {
   /** Field 1 (resource) says 8 bytes follow; only 2 do. */
   private static final byte[] TRUNCATED = {0x0a, 0x08, 'a', 'b'};
   private static final List<MethodDescriptor<?, ?>> METHODS = List.of(LockServiceGrpc.getAcquireMethod(),
-      LockServiceGrpc.getExtendMethod(), LockServiceGrpc.getReleaseMethod(), LockServiceGrpc.getKeepAliveMethod());
+      LockServiceGrpc.getExtendMethod(), LockServiceGrpc.getReleaseMethod(), LockServiceGrpc.getKeepAliveMethod(),
+      LockServiceGrpc.getDescribeMethod(), LockServiceGrpc.getForceReleaseMethod());
 
   private static RedisCluster cluster;
   /** Lets a cancelled stream's lease run out (the default). */
@@ -194,7 +195,7 @@ class UnparseableRequestsTest {
     ServiceDescriptorProto service = file.getServiceList().stream()
         .filter(s -> s.getName().equals("LockService")).findFirst().orElseThrow();
     assertThat(service.getMethodList()).extracting(MethodDescriptorProto::getName)
-        .containsExactly("Acquire", "Extend", "Release", "KeepAlive");
+        .containsExactly("Acquire", "Extend", "Release", "KeepAlive", "Describe", "ForceRelease");
     assertThat(service.getMethodList()).extracting(MethodDescriptorProto::getInputType)
         .contains(".redlock.v1.AcquireRequest", ".redlock.v1.KeepAliveRequest");
     assertThat(reflect(ServerReflectionRequest.newBuilder().setListServices("*").build())
