@@ -15,9 +15,9 @@ final class GrpcChannels {
 
   /**
    * Several channels, each its own HTTP/2 connection, so one connection's flow control and
-   * event-loop thread are not what is measured. Netty from grpc-netty-shaded by name: jetcd
-   * puts the unshaded grpc-netty on the same class path, and the redlockd rows must use the
-   * transport the real client uses. Callbacks run on the event loop (direct executor): they
+   * event-loop thread are not what is measured. Netty from grpc-netty-shaded by name: the
+   * server and jetcd put the unshaded grpc-netty on the same class path, and the redlockd
+   * rows must use the transport a Java client would. Callbacks run on the event loop (direct executor): they
    * only send the next call, and a hop through a thread pool would add to every round trip
    * on two cores.
    */

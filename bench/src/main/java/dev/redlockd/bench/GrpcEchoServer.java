@@ -3,7 +3,8 @@ package dev.redlockd.bench;
 import io.grpc.MethodDescriptor;
 import io.grpc.Server;
 import io.grpc.ServerServiceDefinition;
-import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import dev.redlockd.node.RedisIo;
+import io.grpc.netty.NettyServerBuilder;
 import io.grpc.stub.ServerCalls;
 import java.io.BufferedReader;
 import java.io.ByteArrayInputStream;
@@ -19,8 +20,8 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * The transport floor's server: one unary method that answers with the bytes it was sent, on
- * the same Netty server transport and default executor as redlockd, in its own JVM like the
- * redlockd server. No .proto: a hand-written method descriptor with a bytes marshaller.
+ * the same Netty server transport, I/O threads and direct executor as redlockd, in its own
+ * JVM like the redlockd server. No .proto: a hand-written method descriptor with a bytes marshaller.
  */
 public final class GrpcEchoServer {
   static final MethodDescriptor<byte[], byte[]> ECHO = MethodDescriptor.<byte[], byte[]>newBuilder()
@@ -34,7 +35,12 @@ public final class GrpcEchoServer {
 
   /** Runs until its standard input closes, so it cannot outlive the bench that started it. */
   public static void main(String[] args) throws Exception {
+    RedisIo io = RedisIo.start(Runtime.getRuntime().availableProcessors());
     Server server = NettyServerBuilder.forPort(0)
+        .bossEventLoopGroup(io.group())
+        .workerEventLoopGroup(io.group())
+        .channelType(io.serverChannelType())
+        .directExecutor()
         .addService(ServerServiceDefinition.builder("bench.Echo")
             .addMethod(ECHO, ServerCalls.asyncUnaryCall((request, response) -> {
               response.onNext(request);
@@ -49,6 +55,7 @@ public final class GrpcEchoServer {
       // wait for EOF
     }
     server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+    io.close();
   }
 
   /** The echo server as a child process of the bench, started with the bench's own class path. */

@@ -303,7 +303,7 @@ public final class KeepAliveLoad {
   }
 
   /** -Dbench.serverJvm="-XX:StartFlightRecording=..." adds JVM flags to the server, e.g. to profile it. */
-  /** -Dbench.serverFlags="--node-connections 2" adds server flags, e.g. to compare settings. */
+  /** -Dbench.serverFlags="--io-threads 1" adds server flags, e.g. to compare settings. */
   private List<String> serverFlags(DevCluster cluster) {
     List<String> flags = new ArrayList<>(
         List.of("--redis", String.join(",", cluster.uris()), "--max-streams", Integer.toString(streams * 2)));

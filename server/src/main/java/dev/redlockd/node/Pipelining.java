@@ -7,13 +7,13 @@ import java.util.Map;
 
 /**
  * Hands many calls to each node at once. Calls made inside {@link #together} are held on the
- * calling thread and queued on their node in one go when it returns: a node's sender then
- * finds them all waiting and sends them as one pipeline. Without this, a sender woken by the
- * first call sends it alone while the caller is still queueing the rest, and a burst of
- * renewals costs a wake-up and a round trip on every node for nearly every lease.
+ * calling thread and handed to their connection's I/O thread in one go when it returns: the
+ * thread then finds them all waiting and sends them as one pipeline. Without this, a thread
+ * woken by the first call sends it alone while the caller is still queueing the rest, and a
+ * burst of renewals costs a wake-up and a round trip on every node for nearly every lease.
  */
 public final class Pipelining {
-  private static final ThreadLocal<Map<JedisRedisNode, List<Runnable>>> held = new ThreadLocal<>();
+  private static final ThreadLocal<Map<Object, List<Runnable>>> held = new ThreadLocal<>();
 
   private Pipelining() {}
 
@@ -23,7 +23,7 @@ public final class Pipelining {
       calls.run();
       return;
     }
-    Map<JedisRedisNode, List<Runnable>> batches = new LinkedHashMap<>();
+    Map<Object, List<Runnable>> batches = new LinkedHashMap<>();
     held.set(batches);
     try {
       calls.run();
@@ -34,12 +34,12 @@ public final class Pipelining {
   }
 
   /** Queues at once, or holds the queueing until the enclosing {@link #together} returns. */
-  static void queue(JedisRedisNode node, Runnable queueing) {
-    Map<JedisRedisNode, List<Runnable>> batches = held.get();
+  static void queue(Object connection, Runnable queueing) {
+    Map<Object, List<Runnable>> batches = held.get();
     if (batches == null) {
       queueing.run();
     } else {
-      batches.computeIfAbsent(node, n -> new ArrayList<>()).add(queueing);
+      batches.computeIfAbsent(connection, n -> new ArrayList<>()).add(queueing);
     }
   }
 }

@@ -2,14 +2,15 @@ package dev.redlockd.server;
 
 import dev.redlockd.engine.EngineConfig;
 import dev.redlockd.engine.LockEngine;
-import dev.redlockd.node.JedisRedisNode;
+import dev.redlockd.node.NettyRedisNode;
 import dev.redlockd.node.NodeAddress;
+import dev.redlockd.node.RedisIo;
 import dev.redlockd.node.RedisNode;
 import dev.redlockd.server.dev.DevCluster;
 import dev.redlockd.server.metrics.Metrics;
 import io.grpc.Server;
 import io.grpc.ServerBuilder;
-import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.grpc.netty.NettyServerBuilder;
 import io.grpc.protobuf.services.HealthStatusManager;
 import io.grpc.protobuf.services.ProtoReflectionServiceV1;
 import java.io.IOException;
@@ -20,7 +21,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
-import javax.net.ssl.SSLSocketFactory;
+import javax.net.ssl.SSLContext;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -35,6 +36,7 @@ public final class RedlockdServer implements AutoCloseable {
   private final Server server;
   private final LockEngine engine;
   private final List<RedisNode> nodes;
+  private final RedisIo redisIo;
   private final HealthStatusManager health;
   private final KeepAliveStreams streams;
   private final DevCluster devCluster;
@@ -42,11 +44,13 @@ public final class RedlockdServer implements AutoCloseable {
   private final Duration shutdownGrace;
   private final AtomicBoolean closed = new AtomicBoolean();
 
-  private RedlockdServer(Server server, LockEngine engine, List<RedisNode> nodes, HealthStatusManager health,
-      KeepAliveStreams streams, DevCluster devCluster, Metrics metrics, Duration shutdownGrace) {
+  private RedlockdServer(Server server, LockEngine engine, List<RedisNode> nodes, RedisIo io,
+      HealthStatusManager health, KeepAliveStreams streams, DevCluster devCluster, Metrics metrics,
+      Duration shutdownGrace) {
     this.server = server;
     this.engine = engine;
     this.nodes = nodes;
+    this.redisIo = io;
     this.health = health;
     this.streams = streams;
     this.devCluster = devCluster;
@@ -54,10 +58,19 @@ public final class RedlockdServer implements AutoCloseable {
     this.shutdownGrace = shutdownGrace;
   }
 
-  /** Starts a server on the configured port over Netty. */
+  /**
+   * Starts a server on the configured port over Netty. The gRPC calls run on the I/O threads
+   * that talk to Redis, and the handlers run right there (nothing in them blocks): a call's
+   * Redis round trips and its answer then take no hop to another thread.
+   */
   public static RedlockdServer start(ServerConfig config) throws IOException {
     log.info("gRPC security: {}", config.grpcSecurity());
-    return start(config, NettyServerBuilder.forPort(config.port, config.grpcCredentials())
+    RedisIo io = RedisIo.start(config.ioThreadCount());
+    return start(config, io, NettyServerBuilder.forPort(config.port, config.grpcCredentials())
+        .bossEventLoopGroup(io.group())
+        .workerEventLoopGroup(io.group())
+        .channelType(io.serverChannelType())
+        .directExecutor()
         // A holder lost to a power cut or a partition sends no FIN: without pings its
         // KeepAlive stream would be renewed until TCP gives up, about 15 minutes.
         .keepAliveTime(config.keepAliveTime.toNanos(), TimeUnit.NANOSECONDS)
@@ -69,6 +82,11 @@ public final class RedlockdServer implements AutoCloseable {
 
   /** Starts a server on the given builder (tests pass in-process ones). */
   public static RedlockdServer start(ServerConfig config, ServerBuilder<?> builder) throws IOException {
+    return start(config, RedisIo.start(config.ioThreadCount()), builder);
+  }
+
+  private static RedlockdServer start(ServerConfig config, RedisIo io, ServerBuilder<?> builder)
+      throws IOException {
     EngineConfig engineConfig = config.engineConfig();
     DevCluster dev = null;
     String redis = config.redis;
@@ -85,13 +103,14 @@ public final class RedlockdServer implements AutoCloseable {
     LockEngine engine = null;
     Metrics metrics = config.metricsPort == 0 ? Metrics.off() : Metrics.on(System::nanoTime);
     try {
-      SSLSocketFactory redisTls = config.redisSocketFactory().orElse(null);
+      SSLContext redisTls = config.redisTls().orElse(null);
       List<NodeAddress> addresses = NodeAddress.parseList(redis);
       for (NodeAddress address : addresses) {
-        nodes.add(metrics.meter(new JedisRedisNode(address, config.nodeTimeout, config.nodeConnections, redisTls)));
+        nodes.add(metrics.meter(new NettyRedisNode(address, config.nodeTimeout, io, redisTls)));
       }
       // NodeAddress prints the scheme (is it TLS?) and never the password.
-      log.info("Redlock over {} Redis nodes (quorum {}): {}", nodes.size(), nodes.size() / 2 + 1, addresses);
+      log.info("Redlock over {} Redis nodes (quorum {}): {}; {}", nodes.size(), nodes.size() / 2 + 1, addresses,
+          io.transport());
       engine = LockEngine.builder(nodes, engineConfig).build().start();
       StartupGate.awaitNodes(engine, StartupGate.MAX_WAIT);
       HealthStatusManager health = new HealthStatusManager();
@@ -113,13 +132,14 @@ public final class RedlockdServer implements AutoCloseable {
             + "delete any lock");
       }
       log.info("redlockd listening on port {}", server.getPort());
-      return new RedlockdServer(server, engine, nodes, health, streams, dev, metrics, config.shutdownGrace);
+      return new RedlockdServer(server, engine, nodes, io, health, streams, dev, metrics, config.shutdownGrace);
     } catch (IOException | RuntimeException e) {
       metrics.close();
       if (engine != null) {
         engine.close();
       }
       nodes.forEach(RedisNode::close);
+      io.close();
       if (dev != null) {
         dev.close();
       }
@@ -186,6 +206,7 @@ public final class RedlockdServer implements AutoCloseable {
     }
     engine.close();
     nodes.forEach(RedisNode::close);
+    redisIo.close();
     if (devCluster != null) {
       devCluster.close();
     }

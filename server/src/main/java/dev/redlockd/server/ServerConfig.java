@@ -8,7 +8,7 @@ import io.grpc.ServerCredentials;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Optional;
-import javax.net.ssl.SSLSocketFactory;
+import javax.net.ssl.SSLContext;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -70,10 +70,10 @@ public final class ServerConfig {
       description = "How long one Redis node may take to answer (default ${DEFAULT-VALUE}).")
   Duration nodeTimeout;
 
-  @Option(names = "--node-connections", defaultValue = "${env:REDLOCKD_NODE_CONNECTIONS:-4}",
-      description = "Connections per Redis node, each with a sender thread that pipelines whatever is queued "
-          + "(default ${DEFAULT-VALUE}).")
-  int nodeConnections;
+  @Option(names = "--io-threads", defaultValue = "${env:REDLOCKD_IO_THREADS:-0}",
+      description = "Threads that serve gRPC and talk to Redis, each with one connection to every node, over "
+          + "which it pipelines whatever its calls send together (default 0: one per core).")
+  int ioThreads;
 
   @Option(names = "--drift-factor", defaultValue = "${env:REDLOCKD_DRIFT_FACTOR:-0.01}",
       description = "Share of the ttl held back for clock drift; validity = ttl - elapsed - "
@@ -165,13 +165,13 @@ public final class ServerConfig {
     if (nodeTimeout.isZero()) {
       throw new IllegalArgumentException("--node-timeout must be positive");
     }
-    if (nodeConnections < 1) {
-      throw new IllegalArgumentException("--node-connections must be at least 1");
+    if (ioThreads < 0) {
+      throw new IllegalArgumentException("--io-threads must not be negative (0: one per core)");
     }
     boolean anyTlsNode = !devMode()
         // a malformed --redis stops start-up here, with its reason
         && NodeAddress.parseList(redis).stream().anyMatch(NodeAddress::tls);
-    if (redisSocketFactory().isPresent() && !anyTlsNode) {
+    if (redisTls().isPresent() && !anyTlsNode) {
       // Most likely a node meant as rediss:// was written redis://: its traffic would go in clear.
       throw new IllegalArgumentException("--redis-tls-ca/--redis-tls-cert are set but no --redis node "
           + "uses rediss://");
@@ -200,8 +200,13 @@ public final class ServerConfig {
   }
 
   /** For rediss:// nodes, from the --redis-tls-* flags; empty: the JVM's defaults. */
-  Optional<SSLSocketFactory> redisSocketFactory() {
-    return RedisTls.socketFactory(file(redisTlsCa), file(redisTlsCert), file(redisTlsKey));
+  Optional<SSLContext> redisTls() {
+    return RedisTls.context(file(redisTlsCa), file(redisTlsCert), file(redisTlsKey));
+  }
+
+  /** The I/O threads to start: the flag, or one per core. */
+  int ioThreadCount() {
+    return ioThreads > 0 ? ioThreads : Runtime.getRuntime().availableProcessors();
   }
 
   /** An unset flag and an empty environment variable both mean no file. */

@@ -3,7 +3,7 @@ package dev.redlockd.engine;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.redlockd.node.JedisRedisNode;
+import dev.redlockd.node.NettyRedisNode;
 import dev.redlockd.node.LuaScript;
 import dev.redlockd.node.NodeAddress;
 import dev.redlockd.node.RedisNode;
@@ -66,7 +66,7 @@ class AbandonedAcquireTest {
   private static void withEngine(Body body) throws Exception {
     try (RedisCluster cluster = RedisCluster.start(3)) {
       List<LateAnswers> nodes = cluster.uris().stream()
-          .map(uri -> new LateAnswers(new JedisRedisNode(NodeAddress.parse(uri), Duration.ofSeconds(2), 2)))
+          .map(uri -> new LateAnswers(new NettyRedisNode(NodeAddress.parse(uri), Duration.ofSeconds(2))))
           .toList();
       try (LockEngine engine = LockEngine.builder(List.copyOf(nodes), EngineHarness.testConfig()).build().start()) {
         body.run(engine, nodes);

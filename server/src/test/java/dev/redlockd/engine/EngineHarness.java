@@ -1,6 +1,6 @@
 package dev.redlockd.engine;
 
-import dev.redlockd.node.JedisRedisNode;
+import dev.redlockd.node.NettyRedisNode;
 import dev.redlockd.node.NodeAddress;
 import dev.redlockd.node.RedisNode;
 import dev.redlockd.testing.RedisCluster;
@@ -16,7 +16,7 @@ final class EngineHarness implements AutoCloseable {
   private EngineHarness(RedisCluster cluster, EngineConfig config) {
     this.cluster = cluster;
     this.nodes = cluster.uris().stream()
-        .map(uri -> (RedisNode) new JedisRedisNode(NodeAddress.parse(uri), Duration.ofMillis(50), 8))
+        .map(uri -> (RedisNode) new NettyRedisNode(NodeAddress.parse(uri), Duration.ofMillis(50)))
         .toList();
     this.engine = LockEngine.builder(nodes, config).build().start();
   }

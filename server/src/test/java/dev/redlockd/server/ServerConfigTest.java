@@ -89,7 +89,7 @@ class ServerConfigTest {
     TestCertificates.Authority ca = TestCertificates.authority(dir, "test CA");
     String bundle = ca.cert().toString();
     assertThat(ServerConfig.parse("--redis", "rediss://a:1,redis://b:2", "--redis-tls-ca", bundle)
-        .redisSocketFactory()).isPresent();
+        .redisTls()).isPresent();
     // A node meant as rediss:// but written redis:// would send its traffic in clear.
     assertThatThrownBy(() -> ServerConfig.parse("--redis", "redis://a:1", "--redis-tls-ca", bundle))
         .hasMessageContaining("no --redis node uses rediss://");

@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.redlockd.engine.EngineConfig;
 import dev.redlockd.engine.LockEngine;
 import dev.redlockd.engine.NodeState;
-import dev.redlockd.node.JedisRedisNode;
+import dev.redlockd.node.NettyRedisNode;
 import dev.redlockd.node.NodeAddress;
 import dev.redlockd.node.RedisNode;
 import dev.redlockd.testing.RedisCluster;
@@ -20,7 +20,7 @@ class StartupGateTest {
 
   private static long gatedMillis(RedisCluster cluster) {
     List<RedisNode> nodes = cluster.uris().stream()
-        .map(uri -> (RedisNode) new JedisRedisNode(NodeAddress.parse(uri), Duration.ofMillis(50), 2))
+        .map(uri -> (RedisNode) new NettyRedisNode(NodeAddress.parse(uri), Duration.ofMillis(50)))
         .toList();
     try (LockEngine engine = LockEngine.builder(nodes, EngineConfig.defaults()).build().start()) {
       long start = System.nanoTime();

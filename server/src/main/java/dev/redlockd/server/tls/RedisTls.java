@@ -5,7 +5,6 @@ import java.security.GeneralSecurityException;
 import java.util.Optional;
 import javax.net.ssl.KeyManager;
 import javax.net.ssl.SSLContext;
-import javax.net.ssl.SSLSocketFactory;
 import javax.net.ssl.TrustManager;
 
 /** The TLS side of the connections to {@code rediss://} nodes. */
@@ -13,12 +12,12 @@ public final class RedisTls {
   private RedisTls() {}
 
   /**
-   * Sockets that trust the authorities in {@code ca} (else the JVM's default ones) and, given
+   * TLS that trusts the authorities in {@code ca} (else the JVM's default ones) and, given
    * {@code cert} and {@code key}, present that client certificate (Redis asks for one unless
    * {@code tls-auth-clients no}). Empty when nothing is configured: the JVM defaults apply.
    * Throws IllegalArgumentException with a one-line reason.
    */
-  public static Optional<SSLSocketFactory> socketFactory(Optional<Path> ca, Optional<Path> cert,
+  public static Optional<SSLContext> context(Optional<Path> ca, Optional<Path> cert,
       Optional<Path> key) {
     if (cert.isPresent() != key.isPresent()) {
       throw new IllegalArgumentException(cert.isPresent()
@@ -35,7 +34,7 @@ public final class RedisTls {
     try {
       SSLContext context = SSLContext.getInstance("TLS");
       context.init(identity, trust, null); // null: the JVM's default for that part
-      return Optional.of(context.getSocketFactory());
+      return Optional.of(context);
     } catch (GeneralSecurityException e) {
       throw new IllegalArgumentException("cannot set up TLS to the Redis nodes (" + e.getMessage() + ")");
     }

@@ -72,9 +72,9 @@ class TlsFilesTest {
         "--tls-key needs --tls-cert");
     refusedWith(() -> ServerTls.credentials(Optional.empty(), Optional.empty(), some(ca.cert())),
         "--tls-client-ca needs --tls-cert");
-    refusedWith(() -> RedisTls.socketFactory(Optional.empty(), some(server.cert()), Optional.empty()),
+    refusedWith(() -> RedisTls.context(Optional.empty(), some(server.cert()), Optional.empty()),
         "--redis-tls-cert needs --redis-tls-key");
-    refusedWith(() -> RedisTls.socketFactory(Optional.empty(), Optional.empty(), some(server.key())),
+    refusedWith(() -> RedisTls.context(Optional.empty(), Optional.empty(), some(server.key())),
         "--redis-tls-key needs --redis-tls-cert");
   }
 
@@ -85,7 +85,7 @@ class TlsFilesTest {
         "--tls-cert", "no such file", missing.toString());
     refusedWith(() -> ServerTls.credentials(some(server.cert()), some(dir), Optional.empty()),
         "--tls-key", "cannot read", dir.toString());
-    refusedWith(() -> RedisTls.socketFactory(some(missing), Optional.empty(), Optional.empty()),
+    refusedWith(() -> RedisTls.context(some(missing), Optional.empty(), Optional.empty()),
         "--redis-tls-ca", "no such file");
   }
 
@@ -119,7 +119,7 @@ class TlsFilesTest {
     refusedWith(() -> ServerTls.credentials(some(server.cert()), some(other.key()), Optional.empty()),
         "--tls-key", "is not the private key of the certificate in", server.cert().toString());
     Issued rsa = ca.issueRsa("rsa", "localhost");
-    refusedWith(() -> RedisTls.socketFactory(Optional.empty(), some(server.cert()), some(rsa.key())),
+    refusedWith(() -> RedisTls.context(Optional.empty(), some(server.cert()), some(rsa.key())),
         "--redis-tls-key", "is not the private key");
   }
 
@@ -132,8 +132,8 @@ class TlsFilesTest {
 
   @Test
   void redisTlsNeedsNothingButMayTrustACaAndShowACertificate() {
-    assertThat(RedisTls.socketFactory(Optional.empty(), Optional.empty(), Optional.empty())).isEmpty();
-    assertThat(RedisTls.socketFactory(some(ca.cert()), Optional.empty(), Optional.empty())).isPresent();
-    assertThat(RedisTls.socketFactory(some(ca.cert()), some(server.cert()), some(server.key()))).isPresent();
+    assertThat(RedisTls.context(Optional.empty(), Optional.empty(), Optional.empty())).isEmpty();
+    assertThat(RedisTls.context(some(ca.cert()), Optional.empty(), Optional.empty())).isPresent();
+    assertThat(RedisTls.context(some(ca.cert()), some(server.cert()), some(server.key()))).isPresent();
   }
 }

@@ -17,7 +17,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
-import javax.net.ssl.SSLSocketFactory;
+import javax.net.ssl.SSLContext;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -26,7 +26,7 @@ import org.junit.jupiter.api.io.TempDir;
  * ACL users, passwords and TLS against real redis-server processes: the node URI forms the
  * README promises ({@code redis://user:pass@}, {@code rediss://}) really log in and really encrypt.
  */
-class JedisRedisNodeSecurityTest {
+class NettyRedisNodeSecurityTest {
   private static final LuaScript RELEASE = LuaScript.load("release");
   /** Roomy: a cold JVM's first TLS handshake is not what these tests measure. */
   private static final Duration TIMEOUT = Duration.ofSeconds(2);
@@ -52,17 +52,17 @@ class JedisRedisNodeSecurityTest {
     otherCa = TestCertificates.authority(dir, "other CA");
   }
 
-  private static Object releaseOn(JedisRedisNode node) throws Exception {
+  private static Object releaseOn(NettyRedisNode node) throws Exception {
     return node.eval(RELEASE, List.of("redlock:{r}:lock", "redlock:node:incarnation"), List.of("tok"))
         .get(5, TimeUnit.SECONDS);
   }
 
-  private static Throwable failureOf(JedisRedisNode node) {
+  private static Throwable failureOf(NettyRedisNode node) {
     return catchThrowable(() -> releaseOn(node));
   }
 
-  private static SSLSocketFactory tls(Authority trusted, Issued identity) {
-    return RedisTls.socketFactory(Optional.of(trusted.cert()),
+  private static SSLContext tls(Authority trusted, Issued identity) {
+    return RedisTls.context(Optional.of(trusted.cert()),
         Optional.ofNullable(identity).map(Issued::cert), Optional.ofNullable(identity).map(Issued::key)).orElseThrow();
   }
 
@@ -75,8 +75,8 @@ class JedisRedisNodeSecurityTest {
   @Test
   void aclUserLogsInWithItsPasswordAndGetsOnlyItsRights() throws Exception {
     try (SecuredRedis redis = SecuredRedis.plain(dir, aclConfig());
-        JedisRedisNode node = new JedisRedisNode(
-            NodeAddress.parse(redis.uri("redlockd:" + PASSWORD_IN_URI)), TIMEOUT, 1)) {
+        NettyRedisNode node = new NettyRedisNode(
+            NodeAddress.parse(redis.uri("redlockd:" + PASSWORD_IN_URI)), TIMEOUT)) {
       assertThat(releaseOn(node)).isEqualTo(List.of(0L, 0L));
       // Logged in as that user, not as a default one: keys outside redlock:* are refused.
       assertThat(catchThrowable(() -> node.command("SET", "elsewhere", "x").get(5, TimeUnit.SECONDS)))
@@ -89,7 +89,7 @@ class JedisRedisNodeSecurityTest {
   @Test
   void wrongPasswordFailsCallsWithWrongpassAndNeverShowsThePassword() {
     try (SecuredRedis redis = SecuredRedis.plain(dir, aclConfig());
-        JedisRedisNode node = new JedisRedisNode(NodeAddress.parse(redis.uri("redlockd:not-it")), TIMEOUT, 1)) {
+        NettyRedisNode node = new NettyRedisNode(NodeAddress.parse(redis.uri("redlockd:not-it")), TIMEOUT)) {
       Throwable failure = failureOf(node);
       assertThat(failure).hasStackTraceContaining("WRONGPASS");
       assertThat(stackTraceOf(failure)).doesNotContain("not-it");
@@ -100,9 +100,9 @@ class JedisRedisNodeSecurityTest {
   @Test
   void passwordOnlyFormsWorkWithRequirepass() throws Exception {
     try (SecuredRedis redis = SecuredRedis.plain(dir, "--requirepass", PASSWORD);
-        JedisRedisNode bare = new JedisRedisNode(NodeAddress.parse(redis.uri(PASSWORD_IN_URI)), TIMEOUT, 1);
-        JedisRedisNode colon = new JedisRedisNode(NodeAddress.parse(redis.uri(":" + PASSWORD_IN_URI)), TIMEOUT, 1);
-        JedisRedisNode none = new JedisRedisNode(NodeAddress.parse(redis.uri("")), TIMEOUT, 1)) {
+        NettyRedisNode bare = new NettyRedisNode(NodeAddress.parse(redis.uri(PASSWORD_IN_URI)), TIMEOUT);
+        NettyRedisNode colon = new NettyRedisNode(NodeAddress.parse(redis.uri(":" + PASSWORD_IN_URI)), TIMEOUT);
+        NettyRedisNode none = new NettyRedisNode(NodeAddress.parse(redis.uri("")), TIMEOUT)) {
       assertThat(releaseOn(bare)).isEqualTo(List.of(0L, 0L));
       assertThat(releaseOn(colon)).isEqualTo(List.of(0L, 0L));
       assertThat(failureOf(none)).hasStackTraceContaining("NOAUTH");
@@ -116,8 +116,7 @@ class JedisRedisNodeSecurityTest {
     try {
       for (int i = 0; i < 3; i++) {
         redis.add(SecuredRedis.plain(dir, aclConfig()));
-        nodes.add(new JedisRedisNode(NodeAddress.parse(redis.get(i).uri("redlockd:" + PASSWORD_IN_URI)),
-            TIMEOUT, 1));
+        nodes.add(new NettyRedisNode(NodeAddress.parse(redis.get(i).uri("redlockd:" + PASSWORD_IN_URI)), TIMEOUT));
       }
       try (LockEngine engine = LockEngine.builder(nodes, EngineConfig.defaults()).build().start()) {
         Lease lease = engine.acquire("acl", Duration.ofSeconds(10), Duration.ZERO, "").join();
@@ -133,7 +132,8 @@ class JedisRedisNodeSecurityTest {
   @Test
   void redissWithTheTrustedAuthorityAndAClientCertificateWorks() throws Exception {
     try (SecuredRedis redis = SecuredRedis.tls(dir, server, ca.cert(), true);
-        JedisRedisNode node = new JedisRedisNode(NodeAddress.parse(redis.uri("")), TIMEOUT, 1, tls(ca, client))) {
+        NettyRedisNode node = new NettyRedisNode(NodeAddress.parse(redis.uri("")), TIMEOUT, RedisIo.shared(),
+            tls(ca, client))) {
       assertThat(releaseOn(node)).isEqualTo(List.of(0L, 0L));
     }
   }
@@ -141,8 +141,8 @@ class JedisRedisNodeSecurityTest {
   @Test
   void redissWithAclUserOverTlsWorks() throws Exception {
     try (SecuredRedis redis = SecuredRedis.tls(dir, server, ca.cert(), false, aclConfig());
-        JedisRedisNode node = new JedisRedisNode(NodeAddress.parse(redis.uri("redlockd:" + PASSWORD_IN_URI)),
-            TIMEOUT, 1, tls(ca, null))) {
+        NettyRedisNode node = new NettyRedisNode(NodeAddress.parse(redis.uri("redlockd:" + PASSWORD_IN_URI)),
+            TIMEOUT, RedisIo.shared(), tls(ca, null))) {
       assertThat(releaseOn(node)).isEqualTo(List.of(0L, 0L));
     }
   }
@@ -150,7 +150,8 @@ class JedisRedisNodeSecurityTest {
   @Test
   void redissWithoutAClientCertificateIsRefusedWhenRedisAsksForOne() {
     try (SecuredRedis redis = SecuredRedis.tls(dir, server, ca.cert(), true);
-        JedisRedisNode node = new JedisRedisNode(NodeAddress.parse(redis.uri("")), TIMEOUT, 1, tls(ca, null))) {
+        NettyRedisNode node = new NettyRedisNode(NodeAddress.parse(redis.uri("")), TIMEOUT, RedisIo.shared(),
+            tls(ca, null))) {
       assertThat(failureOf(node)).isNotNull();
       assertThat(redis.log()).contains("peer did not return a certificate");
     }
@@ -159,7 +160,7 @@ class JedisRedisNodeSecurityTest {
   @Test
   void redissRefusesAServerCertificateFromAnotherAuthority() {
     try (SecuredRedis redis = SecuredRedis.tls(dir, server, ca.cert(), false);
-        JedisRedisNode node = new JedisRedisNode(NodeAddress.parse(redis.uri("")), TIMEOUT, 1,
+        NettyRedisNode node = new NettyRedisNode(NodeAddress.parse(redis.uri("")), TIMEOUT, RedisIo.shared(),
             tls(otherCa, null))) {
       assertThat(failureOf(node)).hasStackTraceContaining("SSLHandshakeException")
           .hasStackTraceContaining("PKIX path");
@@ -170,7 +171,8 @@ class JedisRedisNodeSecurityTest {
   void redissChecksTheHostNameAgainstTheCertificate() {
     Issued elsewhere = ca.issue("redis.example", "redis.example");
     try (SecuredRedis redis = SecuredRedis.tls(dir, elsewhere, ca.cert(), false);
-        JedisRedisNode node = new JedisRedisNode(NodeAddress.parse(redis.uri("")), TIMEOUT, 1, tls(ca, null))) {
+        NettyRedisNode node = new NettyRedisNode(NodeAddress.parse(redis.uri("")), TIMEOUT, RedisIo.shared(),
+            tls(ca, null))) {
       // Signed by a trusted authority, but for another host: refused all the same.
       assertThat(failureOf(node)).hasStackTraceContaining("SSLHandshakeException")
           .hasStackTraceContaining("127.0.0.1");
@@ -180,8 +182,8 @@ class JedisRedisNodeSecurityTest {
   @Test
   void plaintextUriToATlsPortFails() {
     try (SecuredRedis redis = SecuredRedis.tls(dir, server, ca.cert(), false);
-        JedisRedisNode node = new JedisRedisNode(
-            NodeAddress.parse(redis.uri("").replace("rediss://", "redis://")), TIMEOUT, 1)) {
+        NettyRedisNode node = new NettyRedisNode(
+            NodeAddress.parse(redis.uri("").replace("rediss://", "redis://")), TIMEOUT)) {
       assertThat(failureOf(node)).isNotNull();
     }
   }

@@ -1,0 +1,157 @@
+package dev.redlockd.node;
+
+import io.netty.channel.EventLoop;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicReference;
+import javax.net.ssl.SSLException;
+import javax.net.ssl.SSLContext;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A node reached over one connection per I/O thread ({@link RedisIo}), auto-pipelined: a call
+ * made on an I/O thread goes out on that thread's connection, together with everything else
+ * the thread sends the node in the same pass; a call from any other thread is handed to one
+ * of the loops. No thread per node and no pool: a slow node holds up only its own
+ * connections, and the node timeout bounds what each call waits, connecting included.
+ */
+public final class NettyRedisNode implements RedisNode {
+  private static final Logger log = LoggerFactory.getLogger(NettyRedisNode.class);
+
+  private final NodeAddress address;
+  private final List<RedisConnection> connections = new ArrayList<>();
+  private final List<List<String>> handshake;
+  private volatile boolean closed;
+  /** Why the node last refused us (login, TLS); null once it answered. Logged once per reason. */
+  private final AtomicReference<String> refusal = new AtomicReference<>();
+
+  /** On the process-wide {@link RedisIo#shared()} loops, with the JVM's TLS defaults for rediss://. */
+  public NettyRedisNode(NodeAddress address, java.time.Duration timeout) {
+    this(address, timeout, RedisIo.shared(), null);
+  }
+
+  /**
+   * @param tls for a {@code rediss://} address, whom to trust and which client certificate to
+   *     show; null: the JVM's defaults. Ignored for {@code redis://}.
+   */
+  public NettyRedisNode(NodeAddress address, java.time.Duration timeout, RedisIo io, SSLContext tls) {
+    this.address = address;
+    this.handshake = handshake(address);
+    for (EventLoop loop : io.loops()) {
+      connections.add(new RedisConnection(this, loop, io.channelType(), timeout.toNanos(), tls));
+    }
+  }
+
+  private static List<List<String>> handshake(NodeAddress address) {
+    List<List<String>> commands = new ArrayList<>();
+    address.password().ifPresent(password -> commands.add(address.user()
+        .map(user -> List.of("AUTH", user, password))
+        .orElse(List.of("AUTH", password))));
+    if (address.database() != 0) {
+      commands.add(List.of("SELECT", Integer.toString(address.database())));
+    }
+    commands.add(List.of("CLIENT", "SETNAME", "redlockd"));
+    return commands;
+  }
+
+  @Override
+  public String name() {
+    return address.name();
+  }
+
+  NodeAddress address() {
+    return address;
+  }
+
+  /** What a fresh connection sends before anything else. */
+  List<List<String>> handshake() {
+    return handshake;
+  }
+
+  @Override
+  public CompletableFuture<Object> eval(LuaScript script, List<String> keys, List<String> args) {
+    return submit(new RedisConnection.Call(
+        evalForm("EVALSHA", script.sha1(), keys, args), evalForm("EVAL", script.source(), keys, args)));
+  }
+
+  private static List<String> evalForm(String command, String script, List<String> keys, List<String> args) {
+    List<String> parts = new ArrayList<>(3 + keys.size() + args.size());
+    parts.add(command);
+    parts.add(script);
+    parts.add(Integer.toString(keys.size()));
+    parts.addAll(keys);
+    parts.addAll(args);
+    return parts;
+  }
+
+  @Override
+  public CompletableFuture<Object> command(String... args) {
+    return submit(new RedisConnection.Call(List.of(args), null));
+  }
+
+  private CompletableFuture<Object> submit(RedisConnection.Call call) {
+    if (closed) {
+      call.result.completeExceptionally(closedFailure());
+      return call.result;
+    }
+    RedisConnection connection = pick();
+    Pipelining.queue(connection, () -> connection.submit(call));
+    return call.result;
+  }
+
+  /**
+   * The calling I/O thread's own connection; for any other thread, always the same one. Either
+   * way, calls one thread makes to a node reach it in the order made (a release sent after an
+   * acquire never overtakes it), and the engine's threads spread over the connections.
+   */
+  private RedisConnection pick() {
+    for (RedisConnection connection : connections) {
+      if (connection.inLoop()) {
+        return connection;
+      }
+    }
+    return connections.get(Math.floorMod(Long.hashCode(Thread.currentThread().getId()), connections.size()));
+  }
+
+  IllegalStateException closedFailure() {
+    return new IllegalStateException("node " + name() + " is closed");
+  }
+
+  void noteAnswered() {
+    if (refusal.get() != null) {
+      refusal.set(null);
+    }
+  }
+
+  /**
+   * A wrong password or a certificate that will never be accepted fails every connection the
+   * same way, and retrying cannot help: say why once, where an operator looks. (The engine only
+   * sees that the node does not answer.) Redis and JSSE name no password in these messages.
+   */
+  void noteRefusal(Throwable failure) {
+    String why = null;
+    for (Throwable t = failure; t != null && why == null; t = t.getCause()) {
+      if (t instanceof SSLException) {
+        why = "TLS handshake failed: " + t.getMessage();
+      } else if (t instanceof RedisErrorReply error && error.kind().matches("NOAUTH|WRONGPASS|NOPERM")) {
+        why = "login refused: " + t.getMessage();
+      }
+    }
+    if (why != null && !why.equals(refusal.getAndSet(why))) {
+      log.warn("Redis node {} refuses the connection: {}", address, why);
+    }
+  }
+
+  @Override
+  public void close() {
+    closed = true;
+    connections.forEach(RedisConnection::close);
+  }
+
+  @Override
+  public String toString() {
+    return "NettyRedisNode[" + address + "]";
+  }
+}

@@ -1,0 +1,339 @@
+package dev.redlockd.node;
+
+import io.netty.bootstrap.Bootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoop;
+import io.netty.handler.ssl.SslHandler;
+import io.netty.handler.ssl.SslHandshakeCompletionEvent;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLEngine;
+import javax.net.ssl.SSLParameters;
+
+/**
+ * One connection to one node, owned by one event loop: every field is touched on that loop
+ * only. Calls are written as they come and flushed once per pass of the loop, so whatever the
+ * loop's calls send in one pass is one pipeline; Redis answers in order, so the oldest call
+ * waiting gets the next reply. Connects on first use and again after any failure.
+ *
+ * <p>One timer per connection, not one per call, fails each call that outlives the node
+ * timeout with a {@link TimeoutException}. The connection is kept: Redis answers in order, so
+ * a late reply still finds its call (and is dropped), and a clean-up sent after a late
+ * acquire still runs after it on the node. Only a connection that has not answered for
+ * {@link #STUCK_NANOS} past a call's deadline is dropped and made anew.
+ */
+final class RedisConnection {
+  /** A node silent this long past a deadline is frozen or gone, not busy. */
+  static final long STUCK_NANOS = TimeUnit.SECONDS.toNanos(1);
+  /** The timer wakes at most this often: at 10,000 calls a second, not once per call. */
+  private static final long TICK_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
+
+  private final NettyRedisNode node;
+  private final EventLoop loop;
+  private final long timeoutNanos;
+  private final Bootstrap bootstrap;
+  private final SSLContext tls; // null: the JVM's default, for rediss:// nodes
+  /** Written and unanswered, or (while connecting) waiting to be written; oldest first. */
+  private final ArrayDeque<Call> calls = new ArrayDeque<>();
+  /** The same calls in deadline order, for the timer; answered ones leave when it next runs. */
+  private final ArrayDeque<Call> watched = new ArrayDeque<>();
+  private final Runnable flush = this::flush;
+  private Channel channel; // null: not connected
+  private boolean connected;
+  /** Bumped on every connect and drop, so that events of an older channel are ignored. */
+  private int generation;
+  private ScheduledFuture<?> timer;
+  private boolean flushScheduled;
+  private boolean closed;
+
+  /** One call: its command, the EVAL form to fall back on after NOSCRIPT (or null), its future. */
+  static final class Call {
+    final List<String> command;
+    final List<String> fallback;
+    final CompletableFuture<Object> result = new CompletableFuture<>();
+    long deadline;
+    boolean retried;
+
+    Call(List<String> command, List<String> fallback) {
+      this.command = command;
+      this.fallback = fallback;
+    }
+  }
+
+  RedisConnection(NettyRedisNode node, EventLoop loop, Class<? extends Channel> channelType, long timeoutNanos,
+      SSLContext tls) {
+    this.node = node;
+    this.loop = loop;
+    this.timeoutNanos = timeoutNanos;
+    this.bootstrap = new Bootstrap()
+        .group(loop)
+        .channel(channelType)
+        .option(ChannelOption.TCP_NODELAY, true)
+        .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) Math.max(1, TimeUnit.NANOSECONDS.toMillis(timeoutNanos)));
+    this.tls = tls;
+  }
+
+  private ChannelInitializer<Channel> pipeline(int attempt) {
+    NodeAddress address = node.address();
+    return new ChannelInitializer<>() {
+      @Override
+      protected void initChannel(Channel ch) throws Exception {
+        if (address.tls()) {
+          ch.pipeline().addLast(new SslHandler(clientEngine(tls == null ? SSLContext.getDefault() : tls, address)));
+        }
+        ch.pipeline().addLast(new RespDecoder(), new Replies(attempt));
+      }
+    };
+  }
+
+  private static SSLEngine clientEngine(SSLContext context, NodeAddress address) {
+    SSLEngine engine = context.createSSLEngine(address.host(), address.port());
+    engine.setUseClientMode(true);
+    // Without this any certificate the trusted authorities ever signed would do, for any host.
+    SSLParameters parameters = engine.getSSLParameters();
+    parameters.setEndpointIdentificationAlgorithm("HTTPS");
+    engine.setSSLParameters(parameters);
+    return engine;
+  }
+
+  boolean inLoop() {
+    return loop.inEventLoop();
+  }
+
+  /** From any thread; the node timeout counts from here. */
+  void submit(Call call) {
+    call.deadline = System.nanoTime() + timeoutNanos;
+    if (loop.inEventLoop()) {
+      send(call);
+      return;
+    }
+    try {
+      loop.execute(() -> send(call));
+    } catch (RejectedExecutionException e) {
+      call.result.completeExceptionally(node.closedFailure());
+    }
+  }
+
+  private void send(Call call) {
+    if (closed) {
+      call.result.completeExceptionally(node.closedFailure());
+      return;
+    }
+    calls.add(call);
+    watched.add(call);
+    armTimer();
+    if (channel == null) {
+      connect();
+    } else if (connected) {
+      write(call.command);
+    }
+  }
+
+  private void write(List<String> command) {
+    channel.write(RespCommand.encode(channel.alloc(), command), channel.voidPromise());
+    if (!flushScheduled) {
+      flushScheduled = true;
+      // Runs after the loop's current pass: everything written until then leaves in one flush.
+      loop.execute(flush);
+    }
+  }
+
+  private void flush() {
+    flushScheduled = false;
+    if (channel != null) {
+      channel.flush();
+    }
+  }
+
+  private void connect() {
+    int attempt = ++generation;
+    ChannelFuture connecting = bootstrap.clone().handler(pipeline(attempt)).connect(node.address().host(), node.address().port());
+    channel = connecting.channel();
+    connected = false;
+    connecting.addListener(done -> {
+      if (attempt != generation) {
+        connecting.channel().close();
+      } else if (!done.isSuccess()) {
+        drop(done.cause());
+      } else {
+        connected = true;
+        // Login first: Redis runs a connection's commands in order, so the calls queued
+        // behind it run logged in (or fail with NOAUTH, naming why).
+        List<Call> queued = new ArrayList<>(calls);
+        calls.clear();
+        for (List<String> command : node.handshake()) {
+          Call setup = new Call(command, null);
+          setup.deadline = System.nanoTime() + timeoutNanos;
+          // A refused login or database fails the calls behind it with its reason, not NOAUTH.
+          boolean required = !command.get(0).equals("CLIENT");
+          setup.result.whenComplete((reply, failure) -> {
+            if (failure != null && required && attempt == generation) {
+              drop(failure);
+            }
+          });
+          calls.add(setup);
+          watched.add(setup);
+          write(command);
+        }
+        for (Call call : queued) {
+          calls.add(call);
+          write(call.command);
+        }
+      }
+    });
+  }
+
+  private void onReply(Object reply) {
+    Call call = calls.poll();
+    if (call == null) {
+      drop(new IllegalStateException("a reply nobody asked for"));
+      return;
+    }
+    if (reply instanceof RedisErrorReply error) {
+      if (call.fallback != null && !call.retried && !call.result.isDone() && error.kind().equals("NOSCRIPT")) {
+        // First use on this node, or it restarted: EVAL runs the script and caches it again.
+        call.retried = true;
+        calls.add(call);
+        write(call.fallback);
+        expireAlone(call);
+        return;
+      }
+      node.noteRefusal(error);
+      call.result.completeExceptionally(error);
+      return;
+    }
+    node.noteAnswered();
+    call.result.complete(reply == RespDecoder.NIL ? null : reply);
+  }
+
+  /** A retried call now sits behind younger ones, where the oldest-call timer would see it late. */
+  private void expireAlone(Call call) {
+    long left = call.deadline - System.nanoTime();
+    loop.schedule(() -> call.result.completeExceptionally(timeout()), Math.max(0, left), TimeUnit.NANOSECONDS);
+  }
+
+  private void armTimer() {
+    if (timer != null || calls.isEmpty()) {
+      return;
+    }
+    long now = System.nanoTime();
+    long at = calls.peek().deadline + STUCK_NANOS;
+    Call next = watched.peek();
+    if (next != null && next.deadline - at < 0) {
+      at = next.deadline;
+    }
+    timer = loop.schedule(this::checkDeadlines, Math.max(TICK_NANOS, at - now), TimeUnit.NANOSECONDS);
+  }
+
+  private void checkDeadlines() {
+    timer = null;
+    long now = System.nanoTime();
+    Call call;
+    while ((call = watched.peek()) != null && (call.result.isDone() || call.deadline - now <= 0)) {
+      watched.poll();
+      if (!call.result.isDone()) {
+        call.result.completeExceptionally(timeout());
+      }
+    }
+    Call oldest = calls.peek();
+    if (oldest != null && now - oldest.deadline > STUCK_NANOS) {
+      drop(new TimeoutException("Redis node " + node.name() + " has not answered for "
+          + TimeUnit.NANOSECONDS.toMillis(now - oldest.deadline + timeoutNanos) + "ms"));
+    } else {
+      armTimer();
+    }
+  }
+
+  private TimeoutException timeout() {
+    return new TimeoutException("Redis node " + node.name() + " did not answer within "
+        + TimeUnit.NANOSECONDS.toMillis(timeoutNanos) + "ms");
+  }
+
+  /** Fails every call on this connection and closes it; the next call connects afresh. */
+  private void drop(Throwable cause) {
+    generation++;
+    Channel old = channel;
+    channel = null;
+    connected = false;
+    if (timer != null) {
+      timer.cancel(false);
+      timer = null;
+    }
+    Throwable failure = cause instanceof TimeoutException
+        ? cause
+        : new NodeConnectionException("connection to Redis node " + node.name() + " failed: " + cause, cause);
+    Call call;
+    while ((call = calls.poll()) != null) {
+      call.result.completeExceptionally(failure);
+    }
+    watched.clear();
+    if (old != null) {
+      old.close();
+    }
+  }
+
+  /** From any thread: fails what is queued and closes the connection for good. */
+  void close() {
+    try {
+      loop.execute(() -> {
+        closed = true;
+        drop(node.closedFailure());
+      });
+    } catch (RejectedExecutionException e) {
+      // The loop is gone, and the calls queued on it with it; nothing is left to fail.
+    }
+  }
+
+  /** The end of the channel's pipeline; each instance belongs to one connect attempt. */
+  private final class Replies extends ChannelInboundHandlerAdapter {
+    private final int attempt;
+
+    Replies(int attempt) {
+      this.attempt = attempt;
+    }
+
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object reply) {
+      if (attempt == generation) {
+        onReply(reply);
+      }
+    }
+
+    @Override
+    public void userEventTriggered(ChannelHandlerContext ctx, Object event) {
+      if (event instanceof SslHandshakeCompletionEvent handshake && !handshake.isSuccess()
+          && attempt == generation) {
+        node.noteRefusal(handshake.cause());
+        drop(handshake.cause());
+      }
+      ctx.fireUserEventTriggered(event);
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) {
+      if (attempt == generation) {
+        drop(new java.io.IOException("closed by the node"));
+      }
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+      if (attempt == generation) {
+        node.noteRefusal(cause);
+        drop(cause);
+      }
+    }
+  }
+}
