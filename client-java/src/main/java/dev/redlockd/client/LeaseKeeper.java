@@ -97,7 +97,7 @@ final class LeaseKeeper implements ClientResponseObserver<KeepAliveRequest, Keep
   @Override
   public void onError(Throwable t) {
     stopRequests();
-    Status status = Status.fromThrowable(t);
+    Status status = CallStatus.of(t);
     ended.complete(status);
     if (!closing) {
       lease.lost(status);

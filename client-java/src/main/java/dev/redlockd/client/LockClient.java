@@ -208,7 +208,7 @@ public final class LockClient {
         Thread.currentThread().interrupt();
         throw new LockServiceException(Status.CANCELLED.withDescription("interrupted"), e);
       } catch (ExecutionException e) {
-        Status status = Status.fromThrowable(e.getCause());
+        Status status = CallStatus.of(e.getCause());
         if (status.getCode() != Status.Code.UNAVAILABLE || attempt >= retry.maxAttempts()
             || !stillWorthIt.getAsBoolean()) {
           throw LockServiceException.of(status, e.getCause());
@@ -230,7 +230,7 @@ public final class LockClient {
       if (e.getCause() instanceof LockServiceException lse) {
         throw lse;
       }
-      throw LockServiceException.of(Status.fromThrowable(e.getCause()), e.getCause());
+      throw LockServiceException.of(CallStatus.of(e.getCause()), e.getCause());
     }
   }
 

@@ -72,7 +72,7 @@ final class PendingAcquire {
       if (failure == null) {
         granted(response.getLease(), sent, attempt, refreshes);
       } else {
-        failed(Status.fromThrowable(failure), failure, attempt, refreshes, mayHold);
+        failed(CallStatus.of(failure), failure, attempt, refreshes, mayHold);
       }
     });
   }

@@ -4,7 +4,10 @@ import dev.redlockd.node.RedisNode;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.function.Function;
+import java.util.function.Predicate;
 
 /** What one node answered to one call: a value, or the failure (timeout, connection, error). */
 record NodeResult<T>(RedisNode node, T value, Throwable failure) {
@@ -31,5 +34,61 @@ record NodeResult<T>(RedisNode node, T value, Throwable failure) {
     }
     return CompletableFuture.allOf(calls.toArray(CompletableFuture[]::new))
         .thenApply(ignored -> calls.stream().map(CompletableFuture::join).toList());
+  }
+
+  /** Stands in for the answer of a node still being waited for; counts as not answered. */
+  static final Throwable PENDING = new Exception("no answer yet") {
+    @Override
+    public synchronized Throwable fillInStackTrace() {
+      return this;
+    }
+  };
+
+  /**
+   * A round that may be decided before every node has answered.
+   *
+   * @param decided the results as soon as {@code enough} holds for those in so far (the others
+   *     {@link #PENDING}), else all of them
+   * @param all every node's result, when the last is in
+   */
+  record Round<T>(CompletableFuture<List<NodeResult<T>>> decided, CompletableFuture<List<NodeResult<T>>> all) {}
+
+  /** Sends to every node at once, as {@link #fromAll}, and also says when {@code enough} holds. */
+  static <T> Round<T> untilEnough(List<RedisNode> nodes, Function<RedisNode, CompletableFuture<T>> call,
+      Predicate<List<NodeResult<T>>> enough) {
+    int n = nodes.size();
+    AtomicReferenceArray<NodeResult<T>> results = new AtomicReferenceArray<>(n);
+    AtomicInteger left = new AtomicInteger(n);
+    Round<T> round = new Round<>(new CompletableFuture<>(), new CompletableFuture<>());
+    for (int i = 0; i < n; i++) {
+      RedisNode node = nodes.get(i);
+      CompletableFuture<T> sent;
+      try {
+        sent = call.apply(node);
+      } catch (RuntimeException e) {
+        sent = CompletableFuture.failedFuture(e);
+      }
+      int index = i;
+      sent.whenComplete((value, failure) -> {
+        results.set(index, new NodeResult<>(node, value, failure));
+        List<NodeResult<T>> sofar = snapshot(nodes, results);
+        if (left.decrementAndGet() == 0) {
+          round.decided().complete(sofar);
+          round.all().complete(sofar);
+        } else if (!round.decided().isDone() && enough.test(sofar)) {
+          round.decided().complete(sofar);
+        }
+      });
+    }
+    return round;
+  }
+
+  private static <T> List<NodeResult<T>> snapshot(List<RedisNode> nodes, AtomicReferenceArray<NodeResult<T>> results) {
+    List<NodeResult<T>> sofar = new ArrayList<>(nodes.size());
+    for (int i = 0; i < nodes.size(); i++) {
+      NodeResult<T> r = results.get(i);
+      sofar.add(r != null ? r : new NodeResult<>(nodes.get(i), null, PENDING));
+    }
+    return sofar;
   }
 }

@@ -38,10 +38,16 @@ final class Redlock {
   CompletableFuture<Lease> acquire(String resource, String token, String owner, Duration ttl) {
     long start = nanoClock.getAsLong();
     List<String> args = List.of(token, Long.toString(ttl.toMillis()), owner);
-    return NodeResult.fromAll(nodes,
-            node -> node.eval(Scripts.ACQUIRE, keys.forAcquire(resource), args).thenApply(Replies::acquire))
+    // Granted as soon as a quorum of voters took it: the others cannot undo that, and the
+    // fencing token agreed over that quorum already exceeds every earlier grant's (each was
+    // agreed over a quorum, which meets this one). A round that falls short waits for every
+    // node, so that its clean-up knows which took the lock.
+    NodeResult.Round<Replies.Acquire> round = NodeResult.untilEnough(nodes,
+        node -> node.eval(Scripts.ACQUIRE, keys.forAcquire(resource), args).thenApply(Replies::acquire),
+        sofar -> Tally.of(sofar, Replies.Acquire::incarnated, Replies.Acquire::holds).quorumSaidYes());
+    round.all().thenAccept(results -> monitor.observe(results, Replies.Acquire::incarnated));
+    return round.decided()
         .thenCompose(results -> {
-          monitor.observe(results, Replies.Acquire::incarnated);
           Tally tally = Tally.of(results, Replies.Acquire::incarnated, Replies.Acquire::holds);
           if (!tally.quorumVoted()) {
             return cleanUpThenFail(resource, token, results, QuorumUnavailableException.of(resource, tally));
@@ -212,15 +218,19 @@ final class Redlock {
     return tally.yes() + silent >= tally.quorum();
   }
 
-  /** Compare-and-delete on every node; the tally's yes counts voting nodes that deleted it. */
+  /**
+   * Compare-and-delete on every node; the tally's yes counts voting nodes that deleted it.
+   * Complete as soon as a quorum deleted it (the lease is gone then, whatever the others say;
+   * their deletes are on the way), else once every node answered or timed out.
+   */
   CompletableFuture<Tally> release(String resource, String token) {
     List<String> args = List.of(token);
-    return NodeResult.fromAll(nodes,
-            node -> node.eval(Scripts.RELEASE, keys.forRelease(resource), args).thenApply(Replies::release))
-        .thenApply(results -> {
-          monitor.observe(results, Replies.Release::incarnated);
-          return Tally.of(results, Replies.Release::incarnated, Replies.Release::deleted);
-        });
+    NodeResult.Round<Replies.Release> round = NodeResult.untilEnough(nodes,
+        node -> node.eval(Scripts.RELEASE, keys.forRelease(resource), args).thenApply(Replies::release),
+        sofar -> Tally.of(sofar, Replies.Release::incarnated, Replies.Release::deleted).quorumSaidYes());
+    round.all().thenAccept(results -> monitor.observe(results, Replies.Release::incarnated));
+    return round.decided()
+        .thenApply(results -> Tally.of(results, Replies.Release::incarnated, Replies.Release::deleted));
   }
 
   private CompletableFuture<Void> deleteOn(List<RedisNode> targets, String resource, String token) {

@@ -42,6 +42,8 @@ public final class NettyRedisNode implements RedisNode {
     for (EventLoop loop : io.loops()) {
       connections.add(new RedisConnection(this, loop, io.channelType(), timeout.toNanos(), tls));
     }
+    // The start-up probes use one of them; a gRPC call may arrive on any loop.
+    connections.forEach(RedisConnection::open);
   }
 
   private static List<List<String>> handshake(NodeAddress address) {

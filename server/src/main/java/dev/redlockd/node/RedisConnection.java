@@ -126,6 +126,19 @@ final class RedisConnection {
     }
   }
 
+  /** Connects now rather than on the first call, which then need not fit a connect in its timeout. */
+  void open() {
+    try {
+      loop.execute(() -> {
+        if (channel == null && !closed) {
+          connect();
+        }
+      });
+    } catch (RejectedExecutionException e) {
+      // shutting down
+    }
+  }
+
   private void send(Call call) {
     if (closed) {
       call.result.completeExceptionally(node.closedFailure());

@@ -3,10 +3,13 @@ package dev.redlockd.engine;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.redlockd.node.LuaScript;
 import dev.redlockd.node.RedisNode;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.atomic.AtomicLong;
@@ -116,5 +119,90 @@ class RedlockRoundTest {
         .hasCauseInstanceOf(QuorumUnavailableException.class)
         .hasMessageContaining("longer than the ttl");
     assertThat(slow.calls).containsExactly("acquire", "release");
+  }
+
+  /** A node whose lock-script answers come only when the test gives them. */
+  private static final class LateNode implements RedisNode {
+    private final String name;
+    final List<String> calls = new CopyOnWriteArrayList<>();
+    private final List<CompletableFuture<Object>> unanswered =
+        new CopyOnWriteArrayList<>();
+
+    LateNode(String name) {
+      this.name = name;
+    }
+
+    @Override
+    public String name() {
+      return name;
+    }
+
+    @Override
+    public CompletableFuture<Object> eval(LuaScript script,
+        List<String> keys, List<String> args) {
+      CompletableFuture<Object> reply = new CompletableFuture<>();
+      if (!script.name().equals("probe")) {
+        calls.add(script.name());
+        unanswered.add(reply);
+      }
+      return reply;
+    }
+
+    void answer(Object reply) {
+      unanswered.forEach(f -> f.complete(reply));
+    }
+
+    @Override
+    public CompletableFuture<Object> command(String... args) {
+      return CompletableFuture.failedFuture(new UnsupportedOperationException());
+    }
+
+    @Override
+    public void close() {}
+  }
+
+  @Test
+  void grantComesOnceAQuorumTookTheLockWithoutWaitingForTheSlowestNodes() {
+    LateNode late1 = new LateNode("late1");
+    LateNode late2 = new LateNode("late2");
+    List<RedisNode> nodes = List.of(late1, answering("a", List.of(1L, 5L, 1L)), late2,
+        answering("b", List.of(1L, 5L, 1L)), answering("c", List.of(1L, 4L, 1L)));
+
+    CompletableFuture<Lease> lease = redlock(nodes).acquire("r", TOKEN, "", Duration.ofSeconds(10));
+    assertThat(lease).isCompleted();
+    assertThat(lease.join().fencingToken()).isEqualTo(5L);
+    // Late answers, even a higher counter, change nothing: a later quorum meets a, b or c.
+    late1.answer(List.of(1L, 9L, 1L));
+    late2.answer(List.of(0L, 0L, 1L));
+    assertThat(late1.calls).containsExactly("acquire");
+  }
+
+  @Test
+  void roundShortOfAQuorumWaitsForEveryNodeBeforeItCleansUp() {
+    LateNode late = new LateNode("late");
+    ScriptedNode took = answering("took", List.of(1L, 5L, 1L));
+    List<RedisNode> nodes = List.of(took, answering("took2", List.of(1L, 5L, 1L)), late,
+        answering("refused", List.of(0L, 0L, 1L)), answering("refused2", List.of(0L, 0L, 1L)));
+
+    CompletableFuture<Lease> lease = redlock(nodes).acquire("r", TOKEN, "", Duration.ofSeconds(10));
+    assertThat(lease).isNotDone();
+    assertThat(took.calls).containsExactly("acquire");
+    late.answer(List.of(0L, 0L, 1L));
+    assertThatThrownBy(lease::join).hasCauseInstanceOf(LockHeldException.class);
+    assertThat(took.calls).containsExactly("acquire", "release");
+    assertThat(late.calls).containsExactly("acquire");
+  }
+
+  @Test
+  void releaseAnswersOnceAQuorumDeleted() {
+    LateNode late1 = new LateNode("late1");
+    LateNode late2 = new LateNode("late2");
+    List<RedisNode> nodes = List.of(late1, late2, answering("a", List.of()), answering("b", List.of()),
+        answering("c", List.of()));
+
+    CompletableFuture<Tally> released = redlock(nodes).release("r", TOKEN);
+    assertThat(released).isCompleted();
+    assertThat(released.join().quorumSaidYes()).isTrue();
+    assertThat(late1.calls).containsExactly("release");
   }
 }

@@ -81,10 +81,12 @@ abstract class ChaosClient implements Runnable {
    * A failed Acquire: recorded, and a short back-off when the service is unreachable so that
    * clients of a dead replica do not spin.
    */
-  protected void acquireFailed(String resource, long sendNanos, Status.Code code) {
+  protected void acquireFailed(String resource, long sendNanos, Status status) {
+    Status.Code code = status.getCode();
     shared.history().acquire(AcquireCall.failed(resource, kind, replica, sendNanos, System.nanoTime(), code));
     if (!ContractCodes.ACQUIRE.contains(code)) {
-      shared.history().clientError(name + ": Acquire ended with " + code + ", which the contract does not name");
+      shared.history().clientError(name + ": Acquire ended with " + code + " (" + status.getDescription()
+          + (status.getCause() == null ? "" : ", cause " + status.getCause()) + "), which the contract does not name");
     }
     if (code == Status.Code.UNAVAILABLE || code == Status.Code.DEADLINE_EXCEEDED) {
       pause(100 + random.nextInt(200));

@@ -32,10 +32,10 @@ final class KeepAliveClient extends ChaosClient {
     try {
       lease = locks.acquire(resource, ttl, millisBetween(200, 2000));
     } catch (LockNotAcquiredException e) {
-      acquireFailed(resource, sent, Status.Code.ABORTED);
+      acquireFailed(resource, sent, Status.ABORTED);
       return;
     } catch (LockServiceException e) {
-      acquireFailed(resource, sent, e.status().getCode());
+      acquireFailed(resource, sent, e.status());
       return;
     }
     long start = System.nanoTime();

@@ -47,7 +47,7 @@ final class RawClient extends ChaosClient {
               .build())
           .getLease();
     } catch (StatusRuntimeException e) {
-      acquireFailed(resource, sent, e.getStatus().getCode());
+      acquireFailed(resource, sent, answered(e));
       return;
     }
     long arrived = System.nanoTime();
@@ -104,7 +104,7 @@ final class RawClient extends ChaosClient {
       shared.history().extend(io.grpc.Status.Code.OK);
       return sent + nanos(response.getLease().getValidity());
     } catch (StatusRuntimeException e) {
-      io.grpc.Status.Code code = e.getStatus().getCode();
+      io.grpc.Status.Code code = answered(e).getCode();
       shared.history().extend(code);
       if (!ContractCodes.LEASE.contains(code)) {
         shared.history().clientError(name + ": Extend ended with " + code);
@@ -122,8 +122,9 @@ final class RawClient extends ChaosClient {
           .release(ReleaseRequest.newBuilder().setResource(resource).setToken(token).build())
           .getReleased();
     } catch (StatusRuntimeException e) {
-      if (!ContractCodes.LEASE.contains(e.getStatus().getCode())) {
-        shared.history().clientError(name + ": Release ended with " + e.getStatus().getCode());
+      io.grpc.Status.Code code = answered(e).getCode();
+      if (!ContractCodes.LEASE.contains(code)) {
+        shared.history().clientError(name + ": Release ended with " + code);
       }
       // Unreachable or unknown outcome: the lease runs out at its ttl.
     }
@@ -145,5 +146,20 @@ final class RawClient extends ChaosClient {
 
   private static com.google.protobuf.Duration proto(Duration d) {
     return com.google.protobuf.Duration.newBuilder().setSeconds(d.getSeconds()).setNanos(d.getNano()).build();
+  }
+
+  /**
+   * What a raw-stub user should read: grpc-netty reports a call written to a connection that
+   * just died (its replica SIGKILLed) as UNKNOWN "channel closed" with a ClosedChannelException.
+   * That status is made by the client's transport, not sent by the server, and means the
+   * connection is gone: UNAVAILABLE, as redlockd's Java client reports it too.
+   */
+  private static io.grpc.Status answered(StatusRuntimeException e) {
+    io.grpc.Status status = e.getStatus();
+    if (status.getCode() == io.grpc.Status.Code.UNKNOWN
+        && status.getCause() instanceof java.nio.channels.ClosedChannelException) {
+      return io.grpc.Status.UNAVAILABLE.withDescription(status.getDescription()).withCause(status.getCause());
+    }
+    return status;
   }
 }

@@ -68,10 +68,10 @@ final class WithLockClient extends ChaosClient {
     } catch (LeaseLostException e) {
       shared.history().leaseLost(kind, e.status().getCode());
     } catch (LockNotAcquiredException e) {
-      acquireFailed(resource, sent, io.grpc.Status.Code.ABORTED);
+      acquireFailed(resource, sent, io.grpc.Status.ABORTED);
     } catch (LockServiceException e) {
       if (!granted[0]) {
-        acquireFailed(resource, sent, e.status().getCode());
+        acquireFailed(resource, sent, e.status());
       } else {
         shared.history().clientError(name + ": withLock failed after the grant: " + e);
       }
