@@ -38,12 +38,13 @@ final class Redlock {
   CompletableFuture<Lease> acquire(String resource, String token, String owner, Duration ttl) {
     long start = nanoClock.getAsLong();
     List<String> args = List.of(token, Long.toString(ttl.toMillis()), owner);
+    List<String> lockKeys = keys.forAcquire(resource);
     // Granted as soon as a quorum of voters took it: the others cannot undo that, and the
     // fencing token agreed over that quorum already exceeds every earlier grant's (each was
     // agreed over a quorum, which meets this one). A round that falls short waits for every
     // node, so that its clean-up knows which took the lock.
     NodeResult.Round<Replies.Acquire> round = NodeResult.untilEnough(nodes,
-        node -> node.eval(Scripts.ACQUIRE, keys.forAcquire(resource), args).thenApply(Replies::acquire),
+        node -> node.eval(Scripts.ACQUIRE, lockKeys, args).thenApply(Replies::acquire),
         sofar -> Tally.of(sofar, Replies.Acquire::incarnated, Replies.Acquire::holds).quorumSaidYes());
     round.all().thenAccept(results -> monitor.observe(results, Replies.Acquire::incarnated));
     return round.decided()
@@ -99,8 +100,9 @@ final class Redlock {
       return CompletableFuture.completedFuture(fence);
     }
     List<String> args = List.of(token, Long.toString(fence));
+    List<String> raiseKeys = keys.forRaise(resource);
     return NodeResult.fromAll(lagging,
-            node -> node.eval(Scripts.RAISE, keys.forRaise(resource), args).thenApply(Replies::number))
+            node -> node.eval(Scripts.RAISE, raiseKeys, args).thenApply(Replies::number))
         .thenApply(raised -> {
           long ok = raised.stream().filter(r -> r.answered() && r.value() == 1L).count();
           return atFence + ok >= quorum() ? fence : -1L;
@@ -225,8 +227,9 @@ final class Redlock {
    */
   CompletableFuture<Tally> release(String resource, String token) {
     List<String> args = List.of(token);
+    List<String> releaseKeys = keys.forRelease(resource);
     NodeResult.Round<Replies.Release> round = NodeResult.untilEnough(nodes,
-        node -> node.eval(Scripts.RELEASE, keys.forRelease(resource), args).thenApply(Replies::release),
+        node -> node.eval(Scripts.RELEASE, releaseKeys, args).thenApply(Replies::release),
         sofar -> Tally.of(sofar, Replies.Release::incarnated, Replies.Release::deleted).quorumSaidYes());
     round.all().thenAccept(results -> monitor.observe(results, Replies.Release::incarnated));
     return round.decided()
@@ -238,8 +241,9 @@ final class Redlock {
       return CompletableFuture.completedFuture(null);
     }
     List<String> args = List.of(token);
+    List<String> releaseKeys = keys.forRelease(resource);
     return NodeResult.fromAll(targets,
-            node -> node.eval(Scripts.RELEASE, keys.forRelease(resource), args))
+            node -> node.eval(Scripts.RELEASE, releaseKeys, args))
         .thenApply(ignored -> null);
   }
 

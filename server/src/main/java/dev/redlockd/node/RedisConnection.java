@@ -55,6 +55,7 @@ final class RedisConnection {
   /** Bumped on every connect and drop, so that events of an older channel are ignored. */
   private int generation;
   private ScheduledFuture<?> timer;
+  private long timerAt; // when the timer runs, on System.nanoTime()
   private boolean flushScheduled;
   private boolean closed;
 
@@ -237,8 +238,13 @@ final class RedisConnection {
     loop.schedule(() -> call.result.completeExceptionally(timeout()), Math.max(0, left), TimeUnit.NANOSECONDS);
   }
 
+  /**
+   * Runs the timer at the first deadline still watched, or at the stuck bound of the oldest
+   * call. Usually already set early enough (deadlines come in order); not when it waits for
+   * the stuck bound and a new call comes.
+   */
   private void armTimer() {
-    if (timer != null || calls.isEmpty()) {
+    if (calls.isEmpty()) {
       return;
     }
     long now = System.nanoTime();
@@ -247,7 +253,15 @@ final class RedisConnection {
     if (next != null && next.deadline - at < 0) {
       at = next.deadline;
     }
-    timer = loop.schedule(this::checkDeadlines, Math.max(TICK_NANOS, at - now), TimeUnit.NANOSECONDS);
+    at = Math.max(at, now + TICK_NANOS);
+    if (timer != null) {
+      if (timerAt - at <= TICK_NANOS) {
+        return;
+      }
+      timer.cancel(false);
+    }
+    timerAt = at;
+    timer = loop.schedule(this::checkDeadlines, at - now, TimeUnit.NANOSECONDS);
   }
 
   private void checkDeadlines() {

@@ -80,6 +80,12 @@ class NettyRedisNodeTest {
           .hasCauseInstanceOf(TimeoutException.class);
       assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start))
           .isBetween(TIMEOUT.toMillis() - 10, TIMEOUT.toMillis() + 500);
+      // A call made while the connection waits out its stuck bound gets its own timeout.
+      long second = System.nanoTime();
+      assertThatThrownBy(() -> node.command("ECHO", "also frozen").get(2, TimeUnit.SECONDS))
+          .hasCauseInstanceOf(TimeoutException.class);
+      assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - second))
+          .isBetween(TIMEOUT.toMillis() - 10, TIMEOUT.toMillis() + 200);
     } finally {
       cluster.resume(0);
     }
