@@ -156,6 +156,9 @@ final class RedisConnection {
   }
 
   private void write(List<String> command) {
+    if (channel == null) {
+      return; // a failed write dropped the connection a moment ago, failing this call with it
+    }
     channel.write(RespCommand.encode(channel.alloc(), command), channel.voidPromise());
     if (!flushScheduled) {
       flushScheduled = true;
@@ -173,7 +176,8 @@ final class RedisConnection {
 
   private void connect() {
     int attempt = ++generation;
-    ChannelFuture connecting = bootstrap.clone().handler(pipeline(attempt)).connect(node.address().host(), node.address().port());
+    ChannelFuture connecting = bootstrap.clone().handler(pipeline(attempt))
+        .connect(node.address().host(), node.address().port());
     channel = connecting.channel();
     connected = false;
     connecting.addListener(done -> {
@@ -188,6 +192,9 @@ final class RedisConnection {
         List<Call> queued = new ArrayList<>(calls);
         calls.clear();
         for (List<String> command : node.handshake()) {
+          if (attempt != generation) {
+            break; // a write failed and dropped the connection
+          }
           Call setup = new Call(command, null);
           setup.deadline = System.nanoTime() + timeoutNanos;
           // A refused login or database fails the calls behind it with its reason, not NOAUTH.
@@ -202,6 +209,11 @@ final class RedisConnection {
           write(command);
         }
         for (Call call : queued) {
+          if (attempt != generation) {
+            call.result.completeExceptionally(new NodeConnectionException(
+                "connection to Redis node " + node.name() + " closed as it opened", null));
+            continue;
+          }
           calls.add(call);
           write(call.command);
         }
