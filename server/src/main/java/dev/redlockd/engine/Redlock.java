@@ -1,11 +1,14 @@
 package dev.redlockd.engine;
 
+import dev.redlockd.node.LuaScript;
 import dev.redlockd.node.RedisNode;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Function;
 import java.util.function.LongSupplier;
+import java.util.function.Predicate;
 
 /**
  * One round of the Redlock algorithm per call: every node at once, a quorum of voting nodes,
@@ -38,16 +41,12 @@ final class Redlock {
   CompletableFuture<Lease> acquire(String resource, String token, String owner, Duration ttl) {
     long start = nanoClock.getAsLong();
     List<String> args = List.of(token, Long.toString(ttl.toMillis()), owner);
-    List<String> lockKeys = keys.forAcquire(resource);
     // Granted as soon as a quorum of voters took it: the others cannot undo that, and the
     // fencing token agreed over that quorum already exceeds every earlier grant's (each was
     // agreed over a quorum, which meets this one). A round that falls short waits for every
     // node, so that its clean-up knows which took the lock.
-    NodeResult.Round<Replies.Acquire> round = NodeResult.untilEnough(nodes,
-        node -> node.eval(Scripts.ACQUIRE, lockKeys, args).thenApply(Replies::acquire),
-        sofar -> Tally.of(sofar, Replies.Acquire::incarnated, Replies.Acquire::holds).quorumSaidYes());
-    round.all().thenAccept(results -> monitor.observe(results, Replies.Acquire::incarnated));
-    return round.decided()
+    return untilAQuorumSaysYes(Scripts.ACQUIRE, keys.forAcquire(resource), args, Replies::acquire,
+            Replies.Acquire::incarnated, Replies.Acquire::holds)
         .thenCompose(results -> {
           Tally tally = Tally.of(results, Replies.Acquire::incarnated, Replies.Acquire::holds);
           if (!tally.quorumVoted()) {
@@ -75,7 +74,7 @@ final class Redlock {
   /** A voting node that holds the lease, with the fencing counter it reported. */
   private record Holder(RedisNode node, long fence) {}
 
-  private static <T> List<Holder> holders(List<NodeResult<T>> results, java.util.function.Predicate<T> votesYes,
+  private static <T> List<Holder> holders(List<NodeResult<T>> results, Predicate<T> votesYes,
       java.util.function.ToLongFunction<T> fence) {
     return results.stream()
         .filter(r -> r.answered() && votesYes.test(r.value()))
@@ -226,14 +225,22 @@ final class Redlock {
    * their deletes are on the way), else once every node answered or timed out.
    */
   CompletableFuture<Tally> release(String resource, String token) {
-    List<String> args = List.of(token);
-    List<String> releaseKeys = keys.forRelease(resource);
-    NodeResult.Round<Replies.Release> round = NodeResult.untilEnough(nodes,
-        node -> node.eval(Scripts.RELEASE, releaseKeys, args).thenApply(Replies::release),
-        sofar -> Tally.of(sofar, Replies.Release::incarnated, Replies.Release::deleted).quorumSaidYes());
-    round.all().thenAccept(results -> monitor.observe(results, Replies.Release::incarnated));
-    return round.decided()
+    return untilAQuorumSaysYes(Scripts.RELEASE, keys.forRelease(resource), List.of(token), Replies::release,
+            Replies.Release::incarnated, Replies.Release::deleted)
         .thenApply(results -> Tally.of(results, Replies.Release::incarnated, Replies.Release::deleted));
+  }
+
+  /**
+   * Runs the script on every node; completes with the answers in so far once a quorum of
+   * voters said yes, else with every answer. The node monitor sees every answer either way.
+   */
+  private <T> CompletableFuture<List<NodeResult<T>>> untilAQuorumSaysYes(LuaScript script, List<String> keyList,
+      List<String> args, Function<Object, T> reply, Predicate<T> incarnated, Predicate<T> yes) {
+    NodeResult.Round<T> round = NodeResult.untilEnough(nodes,
+        node -> node.eval(script, keyList, args).thenApply(reply),
+        sofar -> Tally.of(sofar, incarnated, yes).quorumSaidYes());
+    round.all().thenAccept(results -> monitor.observe(results, incarnated));
+    return round.decided();
   }
 
   private CompletableFuture<Void> deleteOn(List<RedisNode> targets, String resource, String token) {
