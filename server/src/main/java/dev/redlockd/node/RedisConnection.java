@@ -29,7 +29,8 @@ import javax.net.ssl.SSLParameters;
  * waiting gets the next reply. Connects on first use and again after any failure.
  *
  * <p>One timer per connection, not one per call, fails each call that outlives the node
- * timeout with a {@link TimeoutException}. The connection is kept: Redis answers in order, so
+ * timeout with a {@link TimeoutException} (after one more pass of the loop over its sockets,
+ * so that a reply that came while the loop was busy is not taken for silence). The connection is kept: Redis answers in order, so
  * a late reply still finds its call (and is dropped), and a clean-up sent after a late
  * acquire still runs after it on the node. Only a connection that has not answered for
  * {@link #STUCK_NANOS} past a call's deadline is dropped and made anew.
@@ -56,6 +57,8 @@ final class RedisConnection {
   private int generation;
   private ScheduledFuture<?> timer;
   private long timerAt; // when the timer runs, on System.nanoTime()
+  /** The timer found a call past its deadline and gave the loop one pass to read its reply. */
+  private boolean readSinceDue;
   private boolean flushScheduled;
   private boolean closed;
 
@@ -280,6 +283,18 @@ final class RedisConnection {
     timer = null;
     long now = System.nanoTime();
     Call call;
+    while ((call = watched.peek()) != null && call.result.isDone()) {
+      watched.poll();
+    }
+    if (call != null && call.deadline - now <= 0 && !readSinceDue) {
+      // This loop may have been busy (or off the CPU) while the replies came in: they wait
+      // unread in the socket until its next pass over the ready channels. One more pass first.
+      readSinceDue = true;
+      timerAt = now + TICK_NANOS;
+      timer = loop.schedule(this::checkDeadlines, TICK_NANOS, TimeUnit.NANOSECONDS);
+      return;
+    }
+    readSinceDue = false;
     while ((call = watched.peek()) != null && (call.result.isDone() || call.deadline - now <= 0)) {
       watched.poll();
       if (!call.result.isDone()) {
@@ -310,6 +325,7 @@ final class RedisConnection {
       timer.cancel(false);
       timer = null;
     }
+    readSinceDue = false;
     Throwable failure = cause instanceof TimeoutException
         ? cause
         : new NodeConnectionException("connection to Redis node " + node.name() + " failed: " + cause, cause);
