@@ -1,6 +1,7 @@
 package dev.redlockd.node;
 
 import io.netty.channel.EventLoop;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -28,7 +29,7 @@ public final class NettyRedisNode implements RedisNode {
   private final AtomicReference<String> refusal = new AtomicReference<>();
 
   /** On the process-wide {@link RedisIo#shared()} loops, with the JVM's TLS defaults for rediss://. */
-  public NettyRedisNode(NodeAddress address, java.time.Duration timeout) {
+  public NettyRedisNode(NodeAddress address, Duration timeout) {
     this(address, timeout, RedisIo.shared(), null);
   }
 
@@ -36,7 +37,7 @@ public final class NettyRedisNode implements RedisNode {
    * @param tls for a {@code rediss://} address, whom to trust and which client certificate to
    *     show; null: the JVM's defaults. Ignored for {@code redis://}.
    */
-  public NettyRedisNode(NodeAddress address, java.time.Duration timeout, RedisIo io, SSLContext tls) {
+  public NettyRedisNode(NodeAddress address, Duration timeout, RedisIo io, SSLContext tls) {
     this.address = address;
     this.handshake = handshake(address);
     for (EventLoop loop : io.loops()) {

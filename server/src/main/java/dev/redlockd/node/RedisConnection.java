@@ -10,6 +10,7 @@ import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoop;
 import io.netty.handler.ssl.SslHandler;
 import io.netty.handler.ssl.SslHandshakeCompletionEvent;
+import java.io.IOException;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
@@ -379,7 +380,7 @@ final class RedisConnection {
     @Override
     public void channelInactive(ChannelHandlerContext ctx) {
       if (attempt == generation) {
-        drop(new java.io.IOException("closed by the node"));
+        drop(new IOException("closed by the node"));
       }
     }
 
