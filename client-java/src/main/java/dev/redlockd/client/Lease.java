@@ -17,13 +17,20 @@ import java.util.function.Consumer;
  * A held lock. Knows its local deadline (the time the request was sent, plus the validity the
  * server returned) on a monotonic clock; {@link #close()} releases it. The token stays inside:
  * it appears in no {@code toString()} and no exception message.
+ *
+ * <p>The lease counts as valid until a guard before that deadline (ttl/20, at most 100 ms), and
+ * is reported lost then: a timer that runs a little late still tells the holder before the
+ * deadline itself has passed, which is the moment another holder may be granted the lock.
  */
 public final class Lease implements AutoCloseable {
+  private static final Duration MAX_GUARD = Duration.ofMillis(100);
+
   private final LockClient client;
   private final String resource;
   private final String token;
   private final long fencingToken;
   private final Duration ttl;
+  private final long guardNanos;
   private final AtomicBoolean released = new AtomicBoolean();
   private final List<Consumer<LeaseLostException>> lostListeners = new CopyOnWriteArrayList<>();
 
@@ -38,9 +45,17 @@ public final class Lease implements AutoCloseable {
     this.token = token;
     this.fencingToken = fencingToken;
     this.ttl = ttl;
+    this.guardNanos = guard(ttl).toNanos();
     this.deadlineNanos = deadlineNanos;
     scheduleExpiryCheck();
   }
+
+  /** How long before its deadline a lease stops counting as valid: ttl/20, at most 100 ms. */
+  static Duration guard(Duration ttl) {
+    Duration twentieth = ttl.dividedBy(20);
+    return twentieth.compareTo(MAX_GUARD) < 0 ? twentieth : MAX_GUARD;
+  }
+
 
   public String resource() {
     return resource;
@@ -51,14 +66,26 @@ public final class Lease implements AutoCloseable {
     return fencingToken;
   }
 
-  /** True until the local deadline passes (unless a renewal moved it), the lease is lost, or released. */
+  /**
+   * True until the guard before the local deadline is reached (unless a renewal moved the
+   * deadline), the lease is lost, or it is released.
+   */
   public boolean isValid() {
-    return !released.get() && lost == null && client.nanoTime() < deadlineNanos;
+    return !released.get() && lost == null && client.nanoTime() < deadlineNanos - guardNanos;
   }
 
-  /** Time left before the local deadline; zero once the lease is not valid. */
+  /** Time left while valid (up to the guard before the deadline); zero once the lease is not valid. */
   public Duration remaining() {
-    return isValid() ? Duration.ofNanos(deadlineNanos - client.nanoTime()) : Duration.ZERO;
+    return isValid() ? Duration.ofNanos(deadlineNanos - guardNanos - client.nanoTime()) : Duration.ZERO;
+  }
+
+  /**
+   * The local deadline on {@link System#nanoTime()}: the send time of the request that granted
+   * or last renewed the lease, plus the validity the server returned. Another holder may be
+   * granted the lock after it; this lease stops counting as valid a guard before it.
+   */
+  public long deadlineNanos() {
+    return deadlineNanos;
   }
 
   /**
@@ -196,11 +223,12 @@ public final class Lease implements AutoCloseable {
 
   private synchronized void scheduleExpiryCheck() {
     cancelExpiryCheck();
-    long delay = deadlineNanos - client.nanoTime();
+    long delay = deadlineNanos - guardNanos - client.nanoTime();
     expiryCheck = client.scheduler().schedule(() -> {
-      if (!released.get() && client.nanoTime() >= deadlineNanos) {
+      if (!released.get() && client.nanoTime() >= deadlineNanos - guardNanos) {
         lost(Status.DEADLINE_EXCEEDED.withDescription("lease on resource '" + resource
-            + "' ran out: its local deadline passed without a renewal"));
+            + "' ran out: its local deadline came within " + TimeUnit.NANOSECONDS.toMillis(guardNanos)
+            + " ms without a renewal"));
       }
     }, Math.max(0, delay), TimeUnit.NANOSECONDS);
   }

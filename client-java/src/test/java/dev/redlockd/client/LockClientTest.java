@@ -83,17 +83,42 @@ class LockClientTest {
     fake.validity = Duration.ofMillis(9_700);
     LockClient timed = builder().nanoClock(clock::get).build();
 
+    long sent = clock.get();
     Lease lease = timed.acquire("orders/1", TTL, Duration.ZERO);
-    assertThat(lease.remaining()).isEqualTo(Duration.ofMillis(9_700));
+    assertThat(lease.deadlineNanos()).isEqualTo(sent + Duration.ofMillis(9_700).toNanos());
+    // Valid until the guard before the deadline: ttl/20 = 500 ms, at most 100 ms.
+    assertThat(lease.remaining()).isEqualTo(Duration.ofMillis(9_600));
     assertThat(lease.isValid()).isTrue();
 
-    clock.addAndGet(Duration.ofMillis(9_699).toNanos());
+    clock.addAndGet(Duration.ofMillis(9_599).toNanos());
     assertThat(lease.isValid()).isTrue();
     assertThat(lease.remaining()).isEqualTo(Duration.ofMillis(1));
 
     clock.addAndGet(Duration.ofMillis(1).toNanos());
     assertThat(lease.isValid()).isFalse();
     assertThat(lease.remaining()).isZero();
+  }
+
+  @Test
+  void theGuardIsATwentiethOfTheTtlAndAtMost100Ms() {
+    assertThat(Lease.guard(Duration.ofMillis(400))).isEqualTo(Duration.ofMillis(20));
+    assertThat(Lease.guard(Duration.ofSeconds(2))).isEqualTo(Duration.ofMillis(100));
+    assertThat(Lease.guard(Duration.ofHours(1))).isEqualTo(Duration.ofMillis(100));
+  }
+
+  /** The loss is reported before the deadline passes, not when a timer gets round to it after. */
+  @Test
+  void aLeaseNotRenewedIsReportedLostBeforeItsDeadline() throws Exception {
+    fake.validity = Duration.ofMillis(600);
+    Lease lease = client.acquire("orders/1", Duration.ofMillis(600), Duration.ZERO);
+    long deadline = lease.deadlineNanos();
+    CompletableFuture<Long> lostAt = new CompletableFuture<>();
+    lease.onLost(e -> lostAt.complete(System.nanoTime()));
+
+    long at = lostAt.get(5, TimeUnit.SECONDS);
+    assertThat(at).as("lost %d ms before the deadline", TimeUnit.NANOSECONDS.toMillis(deadline - at))
+        .isLessThan(deadline);
+    assertThat(lease.isValid()).isFalse();
   }
 
   @Test
@@ -250,7 +275,7 @@ class LockClientTest {
     fake.validity = Duration.ofSeconds(20);
     lease.extend(Duration.ofSeconds(20));
 
-    assertThat(lease.remaining()).isEqualTo(Duration.ofSeconds(20));
+    assertThat(lease.remaining()).isEqualTo(Duration.ofSeconds(20).minusMillis(100));
     clock.addAndGet(Duration.ofSeconds(19).toNanos());
     assertThat(lease.isValid()).isTrue();
   }

@@ -1,4 +1,4 @@
-package dev.redlockd.it.polyglot;
+package dev.redlockd.it.conformance;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -8,29 +8,34 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
-/** Finds the repository and asks whether a language runtime is there, by running it. */
+/** Finds the repository, and runs a command to its end with its output collected. */
 final class Runtimes {
   private Runtimes() {}
 
-  /** The repository root: the nearest directory up from here with examples/ and the proto. */
+  /** The repository root: the nearest directory up from here with clients/ and the proto. */
   static Path repositoryRoot() {
     for (Path dir = Path.of("").toAbsolutePath(); dir != null; dir = dir.getParent()) {
-      if (Files.isDirectory(dir.resolve("examples")) && Files.isDirectory(dir.resolve("proto/src/main/proto"))) {
+      if (Files.isDirectory(dir.resolve("clients")) && Files.isDirectory(dir.resolve("proto/src/main/proto"))) {
         return dir;
       }
     }
-    throw new IllegalStateException("no repository root with examples/ above " + Path.of("").toAbsolutePath());
+    throw new IllegalStateException("no repository root with clients/ above " + Path.of("").toAbsolutePath());
   }
 
-  record Result(boolean ok, String output) {}
+  /** How a command ended: its exit code (-1 when it could not start or ran past its timeout). */
+  record Result(int exitCode, String output) {
+    boolean ok() {
+      return exitCode == 0;
+    }
+  }
 
-  /** Runs a command; ok when it exits 0 within the timeout. A missing program is not ok. */
+  /** Runs a command to its end; ok when it exits 0 within the timeout. A missing program is not ok. */
   static Result run(List<String> command, Path directory, Duration timeout) throws InterruptedException {
     Process process;
     try {
       process = new ProcessBuilder(command).directory(directory.toFile()).redirectErrorStream(true).start();
     } catch (IOException e) {
-      return new Result(false, e.getMessage());
+      return new Result(-1, e.getMessage());
     }
     // Read while it runs: a chatty program (npm) would otherwise block on a full pipe.
     StringBuilder output = new StringBuilder();
@@ -40,14 +45,14 @@ final class Runtimes {
       } catch (IOException ignored) {
         // the process was killed
       }
-    }, "runtime-probe-output");
+    }, "command-output");
     reader.start();
     if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
       process.destroyForcibly();
       reader.join(5000);
-      return new Result(false, "still running after " + timeout + ": " + command);
+      return new Result(-1, output + "\nstill running after " + timeout + ": " + command);
     }
     reader.join(5000);
-    return new Result(process.exitValue() == 0, output.toString().strip());
+    return new Result(process.exitValue(), output.toString().strip());
   }
 }

@@ -1,0 +1,71 @@
+package dev.redlockd.it.conformance;
+
+import static org.junit.jupiter.api.Assertions.fail;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Builds and unit-tests each language's client once per test run, by its {@code check.sh}:
+ * stubs checked against the proto, the language's own tests, the runner and example built.
+ * A language whose runtime is not installed is skipped with the script's reason, except under
+ * {@code CI=true}: CI installs every runtime, so a missing one there is a broken CI.
+ */
+final class ClientBuilds {
+  /** check.sh's exit code for "this language's runtime is not installed here". */
+  private static final int RUNTIME_MISSING = 3;
+  private static final Duration CHECK_TIMEOUT = Duration.ofMinutes(8);
+  private static final Map<Language, Runtimes.Result> CHECKED = new ConcurrentHashMap<>();
+
+  private ClientBuilds() {}
+
+  /** Returns once the language's client is built and its own tests passed; skips or fails otherwise. */
+  static void assumeBuilt(Language language) {
+    Path root = Runtimes.repositoryRoot();
+    Path script = language.checkScript(root);
+    if (script == null) {
+      return;
+    }
+    Runtimes.Result result = CHECKED.computeIfAbsent(language, l -> check(root, script, l));
+    if (result.ok()) {
+      return;
+    }
+    String output = result.output();
+    if (result.exitCode() == RUNTIME_MISSING) {
+      String why = language.id + " client skipped: its runtime is not installed: " + lastLine(output);
+      if ("true".equals(System.getenv("CI"))) {
+        fail("CI=true installs every client runtime, yet " + why);
+      }
+      System.err.println(why);
+      assumeTrue(false, why);
+    }
+    fail(script + " failed (exit " + result.exitCode() + "):\n" + output);
+  }
+
+  private static Runtimes.Result check(Path root, Path script, Language language) {
+    try {
+      Runtimes.Result result = Runtimes.run(List.of("bash", script.toString()), root, CHECK_TIMEOUT);
+      Path log = root.resolve("integration-tests/target/conformance/" + language.id + "-check.log");
+      Files.createDirectories(log.getParent());
+      Files.writeString(log, result.output());
+      return result;
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
+    }
+  }
+
+  private static String lastLine(String output) {
+    String[] lines = output.strip().split("\n");
+    return lines[lines.length - 1];
+  }
+}

@@ -1,0 +1,292 @@
+package dev.redlockd.it.conformance;
+
+import static dev.redlockd.it.support.LiveServer.acquireRequest;
+import static dev.redlockd.it.support.LiveServer.codeOf;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.google.gson.JsonArray;
+import com.google.gson.JsonElement;
+import com.google.gson.JsonObject;
+import dev.redlockd.proto.v1.LockServiceGrpc;
+import dev.redlockd.proto.v1.ReleaseRequest;
+import dev.redlockd.testing.RedisCluster;
+import dev.redlockd.testing.Scrape;
+import dev.redlockd.testing.ServerProcess;
+import io.grpc.Status;
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Objects;
+import java.util.Set;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * The client conformance suite (clients/conformance/README.md): every scenario, run by every
+ * language's runner against the real server and 5 real Redis nodes. The runners only report
+ * what they saw; every expectation is here, and is checked against Redis and the server too
+ * where they can tell.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class ConformanceTest {
+  private static final Duration STEP = Duration.ofSeconds(30);
+  private static final List<String> SCENARIOS = List.of("acquire-contended", "release-twice", "extend", "keep-alive",
+      "majority-frozen", "lost-answer", "invalid-argument", "concurrent-holders");
+
+  private final Path root = Runtimes.repositoryRoot();
+  private RedisCluster cluster;
+  /** The server with default flags, for every scenario but lost-answer. */
+  private ServerProcess server;
+  /** A server that waits 2 s for a node, so that a paused node delays an answer instead of failing it. */
+  private ServerProcess patient;
+  private int patientMetricsPort;
+  private LockServiceGrpc.LockServiceBlockingStub harness;
+  /** Tokens read from Redis during the current scenario: none may appear in the runner's output. */
+  private final Set<String> tokens = new HashSet<>();
+
+  @BeforeAll
+  void start() throws IOException {
+    cluster = RedisCluster.start(5);
+    server = ServerProcess.start("--redis", cluster.redisFlag());
+    patientMetricsPort = freePort();
+    patient = ServerProcess.start("--redis", cluster.redisFlag(), "--node-timeout", "2s",
+        "--metrics-port", Integer.toString(patientMetricsPort));
+    harness = LockServiceGrpc.newBlockingStub(server.channel());
+  }
+
+  @AfterAll
+  void stop() throws InterruptedException {
+    try {
+      if (patient != null) {
+        patient.close();
+      }
+      if (server != null) {
+        server.close();
+      }
+    } finally {
+      if (cluster != null) {
+        cluster.close();
+      }
+    }
+  }
+
+  /** Every language and scenario; {@code -Dconformance.languages=python,go} runs only those languages. */
+  static Stream<Arguments> cases() {
+    String only = System.getProperty("conformance.languages", "");
+    return Stream.of(Language.values())
+        .filter(l -> only.isBlank() || List.of(only.split(",")).contains(l.id))
+        .flatMap(l -> SCENARIOS.stream().map(s -> Arguments.of(l, s)));
+  }
+
+  @ParameterizedTest(name = "{0} {1}")
+  @MethodSource("cases")
+  void scenario(Language language, String scenario) throws Exception {
+    ClientBuilds.assumeBuilt(language);
+    tokens.clear();
+    String resource = "conformance/" + language.id + "/" + scenario;
+    ServerProcess target = scenario.equals("lost-answer") ? patient : server;
+    List<String> command = new ArrayList<>(language.runner(root));
+    command.addAll(List.of("--server", "127.0.0.1:" + target.port(), "--scenario", scenario, "--resource", resource));
+    try (RunnerProcess runner = RunnerProcess.start(command, root)) {
+      switch (scenario) {
+        case "acquire-contended" -> acquireContended(runner, resource);
+        case "release-twice" -> releaseTwice(runner, resource);
+        case "extend" -> extend(runner, resource);
+        case "keep-alive" -> keepAlive(runner, resource);
+        case "majority-frozen" -> majorityFrozen(runner, resource);
+        case "lost-answer" -> lostAnswer(runner, resource);
+        case "invalid-argument" -> invalidArgument(runner);
+        case "concurrent-holders" -> concurrentHolders(runner);
+        default -> throw new IllegalArgumentException(scenario);
+      }
+      String transcript = runner.transcript();
+      for (String token : tokens) {
+        assertThat(transcript).as("the runner's output must not contain a token").doesNotContain(token);
+      }
+    }
+  }
+
+  private void acquireContended(RunnerProcess runner, String resource) throws Exception {
+    runner.expectAwait("held", STEP);
+    assertHeldByAMajority(resource);
+    runner.answer();
+    JsonObject r = runner.result(STEP);
+    assertThat(Long.parseUnsignedLong(r.get("fencing_token").getAsString())).isPositive();
+    assertThat(r.get("valid").getAsBoolean()).isTrue();
+    assertThat(r.get("remaining_ms").getAsDouble()).isGreaterThan(0).isLessThanOrEqualTo(10_000);
+    assertThat(r.get("try_acquire").getAsString()).isEqualTo("none");
+    JsonObject competitor = r.getAsJsonObject("competitor_error");
+    assertThat(competitor.get("code").getAsString()).isEqualTo("ABORTED");
+    assertThat(competitor.get("type").getAsString()).as("the language's not-acquired error").containsIgnoringCase("NotAcquired");
+    assertThat(r.get("released").getAsBoolean()).isTrue();
+    assertFree(resource);
+  }
+
+  private void releaseTwice(RunnerProcess runner, String resource) throws Exception {
+    runner.expectAwait("held", STEP);
+    assertHeldByAMajority(resource);
+    runner.answer();
+    JsonObject r = runner.result(STEP);
+    assertThat(r.get("first_release").getAsBoolean()).isTrue();
+    assertThat(r.get("second_release").getAsBoolean()).isFalse();
+    assertThat(r.get("valid_after").getAsBoolean()).isFalse();
+    assertFree(resource);
+  }
+
+  private void extend(RunnerProcess runner, String resource) throws Exception {
+    runner.expectAwait("extended", STEP);
+    assertHeldByAMajority(resource);
+    long holdingLongEnough = 0;
+    for (int i = 0; i < cluster.size(); i++) {
+      Object pttl = cluster.call(i, "PTTL", lockKey(resource));
+      if (pttl instanceof Long ms && ms > 2_000) {
+        holdingLongEnough++;
+      }
+    }
+    assertThat(holdingLongEnough).as("nodes whose lock key outlives the first ttl by the extension").isGreaterThanOrEqualTo(3);
+    runner.answer();
+    JsonObject r = runner.result(STEP);
+    assertThat(r.get("remaining_after_extend_ms").getAsDouble()).isGreaterThan(2_000).isLessThanOrEqualTo(3_000);
+    assertThat(r.get("valid_after_first_ttl").getAsBoolean()).isTrue();
+    assertThat(r.get("released").getAsBoolean()).isTrue();
+    assertFree(resource);
+  }
+
+  private void keepAlive(RunnerProcess runner, String resource) throws Exception {
+    runner.expectAwait("kept", STEP);
+    // 1.5 s into a 1 s ttl: only renewals keep it, and nobody else gets it.
+    assertHeldByAMajority(resource);
+    Status competitor = codeOf(() -> harness.acquire(acquireRequest(resource, Duration.ofSeconds(1), Duration.ZERO, "")));
+    assertThat(competitor.getCode()).isEqualTo(Status.Code.ABORTED);
+    runner.answer();
+    JsonObject r = runner.result(STEP);
+    assertThat(r.get("valid_at_end").getAsBoolean()).isTrue();
+    assertThat(r.get("lost").getAsBoolean()).isFalse();
+    assertThat(r.get("released").getAsBoolean()).isTrue();
+    assertFree(resource);
+  }
+
+  private void majorityFrozen(RunnerProcess runner, String resource) throws Exception {
+    runner.expectAwait("freeze", STEP);
+    assertHeldByAMajority(resource);
+    cluster.pause(0, 1, 2);
+    JsonObject r;
+    try {
+      runner.answer();
+      r = runner.result(STEP);
+    } finally {
+      cluster.resume(0, 1, 2);
+    }
+    assertThat(r.get("lost_calls").getAsInt()).as("loss callbacks").isEqualTo(1);
+    assertThat(r.get("margin_ms").getAsDouble()).as("ms the loss came before the deadline").isPositive();
+    assertThat(r.get("waited_ms").getAsDouble()).as("ms from the freeze to the loss").isLessThan(2_500);
+    assertThat(r.get("valid_after_lost").getAsBoolean()).isFalse();
+    assertThat(r.getAsJsonObject("lost_error").get("message").getAsString()).contains(resource);
+    awaitQuorum();
+  }
+
+  private void lostAnswer(RunnerProcess runner, String resource) throws Exception {
+    runner.expectAwait("pause", STEP);
+    Scrape before = Scrape.of(patientMetricsPort);
+    for (int i = 0; i < cluster.size(); i++) {
+      cluster.call(i, "CLIENT", "PAUSE", "900");
+    }
+    runner.answer();
+    runner.expectAwait("held", STEP);
+    assertHeldByAMajority(resource);
+    Scrape after = Scrape.of(patientMetricsPort);
+    runner.answer();
+    JsonObject r = runner.result(STEP);
+    assertThat(r.get("acquired").getAsBoolean()).as("a retry with the same token is not blocked by its own lease").isTrue();
+    assertThat(r.get("elapsed_ms").getAsDouble()).as("longer than one call's deadline").isGreaterThan(300);
+    assertThat(acquires(after, "DEADLINE_EXCEEDED") - acquires(before, "DEADLINE_EXCEEDED"))
+        .as("Acquire calls whose answer the client gave up on").isGreaterThanOrEqualTo(1);
+    assertThat(acquires(after, "OK") - acquires(before, "OK")).as("Acquire calls granted").isGreaterThanOrEqualTo(1);
+    assertThat(r.get("released").getAsBoolean()).as("one lease, released once").isTrue();
+    assertFree(resource);
+    awaitQuorum(); // the pause may have cost the servers' probes their answers
+  }
+
+  private void invalidArgument(RunnerProcess runner) throws Exception {
+    JsonObject r = runner.result(STEP);
+    for (String call : List.of("empty_resource", "zero_ttl", "long_resource")) {
+      JsonObject error = r.getAsJsonObject(call);
+      assertThat(error).as(call).isNotNull();
+      assertThat(error.get("code").getAsString()).as(call).isEqualTo("INVALID_ARGUMENT");
+      assertThat(error.get("type").getAsString()).as(call + ": the language's service error, not not-acquired")
+          .doesNotContainIgnoringCase("NotAcquired");
+    }
+  }
+
+  private void concurrentHolders(RunnerProcess runner) throws Exception {
+    JsonObject r = runner.result(Duration.ofSeconds(90));
+    record Section(double start, double end, long fence) {}
+    List<Section> sections = new ArrayList<>();
+    for (JsonElement e : r.getAsJsonArray("sections")) {
+      JsonArray s = e.getAsJsonArray();
+      sections.add(new Section(s.get(0).getAsDouble(), s.get(1).getAsDouble(), Long.parseUnsignedLong(s.get(2).getAsString())));
+    }
+    assertThat(sections).hasSize(40);
+    sections.sort(Comparator.comparingDouble(Section::start));
+    for (int i = 1; i < sections.size(); i++) {
+      Section before = sections.get(i - 1);
+      Section next = sections.get(i);
+      assertThat(next.start()).as("section %d began before section %d ended", i, i - 1).isGreaterThanOrEqualTo(before.end());
+      assertThat(Long.compareUnsigned(next.fence(), before.fence())).as("fencing tokens rise: %s then %s", before, next).isPositive();
+    }
+  }
+
+  private long acquires(Scrape scrape, String code) {
+    return (long) scrape.value("redlockd_rpc_calls_total", "method", "Acquire", "code", code);
+  }
+
+  /** A majority of nodes hold the same token for the resource; remembers it for the output check. */
+  private void assertHeldByAMajority(String resource) {
+    List<String> held = new ArrayList<>();
+    for (int i = 0; i < cluster.size(); i++) {
+      held.add(cluster.get(i, lockKey(resource)));
+    }
+    held.stream().filter(Objects::nonNull).forEach(tokens::add);
+    String first = held.stream().filter(Objects::nonNull).findFirst().orElse(null);
+    assertThat(first).as("lock key of " + resource + " on any node").isNotNull();
+    assertThat(held.stream().filter(first::equals).count()).as("nodes holding " + resource).isGreaterThanOrEqualTo(3);
+  }
+
+  /** Nobody holds the resource: the harness gets it at once (and gives it back). */
+  private void assertFree(String resource) {
+    var lease = harness.acquire(acquireRequest(resource, Duration.ofSeconds(2), Duration.ZERO, "")).getLease();
+    harness.release(ReleaseRequest.newBuilder().setResource(resource).setToken(lease.getToken()).build());
+  }
+
+  /** After a freeze, both servers grant again once their probes see the nodes back. */
+  private void awaitQuorum() {
+    await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(100)).ignoreExceptions().untilAsserted(() -> {
+      for (ServerProcess s : List.of(server, patient)) {
+        var stub = LockServiceGrpc.newBlockingStub(s.channel());
+        var lease = stub.acquire(acquireRequest("conformance/quorum-back", Duration.ofSeconds(1), Duration.ZERO, "")).getLease();
+        stub.release(ReleaseRequest.newBuilder().setResource(lease.getResource()).setToken(lease.getToken()).build());
+      }
+    });
+  }
+
+  private static String lockKey(String resource) {
+    return "redlock:{" + resource + "}:lock";
+  }
+
+  private static int freePort() throws IOException {
+    try (ServerSocket socket = new ServerSocket(0)) {
+      return socket.getLocalPort();
+    }
+  }
+}

@@ -1,0 +1,58 @@
+package dev.redlockd.it.conformance;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * A language with a redlockd client: how its build is checked and how its conformance runner
+ * and its README example are started. Every language but Java builds with
+ * {@code clients/<name>/check.sh}, which exits 3 when the language's runtime is not installed.
+ */
+enum Language {
+  JAVA("java"),
+  PYTHON("python"),
+  NODE("node"),
+  GO("go");
+
+  final String id;
+
+  Language(String id) {
+    this.id = id;
+  }
+
+  /** The command that runs this language's conformance runner, before its options. */
+  List<String> runner(Path root) {
+    return switch (this) {
+      case JAVA -> List.of(javaBinary(), "-cp", System.getProperty("java.class.path"), JavaRunner.class.getName());
+      case PYTHON -> List.of(venvPython(root), root.resolve("clients/python/conformance/runner.py").toString());
+      case NODE -> List.of("node", root.resolve("clients/node/conformance/runner.mjs").toString());
+      case GO -> List.of(root.resolve("clients/go/target/bin/redlockd-conformance").toString());
+    };
+  }
+
+  /** The command that runs this language's example (the one its README section quotes). */
+  List<String> example(Path root, String server) {
+    List<String> command = new ArrayList<>(switch (this) {
+      case JAVA -> throw new UnsupportedOperationException("the Java example runs in-process: ReadmeClientExampleTest");
+      case PYTHON -> List.of(venvPython(root), root.resolve("clients/python/examples/lock_example.py").toString());
+      case NODE -> List.of("node", root.resolve("clients/node/examples/lock-example.mjs").toString());
+      case GO -> List.of(root.resolve("clients/go/target/bin/redlockd-example").toString());
+    });
+    command.addAll(List.of("--server", server));
+    return command;
+  }
+
+  /** The build check of this language's client, or none (Java's is the Maven build itself). */
+  Path checkScript(Path root) {
+    return this == JAVA ? null : root.resolve("clients/" + id + "/check.sh");
+  }
+
+  private static String venvPython(Path root) {
+    return root.resolve("clients/python/target/venv/bin/python").toString();
+  }
+
+  private static String javaBinary() {
+    return Path.of(System.getProperty("java.home"), "bin", "java").toString();
+  }
+}
