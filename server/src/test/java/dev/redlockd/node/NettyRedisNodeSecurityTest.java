@@ -18,6 +18,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLHandshakeException;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -152,7 +153,8 @@ class NettyRedisNodeSecurityTest {
     try (SecuredRedis redis = SecuredRedis.tls(dir, server, ca.cert(), true);
         NettyRedisNode node = new NettyRedisNode(NodeAddress.parse(redis.uri("")), TIMEOUT, RedisIo.shared(),
             tls(ca, null))) {
-      assertThat(failureOf(node)).isNotNull();
+      assertThat(failureOf(node)).hasCauseInstanceOf(NodeConnectionException.class)
+          .hasRootCauseInstanceOf(SSLHandshakeException.class);
       assertThat(redis.log()).contains("peer did not return a certificate");
     }
   }
@@ -184,7 +186,8 @@ class NettyRedisNodeSecurityTest {
     try (SecuredRedis redis = SecuredRedis.tls(dir, server, ca.cert(), false);
         NettyRedisNode node = new NettyRedisNode(
             NodeAddress.parse(redis.uri("").replace("rediss://", "redis://")), TIMEOUT)) {
-      assertThat(failureOf(node)).isNotNull();
+      // Redis drops a connection that does not speak TLS: a connection failure, not a timeout.
+      assertThat(failureOf(node)).hasCauseInstanceOf(NodeConnectionException.class);
     }
   }
 
