@@ -1,0 +1,49 @@
+#!/usr/bin/env python3
+"""Takes the lock of examples/python, keeps it alive for about 2 s of "work", and releases it.
+
+    python lock_example.py --server HOST:PORT      (default 127.0.0.1:50051)
+"""
+import argparse
+import time
+
+import grpc
+
+from redlockd import Lease, LockClient
+
+
+def write_with_fence(fencing_token: int) -> None:
+    """Stands for a write to the protected resource, which refuses a lower token than it saw."""
+    time.sleep(0.5)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--server", default="127.0.0.1:50051", help="HOST:PORT of redlockd")
+    args = parser.parse_args()
+    channel = grpc.insecure_channel(args.server)
+    try:
+        # --- README example begins ---
+        client = LockClient(channel)  # the channel is yours: the client never closes it
+
+        with client.acquire("examples/python", ttl=10, wait=5) as lease:
+            print(f"acquired {lease.resource}: fencing token {lease.fencing_token}")
+            lease.keep_alive()  # renewed in the background until released or lost
+            for _ in range(4):
+                if not lease.valid:  # lost: stop touching the resource
+                    break
+                write_with_fence(lease.fencing_token)
+        print("released")
+
+        def work(lease: Lease) -> int:
+            write_with_fence(lease.fencing_token)
+            return lease.fencing_token
+
+        client.with_lock("examples/python", 10, 5, work)  # acquire, keep alive, release
+        # --- README example ends ---
+    finally:
+        channel.close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,28 @@
+"""redlockd: the Python client of the redlockd distributed-lock service.
+
+::
+
+    import grpc
+    from redlockd import LockClient
+
+    client = LockClient(grpc.insecure_channel("localhost:50051"))
+    with client.acquire("orders/42", ttl=10, wait=2) as lease:
+        store.write(order, fencing_token=lease.fencing_token)
+"""
+from ._tokens import new_token
+from .client import LockClient
+from .errors import LeaseLost, LockNotAcquired, LockServiceError
+from .lease import Lease
+from .retry import RetryPolicy
+
+__all__ = [
+    "LockClient",
+    "Lease",
+    "RetryPolicy",
+    "LockServiceError",
+    "LockNotAcquired",
+    "LeaseLost",
+    "new_token",
+]
+
+__version__ = "0.1.0"

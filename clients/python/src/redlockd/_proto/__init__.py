@@ -1,0 +1,1 @@
+"""Generated gRPC stubs of redlock.v1 (see generate.sh); not part of the public API."""

@@ -1,0 +1,130 @@
+from google.protobuf import duration_pb2 as _duration_pb2
+from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from typing import ClassVar as _ClassVar, Iterable as _Iterable, Mapping as _Mapping, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+LEASE_STATE_HELD: LeaseState
+LEASE_STATE_JEOPARDY: LeaseState
+LEASE_STATE_UNSPECIFIED: LeaseState
+
+class AcquireRequest(_message.Message):
+    __slots__ = ["owner", "resource", "token", "ttl", "wait"]
+    OWNER_FIELD_NUMBER: _ClassVar[int]
+    RESOURCE_FIELD_NUMBER: _ClassVar[int]
+    TOKEN_FIELD_NUMBER: _ClassVar[int]
+    TTL_FIELD_NUMBER: _ClassVar[int]
+    WAIT_FIELD_NUMBER: _ClassVar[int]
+    owner: str
+    resource: str
+    token: str
+    ttl: _duration_pb2.Duration
+    wait: _duration_pb2.Duration
+    def __init__(self, resource: _Optional[str] = ..., ttl: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., wait: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., owner: _Optional[str] = ..., token: _Optional[str] = ...) -> None: ...
+
+class AcquireResponse(_message.Message):
+    __slots__ = ["lease"]
+    LEASE_FIELD_NUMBER: _ClassVar[int]
+    lease: Lease
+    def __init__(self, lease: _Optional[_Union[Lease, _Mapping]] = ...) -> None: ...
+
+class DescribeRequest(_message.Message):
+    __slots__ = ["resource"]
+    RESOURCE_FIELD_NUMBER: _ClassVar[int]
+    resource: str
+    def __init__(self, resource: _Optional[str] = ...) -> None: ...
+
+class DescribeResponse(_message.Message):
+    __slots__ = ["fencing_token", "held", "nodes", "owner", "remaining_ttl"]
+    FENCING_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    HELD_FIELD_NUMBER: _ClassVar[int]
+    NODES_FIELD_NUMBER: _ClassVar[int]
+    OWNER_FIELD_NUMBER: _ClassVar[int]
+    REMAINING_TTL_FIELD_NUMBER: _ClassVar[int]
+    fencing_token: int
+    held: bool
+    nodes: _containers.RepeatedScalarFieldContainer[str]
+    owner: str
+    remaining_ttl: _duration_pb2.Duration
+    def __init__(self, held: bool = ..., owner: _Optional[str] = ..., remaining_ttl: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., fencing_token: _Optional[int] = ..., nodes: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class ExtendRequest(_message.Message):
+    __slots__ = ["resource", "token", "ttl"]
+    RESOURCE_FIELD_NUMBER: _ClassVar[int]
+    TOKEN_FIELD_NUMBER: _ClassVar[int]
+    TTL_FIELD_NUMBER: _ClassVar[int]
+    resource: str
+    token: str
+    ttl: _duration_pb2.Duration
+    def __init__(self, resource: _Optional[str] = ..., token: _Optional[str] = ..., ttl: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ...) -> None: ...
+
+class ExtendResponse(_message.Message):
+    __slots__ = ["lease"]
+    LEASE_FIELD_NUMBER: _ClassVar[int]
+    lease: Lease
+    def __init__(self, lease: _Optional[_Union[Lease, _Mapping]] = ...) -> None: ...
+
+class ForceReleaseRequest(_message.Message):
+    __slots__ = ["resource"]
+    RESOURCE_FIELD_NUMBER: _ClassVar[int]
+    resource: str
+    def __init__(self, resource: _Optional[str] = ...) -> None: ...
+
+class ForceReleaseResponse(_message.Message):
+    __slots__ = ["released"]
+    RELEASED_FIELD_NUMBER: _ClassVar[int]
+    released: bool
+    def __init__(self, released: bool = ...) -> None: ...
+
+class KeepAliveRequest(_message.Message):
+    __slots__ = ["resource", "sequence", "token", "ttl"]
+    RESOURCE_FIELD_NUMBER: _ClassVar[int]
+    SEQUENCE_FIELD_NUMBER: _ClassVar[int]
+    TOKEN_FIELD_NUMBER: _ClassVar[int]
+    TTL_FIELD_NUMBER: _ClassVar[int]
+    resource: str
+    sequence: int
+    token: str
+    ttl: _duration_pb2.Duration
+    def __init__(self, resource: _Optional[str] = ..., token: _Optional[str] = ..., ttl: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., sequence: _Optional[int] = ...) -> None: ...
+
+class KeepAliveResponse(_message.Message):
+    __slots__ = ["lease", "sequence", "state"]
+    LEASE_FIELD_NUMBER: _ClassVar[int]
+    SEQUENCE_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    lease: Lease
+    sequence: int
+    state: LeaseState
+    def __init__(self, lease: _Optional[_Union[Lease, _Mapping]] = ..., state: _Optional[_Union[LeaseState, str]] = ..., sequence: _Optional[int] = ...) -> None: ...
+
+class Lease(_message.Message):
+    __slots__ = ["fencing_token", "resource", "token", "validity"]
+    FENCING_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    RESOURCE_FIELD_NUMBER: _ClassVar[int]
+    TOKEN_FIELD_NUMBER: _ClassVar[int]
+    VALIDITY_FIELD_NUMBER: _ClassVar[int]
+    fencing_token: int
+    resource: str
+    token: str
+    validity: _duration_pb2.Duration
+    def __init__(self, resource: _Optional[str] = ..., token: _Optional[str] = ..., validity: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., fencing_token: _Optional[int] = ...) -> None: ...
+
+class ReleaseRequest(_message.Message):
+    __slots__ = ["resource", "token"]
+    RESOURCE_FIELD_NUMBER: _ClassVar[int]
+    TOKEN_FIELD_NUMBER: _ClassVar[int]
+    resource: str
+    token: str
+    def __init__(self, resource: _Optional[str] = ..., token: _Optional[str] = ...) -> None: ...
+
+class ReleaseResponse(_message.Message):
+    __slots__ = ["released"]
+    RELEASED_FIELD_NUMBER: _ClassVar[int]
+    released: bool
+    def __init__(self, released: bool = ...) -> None: ...
+
+class LeaseState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = []

@@ -1,0 +1,211 @@
+"""LockClient: hands out leases and keeps the token, the deadlines and the retries to itself."""
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import time
+from typing import Any, Callable, Optional, Set, Tuple, TypeVar
+
+import grpc
+
+from . import _durations
+from ._proto import lock_pb2, lock_pb2_grpc
+from ._tokens import new_token
+from .errors import LockNotAcquired, LockServiceError, from_rpc_error
+from .lease import Lease
+from .retry import RetryPolicy
+
+__all__ = ["LockClient"]
+
+T = TypeVar("T")
+
+#: Re-asks of a grant that came with less than half its validity left; more means every
+#: answer is slow, not the wait.
+MAX_REFRESHES = 3
+
+_UNKNOWN_OUTCOME = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
+
+
+def _default_owner() -> str:
+    return f"{socket.gethostname()} pid {os.getpid()}"
+
+
+class LockClient:
+    """The redlockd client.
+
+    ::
+
+        client = LockClient(grpc.insecure_channel("localhost:50051"))
+        with client.acquire("orders/42", ttl=10, wait=2) as lease:
+            store.write(order, fencing_token=lease.fencing_token)
+
+    The client never creates or closes the channel. It makes each lease's token itself, so an
+    Acquire retried after UNAVAILABLE or DEADLINE_EXCEEDED carries the same token: the server
+    refreshes the lease it may already have granted instead of granting a second one. Safe to
+    share between threads.
+
+    Durations are seconds (``float``) or ``datetime.timedelta``.
+    """
+
+    def __init__(self, channel: grpc.Channel, *, call_timeout: _durations.Seconds = 5.0,
+                 retry: RetryPolicy = RetryPolicy(), owner: Optional[str] = None) -> None:
+        self._stub = lock_pb2_grpc.LockServiceStub(channel)
+        self._call_timeout = _durations.seconds(call_timeout)
+        self._retry = retry
+        self._owner = _default_owner() if owner is None else owner
+        # Fire-and-forget calls, kept referenced until done: gRPC cancels a call whose future
+        # is garbage-collected.
+        self._in_flight: Set[grpc.Future] = set()
+        self._in_flight_lock = threading.Lock()
+
+    @property
+    def owner(self) -> str:
+        return self._owner
+
+    @property
+    def call_timeout(self) -> float:
+        return self._call_timeout
+
+    @property
+    def retry(self) -> RetryPolicy:
+        return self._retry
+
+    def __repr__(self) -> str:
+        return (f"LockClient(owner={self._owner!r}, call_timeout={self._call_timeout}, "
+                f"retry={self._retry})")
+
+    __str__ = __repr__
+
+    # --- acquiring -----------------------------------------------------------------------------
+
+    def acquire(self, resource: str, ttl: _durations.Seconds,
+                wait: _durations.Seconds = 0.0) -> Lease:
+        """Takes the lock, waiting up to ``wait`` while someone else holds it.
+
+        Raises :class:`LockNotAcquired` when someone else still holds it after ``wait``, and
+        :class:`LockServiceError` for every other failure. An Acquire given up on (retries
+        exhausted, or interrupted, e.g. by KeyboardInterrupt) sends a Release of its token in
+        the background, since the server may have granted it after all.
+        """
+        ttl_s = _durations.seconds(ttl)
+        wait_s = _durations.seconds(wait)
+        token = new_token()
+        start = time.monotonic()
+        attempt, refreshes = 1, 0
+        may_hold = False  # an earlier attempt may have been granted
+        settled = False  # the outcome is known: nothing left to give back on the way out
+        try:
+            while True:
+                # The first attempt sends the wait as given (a negative one is the server's to
+                # refuse); a retry sends what is left of it.
+                wait_left = wait_s if not may_hold else max(0.0, wait_s - (time.monotonic() - start))
+                request = lock_pb2.AcquireRequest(
+                    resource=resource, ttl=_durations.to_proto(ttl_s),
+                    wait=_durations.to_proto(wait_left), owner=self._owner, token=token)
+                sent = time.monotonic()
+                future = self._stub.Acquire.future(
+                    request, timeout=max(0.0, wait_left) + self._call_timeout)
+                try:
+                    response = future.result()
+                except grpc.RpcError as e:
+                    code = e.code()
+                    unknown = code in _UNKNOWN_OUTCOME
+                    if unknown and attempt < self._retry.max_attempts:
+                        time.sleep(self._retry.backoff(attempt))
+                        attempt += 1
+                        may_hold = True
+                        continue
+                    settled = True
+                    if unknown or may_hold:
+                        self._release_quietly(resource, token)
+                    raise from_rpc_error(e) from None
+                except BaseException:
+                    future.cancel()
+                    raise
+                validity = _durations.from_proto(response.lease.validity)
+                deadline = sent + validity
+                left = deadline - time.monotonic()
+                if left < validity / 2 and refreshes < MAX_REFRESHES:
+                    # Typically after waiting longer than the ttl for another holder: the
+                    # deadline can only count from when the waiting call was sent. Asked again
+                    # under the same token, the refreshed answer comes at once.
+                    refreshes += 1
+                    may_hold = True
+                    continue
+                settled = True
+                if left <= 0:
+                    self._release_quietly(resource, token)
+                    raise LockServiceError(
+                        grpc.StatusCode.DEADLINE_EXCEEDED,
+                        f"resource '{resource}': each grant ran out before its answer arrived")
+                return Lease(self, resource, token, response.lease.fencing_token, ttl_s, deadline)
+        except BaseException:
+            if not settled:
+                self._release_quietly(resource, token)
+            raise
+
+    def try_acquire(self, resource: str, ttl: _durations.Seconds) -> Optional[Lease]:
+        """One attempt without waiting: the lease, or None when someone else holds the lock."""
+        try:
+            return self.acquire(resource, ttl, 0.0)
+        except LockNotAcquired:
+            return None
+
+    def with_lock(self, resource: str, ttl: _durations.Seconds, wait: _durations.Seconds,
+                  fn: Callable[[Lease], T]) -> T:
+        """Runs ``fn(lease)`` while holding the lock and returns its result.
+
+        Acquires (waiting up to ``wait``), keeps the lease alive while ``fn`` runs, and releases
+        afterwards. Python cannot interrupt ``fn``: it should check ``lease.valid`` before each
+        step it protects. If the lease was lost meanwhile, :class:`LeaseLost` is raised after
+        ``fn`` returns (chained to ``fn``'s own exception, if it raised one).
+        """
+        lease = self.acquire(resource, ttl, wait)
+        try:
+            lease.keep_alive()
+            try:
+                result = fn(lease)
+            except BaseException as work_failed:
+                lost = lease.lost_error
+                if lost is not None and lost is not work_failed:
+                    raise lost from work_failed
+                raise
+            lost = lease.lost_error
+            if lost is not None:
+                raise lost
+            return result
+        finally:
+            lease.close()
+
+    # --- plumbing for Lease --------------------------------------------------------------------
+
+    def _unary(self, method: Any, request: Any,
+               still_worth_it: Callable[[], bool] = lambda: True) -> Tuple[Any, float]:
+        """A blocking unary call with the call timeout, UNAVAILABLE retried by the policy while
+        ``still_worth_it()``. Returns the answer and the send time of the attempt it answers."""
+        attempt = 1
+        while True:
+            sent = time.monotonic()
+            try:
+                return method(request, timeout=self._call_timeout), sent
+            except grpc.RpcError as e:
+                if (e.code() != grpc.StatusCode.UNAVAILABLE or attempt >= self._retry.max_attempts
+                        or not still_worth_it()):
+                    raise from_rpc_error(e) from None
+            time.sleep(self._retry.backoff(attempt))
+            attempt += 1
+
+    def _release_quietly(self, resource: str, token: str) -> None:
+        """Fire and forget: a Release nobody waits for (the lease runs out by itself if it
+        fails)."""
+        future = self._stub.Release.future(
+            lock_pb2.ReleaseRequest(resource=resource, token=token), timeout=self._call_timeout)
+        with self._in_flight_lock:
+            self._in_flight.add(future)
+        future.add_done_callback(self._forget)
+
+    def _forget(self, future: grpc.Future) -> None:
+        with self._in_flight_lock:
+            self._in_flight.discard(future)
+

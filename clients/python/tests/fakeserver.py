@@ -1,0 +1,126 @@
+"""A fake LockService on a real localhost gRPC server, scripted per test.
+
+Every call is recorded with the monotonic time it arrived (the test and the server share the
+process, hence the clock), and tests wait on ``wait_for`` instead of sleeping.
+"""
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+from concurrent import futures
+from typing import Callable, Iterator, List, Optional, Tuple
+
+import grpc
+
+from redlockd import LockClient, RetryPolicy
+from redlockd._durations import from_proto, to_proto
+from redlockd._proto import lock_pb2, lock_pb2_grpc
+
+#: Quick retries, so that tests of retries run fast.
+FAST_RETRY = RetryPolicy(max_attempts=4, initial_backoff=0.01, max_backoff=0.05)
+
+
+def lease_message(resource: str, token: str, validity: float, fencing_token: int = 7) -> lock_pb2.Lease:
+    return lock_pb2.Lease(resource=resource, token=token, validity=to_proto(validity),
+                          fencing_token=fencing_token)
+
+
+class FakeLockService(lock_pb2_grpc.LockServiceServicer):
+    def __init__(self) -> None:
+        self.changed = threading.Condition()
+        self.acquires: List[Tuple[lock_pb2.AcquireRequest, float]] = []
+        self.extends: List[lock_pb2.ExtendRequest] = []
+        self.releases: List[lock_pb2.ReleaseRequest] = []
+        self.keep_alive_requests: List[Tuple[lock_pb2.KeepAliveRequest, float]] = []
+        self._fencing = itertools.count(100)
+        self._released_tokens: set = set()
+        # Scripts: each gets (request, context, call number) and answers or aborts.
+        self.on_acquire: Callable = self.grant
+        self.on_extend: Callable = self.extend_ok
+        self.on_release: Callable = self.release_once
+        # Gets (requests, context) and yields the answers.
+        self.on_keep_alive: Callable = self.echo_keep_alive
+
+    # --- recording ---------------------------------------------------------------------------
+
+    def _record(self, calls: list, item) -> int:
+        with self.changed:
+            calls.append(item)
+            self.changed.notify_all()
+            return len(calls)
+
+    def wait_for(self, predicate: Callable[[], bool], timeout: float = 5.0) -> bool:
+        with self.changed:
+            return self.changed.wait_for(predicate, timeout)
+
+    # --- the service ---------------------------------------------------------------------------
+
+    def Acquire(self, request, context):
+        n = self._record(self.acquires, (request, time.monotonic()))
+        return self.on_acquire(request, context, n)
+
+    def Extend(self, request, context):
+        n = self._record(self.extends, request)
+        return self.on_extend(request, context, n)
+
+    def Release(self, request, context):
+        n = self._record(self.releases, request)
+        return self.on_release(request, context, n)
+
+    def KeepAlive(self, request_iterator, context):
+        def recorded() -> Iterator[lock_pb2.KeepAliveRequest]:
+            for request in request_iterator:
+                self._record(self.keep_alive_requests, (request, time.monotonic()))
+                yield request
+        yield from self.on_keep_alive(recorded(), context)
+
+    # --- default scripts ---------------------------------------------------------------------
+
+    def grant(self, request, context, n, validity: Optional[float] = None):
+        ttl = from_proto(request.ttl)
+        return lock_pb2.AcquireResponse(lease=lease_message(
+            request.resource, request.token, ttl * 0.99 if validity is None else validity,
+            next(self._fencing)))
+
+    def extend_ok(self, request, context, n):
+        return lock_pb2.ExtendResponse(lease=lease_message(
+            request.resource, request.token, from_proto(request.ttl) * 0.99))
+
+    def release_once(self, request, context, n):
+        with self.changed:
+            first = request.token not in self._released_tokens
+            self._released_tokens.add(request.token)
+        return lock_pb2.ReleaseResponse(released=first)
+
+    def echo_keep_alive(self, requests, context):
+        """Answers each request at once, echoing its sequence, until the client half-closes."""
+        for request in requests:
+            yield lock_pb2.KeepAliveResponse(
+                lease=lease_message(request.resource, request.token, from_proto(request.ttl) * 0.99),
+                state=lock_pb2.LEASE_STATE_HELD, sequence=request.sequence)
+
+
+class FakeServerCase:
+    """Mixin for unittest.TestCase: a fresh fake server, channel and client per test."""
+
+    def setUp(self) -> None:  # noqa: D401 - unittest hook
+        super().setUp()
+        self.fake = FakeLockService()
+        self.server = grpc.server(futures.ThreadPoolExecutor(max_workers=8))
+        lock_pb2_grpc.add_LockServiceServicer_to_server(self.fake, self.server)
+        port = self.server.add_insecure_port("127.0.0.1:0")
+        self.server.start()
+        self.target = f"127.0.0.1:{port}"
+        self.channel = grpc.insecure_channel(self.target)
+        grpc.channel_ready_future(self.channel).result(timeout=5)
+        self.client = self.make_client()
+
+    def make_client(self, **options) -> LockClient:
+        options.setdefault("retry", FAST_RETRY)
+        return LockClient(self.channel, **options)
+
+    def tearDown(self) -> None:
+        self.channel.close()
+        self.server.stop(None)
+        super().tearDown()
