@@ -1,0 +1,218 @@
+import { hostname } from 'node:os';
+import { inspect, type InspectOptions } from 'node:util';
+import * as grpc from '@grpc/grpc-js';
+import { LeaseLostError, LockNotAcquiredError, LockServiceError, errorFromStatus } from './errors';
+import { Lease } from './lease';
+import type { AcquireResponse__Output } from './proto/redlock/v1/AcquireResponse';
+import type { LockServiceClient } from './proto/redlock/v1/LockService';
+import { RetryPolicy, type RetryOptions } from './retry';
+import { loadProto } from './service';
+import { fromDuration, now, sleep, toDuration } from './time';
+import { newToken } from './token';
+import { Transport } from './transport';
+
+/** Where redlockd listens, and how to reach it. */
+export interface ConnectOptions {
+  /** host:port (any grpc-js target). */
+  address: string;
+  /** Default: insecure (plaintext). */
+  credentials?: grpc.ChannelCredentials;
+  channelOptions?: grpc.ChannelOptions;
+}
+
+export interface LockClientOptions {
+  /** Deadline of each call; an Acquire gets its wait on top (default 5000 ms). */
+  callTimeoutMs?: number;
+  /** Retries of UNAVAILABLE (and, for Acquire, DEADLINE_EXCEEDED); default 4 attempts, 50 ms doubling to 1 s. */
+  retry?: RetryOptions;
+  /** Free text operators see for this client's leases (default: `${hostname} pid ${pid}`). */
+  owner?: string;
+}
+
+export interface AcquireOptions {
+  /** How long the lock lives unless extended or kept alive. */
+  ttlMs: number;
+  /** How long to wait while someone else holds the lock (default 0: one attempt). */
+  waitMs?: number;
+  /** Aborting gives the acquire up; a lease granted anyway is released. */
+  signal?: AbortSignal;
+}
+
+/** Refreshes of a grant that came too late; more means every answer is slow, not the wait. */
+const MAX_REFRESHES = 3;
+
+/**
+ * The redlockd client. Hands out {@link Lease}s and keeps the token, the deadlines and the
+ * renewals to itself.
+ *
+ * It makes each lease's token itself, so an Acquire retried after UNAVAILABLE or
+ * DEADLINE_EXCEEDED carries the same token: the server refreshes the lease it may already
+ * have granted instead of granting a second one.
+ */
+export class LockClient {
+  /** The address the client talks to. */
+  readonly target: string;
+  readonly owner: string;
+  readonly callTimeoutMs: number;
+  readonly retry: RetryPolicy;
+  readonly #stub: LockServiceClient;
+  readonly #transport: Transport;
+
+  constructor(target: string | ConnectOptions, opts: LockClientOptions = {}) {
+    const connect: ConnectOptions = typeof target === 'string' ? { address: target } : target;
+    this.target = connect.address;
+    this.owner = opts.owner ?? `${hostname()} pid ${process.pid}`;
+    this.callTimeoutMs = opts.callTimeoutMs ?? 5000;
+    if (!(this.callTimeoutMs > 0)) {
+      throw new RangeError('callTimeoutMs must be positive');
+    }
+    this.retry = new RetryPolicy(opts.retry);
+    const { LockService } = loadProto().redlock.v1;
+    this.#stub = new LockService(connect.address, connect.credentials ?? grpc.credentials.createInsecure(),
+      connect.channelOptions);
+    this.#transport = new Transport(this.#stub, this.callTimeoutMs, this.retry);
+  }
+
+  /** Closes the channel. Leases still kept alive are then lost (their streams end). */
+  close(): void {
+    this.#stub.close();
+  }
+
+  /**
+   * Takes the lock, waiting up to `waitMs` while someone else holds it.
+   *
+   * Rejects with {@link LockNotAcquiredError} when someone else still holds it after the wait,
+   * and with {@link LockServiceError} for every other failure (CANCELLED when the signal
+   * aborted it).
+   */
+  async acquire(resource: string, opts: AcquireOptions): Promise<Lease> {
+    if (typeof resource !== 'string') {
+      throw new TypeError('resource must be a string');
+    }
+    if (typeof opts?.ttlMs !== 'number' || Number.isNaN(opts.ttlMs)) {
+      throw new TypeError('ttlMs must be a number');
+    }
+    const { ttlMs, signal } = opts;
+    const waitMs = opts.waitMs ?? 0;
+    const token = newToken();
+    const start = now();
+    const aborted = () => new LockServiceError(grpc.status.CANCELLED,
+      `acquire of resource '${resource}' was aborted`, resource, { cause: signal?.reason });
+    if (signal?.aborted) {
+      throw aborted();
+    }
+    let attempt = 1;
+    let refreshes = 0;
+    let mayHold = false; // an earlier attempt may have been granted: giving up must give it back
+    for (;;) {
+      const waitLeft = Math.max(0, waitMs - (now() - start));
+      const sent = now();
+      const outcome = await this.#transport.once<AcquireResponse__Output>(
+        (stub, options, callback) => stub.Acquire({
+          resource, ttl: toDuration(ttlMs), wait: toDuration(waitLeft), owner: this.owner, token,
+        }, options, callback),
+        waitLeft + this.callTimeoutMs, signal);
+      if (signal?.aborted) {
+        // The server may have granted before it heard of the cancel, and does not release a
+        // lease whose token the caller chose: only this client can.
+        this.#transport.releaseQuietly(resource, token);
+        throw aborted();
+      }
+      if (outcome.ok) {
+        const granted = outcome.value.lease;
+        const validity = fromDuration(granted?.validity);
+        const deadline = sent + validity;
+        const left = deadline - now();
+        if (left < validity / 2 && refreshes < MAX_REFRESHES) {
+          // Typically after a long wait: the refresh under the same token answers at once.
+          refreshes++;
+          mayHold = true;
+          continue;
+        }
+        if (left <= 0 || granted === null) {
+          this.#transport.releaseQuietly(resource, token);
+          throw new LockServiceError(grpc.status.DEADLINE_EXCEEDED,
+            `resource '${resource}': each grant ran out before its answer arrived`, resource);
+        }
+        return new Lease(this.#transport, resource, token, BigInt(granted.fencingToken), ttlMs, deadline);
+      }
+      const unknownOutcome = outcome.code === grpc.status.UNAVAILABLE
+        || outcome.code === grpc.status.DEADLINE_EXCEEDED;
+      if (unknownOutcome && attempt < this.retry.maxAttempts) {
+        mayHold = true;
+        try {
+          await sleep(this.retry.backoffMs(attempt), signal);
+        } catch {
+          this.#transport.releaseQuietly(resource, token);
+          throw aborted();
+        }
+        attempt++;
+        continue;
+      }
+      if (unknownOutcome || mayHold) {
+        // An attempt may have been granted after its answer was lost: give it back.
+        this.#transport.releaseQuietly(resource, token);
+      }
+      throw errorFromStatus(outcome.code, outcome.details, resource);
+    }
+  }
+
+  /** One attempt: the lease, or null when someone else holds the lock. */
+  async tryAcquire(resource: string, opts: { ttlMs: number; signal?: AbortSignal }): Promise<Lease | null> {
+    try {
+      return await this.acquire(resource, { ttlMs: opts.ttlMs, waitMs: 0, signal: opts.signal });
+    } catch (e) {
+      if (e instanceof LockNotAcquiredError) {
+        return null;
+      }
+      throw e;
+    }
+  }
+
+  /**
+   * Runs `work` while holding the lock: acquires (waiting up to `waitMs`), keeps the lease
+   * alive, awaits the work and releases. Resolves with the work's result. If the lease was
+   * lost meanwhile, rejects with {@link LeaseLostError} once the work has settled (the work
+   * can watch `lease.valid` or `lease.signal` to stop early); the work's own error, if any,
+   * is then the LeaseLostError's `cause`.
+   */
+  async withLock<T>(resource: string, opts: AcquireOptions, work: (lease: Lease) => Promise<T> | T): Promise<T> {
+    const lease = await this.acquire(resource, opts);
+    let result: T;
+    try {
+      lease.keepAlive();
+      try {
+        result = await work(lease);
+      } catch (e) {
+        const lost = lease.lostError;
+        if (lost !== undefined && e !== lost) {
+          throw new LeaseLostError(lost.code, lost.details, resource, { cause: e });
+        }
+        throw e;
+      }
+    } finally {
+      try {
+        await lease.release();
+      } catch {
+        // Expired, lost or unreachable: the lease runs out by itself.
+      }
+    }
+    const lost = lease.lostError;
+    if (lost !== undefined) {
+      throw lost;
+    }
+    return result;
+  }
+
+  toString(): string {
+    return `LockClient[target=${this.target}, owner=${this.owner}]`;
+  }
+
+  toJSON(): { target: string; owner: string; callTimeoutMs: number } {
+    return { target: this.target, owner: this.owner, callTimeoutMs: this.callTimeoutMs };
+  }
+
+  [inspect.custom](_depth: number, options: InspectOptions): string {
+    return `LockClient ${inspect(this.toJSON(), options)}`;
+  }
+}

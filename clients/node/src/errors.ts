@@ -1,0 +1,52 @@
+import { status as Status } from '@grpc/grpc-js';
+
+/** The name of a gRPC status code, e.g. 'ABORTED' (or 'CODE_<n>' for one grpc-js does not know). */
+export function codeName(code: number): string {
+  return Status[code] ?? `CODE_${code}`;
+}
+
+/**
+ * A lock call failed. `code` is the gRPC status code, `codeName` its name. The message names
+ * the resource, never a token.
+ */
+export class LockServiceError extends Error {
+  readonly code: number;
+  readonly codeName: string;
+  /** The lock the call was about ('' when it is not known). */
+  readonly resource: string;
+  /** The status details, as the server (or grpc-js) gave them. */
+  readonly details: string;
+
+  constructor(code: number, details: string, resource = '', options?: { cause?: unknown }) {
+    const name = codeName(code);
+    const shown = resource.length > 100 ? `${resource.slice(0, 100)}...` : resource;
+    const about = resource !== '' && !details.includes(`'${resource}'`) ? ` (resource '${shown}')` : '';
+    super(`${name}: ${details}${about}`, options);
+    this.name = new.target.name;
+    this.code = code;
+    this.codeName = name;
+    this.resource = resource;
+    this.details = details;
+  }
+
+  toJSON(): { name: string; code: number; codeName: string; message: string } {
+    return { name: this.name, code: this.code, codeName: this.codeName, message: this.message };
+  }
+}
+
+/** Acquire gave up because someone else holds the lock (gRPC ABORTED). */
+export class LockNotAcquiredError extends LockServiceError {}
+
+/**
+ * A lease can no longer be relied on: it expired, was taken over, was released, or its
+ * renewals could not reach a quorum before its validity ran out. Stop touching the resource.
+ */
+export class LeaseLostError extends LockServiceError {}
+
+/** The client's error for a failed call: ABORTED is {@link LockNotAcquiredError}. */
+export function errorFromStatus(code: number, details: string, resource: string): LockServiceError {
+  return code === Status.ABORTED
+    ? new LockNotAcquiredError(code, details, resource)
+    : new LockServiceError(code, details, resource);
+}
+

@@ -1,0 +1,8 @@
+export { LockClient } from './client';
+export type { AcquireOptions, ConnectOptions, LockClientOptions } from './client';
+export { Lease, guardMs } from './lease';
+export type { LostCallback } from './lease';
+export { LockServiceError, LockNotAcquiredError, LeaseLostError, codeName } from './errors';
+export { RetryPolicy } from './retry';
+export type { RetryOptions } from './retry';
+export { loadProto, PROTO_DIR, PROTO_FILE, LOAD_OPTIONS } from './service';

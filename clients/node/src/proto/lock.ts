@@ -1,0 +1,60 @@
+import type * as grpc from '@grpc/grpc-js';
+import type { EnumTypeDefinition, MessageTypeDefinition } from '@grpc/proto-loader';
+
+import type { Duration as _google_protobuf_Duration, Duration__Output as _google_protobuf_Duration__Output } from './google/protobuf/Duration';
+import type { AcquireRequest as _redlock_v1_AcquireRequest, AcquireRequest__Output as _redlock_v1_AcquireRequest__Output } from './redlock/v1/AcquireRequest';
+import type { AcquireResponse as _redlock_v1_AcquireResponse, AcquireResponse__Output as _redlock_v1_AcquireResponse__Output } from './redlock/v1/AcquireResponse';
+import type { DescribeRequest as _redlock_v1_DescribeRequest, DescribeRequest__Output as _redlock_v1_DescribeRequest__Output } from './redlock/v1/DescribeRequest';
+import type { DescribeResponse as _redlock_v1_DescribeResponse, DescribeResponse__Output as _redlock_v1_DescribeResponse__Output } from './redlock/v1/DescribeResponse';
+import type { ExtendRequest as _redlock_v1_ExtendRequest, ExtendRequest__Output as _redlock_v1_ExtendRequest__Output } from './redlock/v1/ExtendRequest';
+import type { ExtendResponse as _redlock_v1_ExtendResponse, ExtendResponse__Output as _redlock_v1_ExtendResponse__Output } from './redlock/v1/ExtendResponse';
+import type { ForceReleaseRequest as _redlock_v1_ForceReleaseRequest, ForceReleaseRequest__Output as _redlock_v1_ForceReleaseRequest__Output } from './redlock/v1/ForceReleaseRequest';
+import type { ForceReleaseResponse as _redlock_v1_ForceReleaseResponse, ForceReleaseResponse__Output as _redlock_v1_ForceReleaseResponse__Output } from './redlock/v1/ForceReleaseResponse';
+import type { KeepAliveRequest as _redlock_v1_KeepAliveRequest, KeepAliveRequest__Output as _redlock_v1_KeepAliveRequest__Output } from './redlock/v1/KeepAliveRequest';
+import type { KeepAliveResponse as _redlock_v1_KeepAliveResponse, KeepAliveResponse__Output as _redlock_v1_KeepAliveResponse__Output } from './redlock/v1/KeepAliveResponse';
+import type { Lease as _redlock_v1_Lease, Lease__Output as _redlock_v1_Lease__Output } from './redlock/v1/Lease';
+import type { LockServiceClient as _redlock_v1_LockServiceClient, LockServiceDefinition as _redlock_v1_LockServiceDefinition } from './redlock/v1/LockService';
+import type { ReleaseRequest as _redlock_v1_ReleaseRequest, ReleaseRequest__Output as _redlock_v1_ReleaseRequest__Output } from './redlock/v1/ReleaseRequest';
+import type { ReleaseResponse as _redlock_v1_ReleaseResponse, ReleaseResponse__Output as _redlock_v1_ReleaseResponse__Output } from './redlock/v1/ReleaseResponse';
+
+type SubtypeConstructor<Constructor extends new (...args: any) => any, Subtype> = {
+  new(...args: ConstructorParameters<Constructor>): Subtype;
+};
+
+export interface ProtoGrpcType {
+  google: {
+    protobuf: {
+      Duration: MessageTypeDefinition<_google_protobuf_Duration, _google_protobuf_Duration__Output>
+    }
+  }
+  redlock: {
+    v1: {
+      AcquireRequest: MessageTypeDefinition<_redlock_v1_AcquireRequest, _redlock_v1_AcquireRequest__Output>
+      AcquireResponse: MessageTypeDefinition<_redlock_v1_AcquireResponse, _redlock_v1_AcquireResponse__Output>
+      DescribeRequest: MessageTypeDefinition<_redlock_v1_DescribeRequest, _redlock_v1_DescribeRequest__Output>
+      DescribeResponse: MessageTypeDefinition<_redlock_v1_DescribeResponse, _redlock_v1_DescribeResponse__Output>
+      ExtendRequest: MessageTypeDefinition<_redlock_v1_ExtendRequest, _redlock_v1_ExtendRequest__Output>
+      ExtendResponse: MessageTypeDefinition<_redlock_v1_ExtendResponse, _redlock_v1_ExtendResponse__Output>
+      ForceReleaseRequest: MessageTypeDefinition<_redlock_v1_ForceReleaseRequest, _redlock_v1_ForceReleaseRequest__Output>
+      ForceReleaseResponse: MessageTypeDefinition<_redlock_v1_ForceReleaseResponse, _redlock_v1_ForceReleaseResponse__Output>
+      KeepAliveRequest: MessageTypeDefinition<_redlock_v1_KeepAliveRequest, _redlock_v1_KeepAliveRequest__Output>
+      KeepAliveResponse: MessageTypeDefinition<_redlock_v1_KeepAliveResponse, _redlock_v1_KeepAliveResponse__Output>
+      Lease: MessageTypeDefinition<_redlock_v1_Lease, _redlock_v1_Lease__Output>
+      LeaseState: EnumTypeDefinition
+      /**
+       * LockService grants, extends and releases leases on named resources.
+       * 
+       * Status codes shared by every RPC:
+       * INVALID_ARGUMENT   malformed request (see each field); nothing was changed.
+       * UNAVAILABLE        fewer than a quorum (N/2+1) of Redis nodes answered; the message says
+       * how many of N did. Safe to retry the same call.
+       * DEADLINE_EXCEEDED  the call's own deadline ran out first.
+       * RESOURCE_EXHAUSTED a configured server limit (waiting Acquire calls, streams) is reached.
+       */
+      LockService: SubtypeConstructor<typeof grpc.Client, _redlock_v1_LockServiceClient> & { service: _redlock_v1_LockServiceDefinition }
+      ReleaseRequest: MessageTypeDefinition<_redlock_v1_ReleaseRequest, _redlock_v1_ReleaseRequest__Output>
+      ReleaseResponse: MessageTypeDefinition<_redlock_v1_ReleaseResponse, _redlock_v1_ReleaseResponse__Output>
+    }
+  }
+}
+

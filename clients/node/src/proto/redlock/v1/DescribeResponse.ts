@@ -1,0 +1,70 @@
+// Original file: proto/redlock/v1/lock.proto
+
+import type { Duration as _google_protobuf_Duration, Duration__Output as _google_protobuf_Duration__Output } from '../../google/protobuf/Duration';
+import type { Long } from '@grpc/proto-loader';
+
+/**
+ * DescribeResponse is a snapshot of a resource's lock. When it is not held, only `held` is
+ * set (false) and every other field is empty.
+ */
+export interface DescribeResponse {
+  /**
+   * held is true when a quorum of voting nodes hold the same lease.
+   */
+  'held'?: (boolean);
+  /**
+   * owner is the AcquireRequest.owner text of the Acquire that granted or last refreshed the
+   * lease; empty when it gave none.
+   */
+  'owner'?: (string);
+  /**
+   * remaining_ttl is how long a quorum of nodes still hold the lock unless it is extended or
+   * released: the quorum-th largest remaining time to live among the voting nodes that hold
+   * it, as read. Not a validity: no clock drift is subtracted.
+   */
+  'remainingTtl'?: (_google_protobuf_Duration | null);
+  /**
+   * fencing_token is the lease's fencing token: the highest fencing counter among the voting
+   * nodes that hold it. It is what Acquire returned, or, after a fault, the higher one that an
+   * Extend would report (see Lease.fencing_token).
+   */
+  'fencingToken'?: (number | string | Long);
+  /**
+   * nodes lists the Redis nodes (host:port) that answered and hold the lease, voting or not,
+   * in the server's --redis order.
+   */
+  'nodes'?: (string)[];
+}
+
+/**
+ * DescribeResponse is a snapshot of a resource's lock. When it is not held, only `held` is
+ * set (false) and every other field is empty.
+ */
+export interface DescribeResponse__Output {
+  /**
+   * held is true when a quorum of voting nodes hold the same lease.
+   */
+  'held': (boolean);
+  /**
+   * owner is the AcquireRequest.owner text of the Acquire that granted or last refreshed the
+   * lease; empty when it gave none.
+   */
+  'owner': (string);
+  /**
+   * remaining_ttl is how long a quorum of nodes still hold the lock unless it is extended or
+   * released: the quorum-th largest remaining time to live among the voting nodes that hold
+   * it, as read. Not a validity: no clock drift is subtracted.
+   */
+  'remainingTtl': (_google_protobuf_Duration__Output | null);
+  /**
+   * fencing_token is the lease's fencing token: the highest fencing counter among the voting
+   * nodes that hold it. It is what Acquire returned, or, after a fault, the higher one that an
+   * Extend would report (see Lease.fencing_token).
+   */
+  'fencingToken': (string);
+  /**
+   * nodes lists the Redis nodes (host:port) that answered and hold the lease, voting or not,
+   * in the server's --redis order.
+   */
+  'nodes': (string)[];
+}

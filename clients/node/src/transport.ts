@@ -1,0 +1,77 @@
+// One channel to redlockd and the unary calls over it: deadlines, retries of UNAVAILABLE,
+// errors as LockServiceError. Internal to the package.
+import * as grpc from '@grpc/grpc-js';
+import { errorFromStatus } from './errors';
+import type { LockServiceClient } from './proto/redlock/v1/LockService';
+import type { RetryPolicy } from './retry';
+import { sleep } from './time';
+
+/** How one call ended: its answer, or its status. */
+export type Outcome<T> = { ok: true; value: T } | { ok: false; code: number; details: string };
+
+/** Starts one unary call on the stub with the given options. */
+export type Invoke<T> = (
+  stub: LockServiceClient,
+  options: grpc.CallOptions,
+  callback: grpc.requestCallback<T>,
+) => grpc.ClientUnaryCall;
+
+export class Transport {
+  constructor(
+    readonly stub: LockServiceClient,
+    readonly callTimeoutMs: number,
+    readonly retry: RetryPolicy,
+  ) {}
+
+  /**
+   * One attempt with a deadline `timeoutMs` from now. Aborting the signal cancels the call
+   * (it then ends CANCELLED). Never rejects.
+   */
+  once<T>(invoke: Invoke<T>, timeoutMs: number, signal?: AbortSignal): Promise<Outcome<T>> {
+    return new Promise((resolve) => {
+      const deadline = new Date(Date.now() + Math.max(0, timeoutMs));
+      let onAbort: (() => void) | undefined;
+      const call = invoke(this.stub, { deadline }, (err, value) => {
+        if (onAbort !== undefined) {
+          signal?.removeEventListener('abort', onAbort);
+        }
+        if (err) {
+          resolve({ ok: false, code: err.code ?? grpc.status.UNKNOWN, details: err.details ?? err.message });
+        } else {
+          resolve({ ok: true, value: value as T });
+        }
+      });
+      if (signal !== undefined) {
+        onAbort = () => call.cancel();
+        if (signal.aborted) {
+          call.cancel();
+        } else {
+          signal.addEventListener('abort', onAbort, { once: true });
+        }
+      }
+    });
+  }
+
+  /**
+   * A unary call with the call timeout; UNAVAILABLE is retried by the policy while
+   * `stillWorthIt()` holds. Rejects with a LockServiceError naming `resource`.
+   */
+  async call<T>(invoke: Invoke<T>, resource: string, stillWorthIt: () => boolean = () => true): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      const outcome = await this.once(invoke, this.callTimeoutMs);
+      if (outcome.ok) {
+        return outcome.value;
+      }
+      if (outcome.code !== grpc.status.UNAVAILABLE || attempt >= this.retry.maxAttempts || !stillWorthIt()) {
+        throw errorFromStatus(outcome.code, outcome.details, resource);
+      }
+      await sleep(this.retry.backoffMs(attempt));
+    }
+  }
+
+  /** Fire and forget: a Release nobody waits for (the lease runs out by itself if it fails). */
+  releaseQuietly(resource: string, token: string): void {
+    void this.once((stub, options, callback) => stub.Release({ resource, token }, options, callback),
+      this.callTimeoutMs);
+  }
+}

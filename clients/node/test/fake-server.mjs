@@ -1,0 +1,97 @@
+// A fake LockService on localhost: each test scripts the answers and reads what arrived.
+import { performance } from 'node:perf_hooks';
+import * as grpc from '@grpc/grpc-js';
+import { loadProto } from '../dist/index.js';
+
+export const { status } = grpc;
+
+export function duration(ms) {
+  return { seconds: String(Math.floor(ms / 1000)), nanos: Math.round((ms % 1000) * 1e6) };
+}
+
+export function millis(d) {
+  return Number(d.seconds) * 1000 + d.nanos / 1e6;
+}
+
+export function lease(resource, token, validityMs, fencingToken = '7') {
+  return { resource, token, validity: duration(validityMs), fencingToken };
+}
+
+export function failure(code, details) {
+  return Object.assign(new Error(details), { code, details });
+}
+
+export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Polls `condition` every 5 ms for up to `ms`; true when it held. */
+export async function eventually(condition, ms = 2000) {
+  const until = performance.now() + ms;
+  while (performance.now() < until) {
+    if (condition()) return true;
+    await sleep(5);
+  }
+  return condition();
+}
+
+/**
+ * Starts a fake server. `handlers` may define acquire(call, callback, n), extend(call, callback),
+ * release(call, callback) and keepAlive(stream, request, n) (called for each request of a
+ * stream; `stream.ended` is set on half-close, after which `onEnd(stream)` runs: default OK).
+ */
+export async function startFake(handlers = {}) {
+  const seen = { acquire: [], extend: [], release: [], keepAlive: [], streams: [] };
+  const pending = new Set();
+  const server = new grpc.Server();
+  server.addService(loadProto().redlock.v1.LockService.service, {
+    Acquire(call, callback) {
+      seen.acquire.push({ request: call.request, at: performance.now() });
+      pending.add(call);
+      const done = (err, value) => {
+        pending.delete(call);
+        callback(err, value);
+      };
+      (handlers.acquire ?? ((c, cb) => cb(null, { lease: lease(c.request.resource, c.request.token, 1000) })))(
+        call, done, seen.acquire.length);
+    },
+    Extend(call, callback) {
+      seen.extend.push({ request: call.request, at: performance.now() });
+      (handlers.extend ?? ((c, cb) => cb(null, { lease: lease(c.request.resource, c.request.token, millis(c.request.ttl)) })))(
+        call, callback);
+    },
+    Release(call, callback) {
+      seen.release.push({ request: call.request, at: performance.now() });
+      (handlers.release ?? ((c, cb) => cb(null, { released: true })))(call, callback);
+    },
+    KeepAlive(stream) {
+      seen.streams.push(stream);
+      stream.requests = [];
+      stream.on('data', (request) => {
+        const entry = { request, at: performance.now() };
+        seen.keepAlive.push(entry);
+        stream.requests.push(entry);
+        handlers.keepAlive?.(stream, request, stream.requests.length);
+      });
+      stream.on('end', () => {
+        stream.ended = true;
+        (handlers.onEnd ?? ((s) => s.end()))(stream);
+      });
+      stream.on('error', () => {});
+    },
+    Describe(call, callback) {
+      callback(failure(status.UNIMPLEMENTED, 'not in the fake'));
+    },
+    ForceRelease(call, callback) {
+      callback(failure(status.UNIMPLEMENTED, 'not in the fake'));
+    },
+  });
+  const port = await new Promise((resolve, reject) => {
+    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p)));
+  });
+  return {
+    address: `127.0.0.1:${port}`,
+    seen,
+    close() {
+      server.forceShutdown();
+    },
+  };
+}
