@@ -1,0 +1,362 @@
+// Command redlockd-conformance is the Go runner of the client conformance suite
+// (clients/conformance/README.md): it performs one scenario with the redlock client against a
+// real server and prints what it observed as JSON lines. It decides nothing; the harness checks.
+//
+//	redlockd-conformance --server HOST:PORT --scenario NAME --resource RESOURCE
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"redlockd.dev/go/redlock"
+)
+
+// start is the origin of every time reported; time.Since reads the monotonic clock.
+var start = time.Now()
+
+var (
+	stdin  = bufio.NewReader(os.Stdin)
+	outMu  sync.Mutex
+	server string
+)
+
+type fact = map[string]interface{}
+
+func main() {
+	flag.StringVar(&server, "server", "", "redlockd address, HOST:PORT")
+	scenario := flag.String("scenario", "", "scenario name")
+	resource := flag.String("resource", "", "resource to lock")
+	flag.Parse()
+	if server == "" || *scenario == "" {
+		fmt.Fprintln(os.Stderr, "usage: redlockd-conformance --server HOST:PORT --scenario NAME --resource RESOURCE")
+		os.Exit(2)
+	}
+	run, ok := scenarios[*scenario]
+	if !ok {
+		fail(fmt.Errorf("unknown scenario %q", *scenario))
+	}
+	facts, err := run(*resource)
+	if err != nil {
+		fail(err)
+	}
+	facts["event"] = "result"
+	facts["scenario"] = *scenario
+	emit(facts)
+	os.Exit(0)
+}
+
+var scenarios = map[string]func(r string) (fact, error){
+	"acquire-contended":  acquireContended,
+	"release-twice":      releaseTwice,
+	"extend":             extend,
+	"keep-alive":         keepAlive,
+	"majority-frozen":    majorityFrozen,
+	"lost-answer":        lostAnswer,
+	"invalid-argument":   invalidArgument,
+	"concurrent-holders": concurrentHolders,
+}
+
+func acquireContended(r string) (fact, error) {
+	ctx := context.Background()
+	a, err := newClient().Acquire(ctx, r, 10*time.Second, 0)
+	if err != nil {
+		return nil, err
+	}
+	await("held")
+	b := newClient() // on its own channel
+	try := "none"
+	if l, err := b.TryAcquire(ctx, r, 10*time.Second); err != nil {
+		return nil, err
+	} else if l != nil {
+		try = "lease"
+		_, _ = l.Release(ctx)
+	}
+	var competitor interface{}
+	if l, err := b.Acquire(ctx, r, 10*time.Second, 300*time.Millisecond); err != nil {
+		competitor = errorFact(err)
+	} else {
+		_, _ = l.Release(ctx)
+	}
+	valid, remaining, str := a.Valid(), ms(a.Remaining()), a.String()
+	released, err := a.Release(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return fact{"fencing_token": token(a), "valid": valid, "remaining_ms": remaining, "lease_string": str,
+		"try_acquire": try, "competitor_error": competitor, "released": released}, nil
+}
+
+func releaseTwice(r string) (fact, error) {
+	ctx := context.Background()
+	l, err := newClient().Acquire(ctx, r, 10*time.Second, 0)
+	if err != nil {
+		return nil, err
+	}
+	await("held")
+	first, err := l.Release(ctx)
+	if err != nil {
+		return nil, err
+	}
+	second, err := l.Release(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return fact{"first_release": first, "second_release": second, "valid_after": l.Valid()}, nil
+}
+
+func extend(r string) (fact, error) {
+	ctx := context.Background()
+	l, err := newClient().Acquire(ctx, r, time.Second, 0)
+	if err != nil {
+		return nil, err
+	}
+	time.Sleep(500 * time.Millisecond)
+	if err := l.Extend(ctx, 3*time.Second); err != nil {
+		return nil, err
+	}
+	remaining := ms(l.Remaining())
+	await("extended")
+	time.Sleep(1000 * time.Millisecond)
+	valid := l.Valid()
+	released, err := l.Release(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return fact{"remaining_after_extend_ms": remaining, "valid_after_first_ttl": valid, "released": released}, nil
+}
+
+func keepAlive(r string) (fact, error) {
+	ctx := context.Background()
+	l, err := newClient().Acquire(ctx, r, time.Second, 0)
+	if err != nil {
+		return nil, err
+	}
+	if err := l.KeepAlive(); err != nil {
+		return nil, err
+	}
+	var lostMu sync.Mutex
+	lost := false
+	l.OnLost(func(error) {
+		lostMu.Lock()
+		lost = true
+		lostMu.Unlock()
+	})
+	time.Sleep(1500 * time.Millisecond)
+	await("kept")
+	time.Sleep(1500 * time.Millisecond)
+	valid := l.Valid()
+	released, err := l.Release(ctx)
+	if err != nil {
+		return nil, err
+	}
+	lostMu.Lock()
+	defer lostMu.Unlock()
+	return fact{"valid_at_end": valid, "lost": lost, "released": released}, nil
+}
+
+func majorityFrozen(r string) (fact, error) {
+	l, err := newClient().Acquire(context.Background(), r, 2*time.Second, 0)
+	if err != nil {
+		return nil, err
+	}
+	if err := l.KeepAlive(); err != nil {
+		return nil, err
+	}
+	type loss struct {
+		at, deadline time.Time
+		err          error
+	}
+	var mu sync.Mutex
+	calls := 0
+	first := make(chan loss, 1)
+	l.OnLost(func(err error) {
+		at := time.Now()
+		deadline := l.Deadline()
+		mu.Lock()
+		calls++
+		mu.Unlock()
+		select {
+		case first <- loss{at, deadline, err}:
+		default:
+		}
+	})
+	time.Sleep(300 * time.Millisecond)
+	await("freeze")
+	answered := time.Now()
+	facts := fact{"margin_ms": nil, "waited_ms": nil, "lost_error": nil}
+	select {
+	case got := <-first:
+		facts["margin_ms"] = ms(got.deadline.Sub(got.at))
+		facts["waited_ms"] = ms(got.at.Sub(answered))
+		facts["lost_error"] = errorFact(got.err)
+	case <-time.After(10 * time.Second):
+	}
+	time.Sleep(500 * time.Millisecond)
+	mu.Lock()
+	facts["lost_calls"] = calls
+	mu.Unlock()
+	facts["valid_after_lost"] = l.Valid()
+	return facts, nil
+}
+
+func lostAnswer(r string) (fact, error) {
+	c := newClient(redlock.WithCallTimeout(300 * time.Millisecond))
+	await("pause")
+	began := time.Now()
+	l, err := c.Acquire(context.Background(), r, 10*time.Second, 0)
+	elapsed := ms(time.Since(began))
+	if err != nil {
+		return fact{"acquired": false, "elapsed_ms": elapsed, "released": false, "error": errorFact(err)}, nil
+	}
+	await("held")
+	// The call timeout of this client is short; the release gets the default one's worth.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	released, err := l.Release(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return fact{"acquired": true, "elapsed_ms": elapsed, "released": released}, nil
+}
+
+func invalidArgument(r string) (fact, error) {
+	ctx := context.Background()
+	c := newClient()
+	outcome := func(l *redlock.Lease, err error) interface{} {
+		if err != nil {
+			return errorFact(err)
+		}
+		_, _ = l.Release(ctx) // unexpectedly granted: the harness sees null
+		return nil
+	}
+	return fact{
+		"empty_resource": outcome(c.Acquire(ctx, "", 10*time.Second, 0)),
+		"zero_ttl":       outcome(c.Acquire(ctx, r, 0, 0)),
+		"long_resource":  outcome(c.Acquire(ctx, r+strings.Repeat("x", 600), 10*time.Second, 0)),
+	}, nil
+}
+
+func concurrentHolders(r string) (fact, error) {
+	clients := []*redlock.Client{newClient(), newClient()} // each on its own channel
+	var mu sync.Mutex
+	sections := [][]interface{}{}
+	errs := make(chan error, 8)
+	var wg sync.WaitGroup
+	for w := 0; w < 8; w++ {
+		wg.Add(1)
+		go func(c *redlock.Client) {
+			defer wg.Done()
+			for i := 0; i < 5; i++ {
+				err := c.WithLock(context.Background(), r, 2*time.Second, 20*time.Second,
+					func(ctx context.Context, l *redlock.Lease) error {
+						begin := ms(time.Since(start))
+						time.Sleep(5 * time.Millisecond)
+						end := ms(time.Since(start))
+						mu.Lock()
+						sections = append(sections, []interface{}{begin, end, token(l)})
+						mu.Unlock()
+						return nil
+					})
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		}(clients[w%2])
+	}
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		return nil, err
+	}
+	return fact{"sections": sections}, nil
+}
+
+// newClient makes a client with the defaults (unless opts say otherwise) on a channel of its own.
+func newClient(opts ...redlock.Option) *redlock.Client {
+	conn, err := grpc.Dial(server, grpc.WithInsecure())
+	if err != nil {
+		fail(err)
+	}
+	return redlock.New(conn, opts...) // the process exits with its channels open
+}
+
+func await(name string) {
+	emit(fact{"event": "await", "name": name})
+	if _, err := stdin.ReadString('\n'); err != nil && !errors.Is(err, io.EOF) {
+		fail(fmt.Errorf("reading the answer to await %s: %w", name, err))
+	}
+}
+
+func emit(f fact) {
+	b, err := json.Marshal(f)
+	if err != nil {
+		fail(err)
+	}
+	outMu.Lock()
+	defer outMu.Unlock()
+	fmt.Println(string(b))
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "redlockd-conformance:", err)
+	fmt.Println("error:", err)
+	os.Exit(1)
+}
+
+// ms is d in milliseconds, to the microsecond.
+func ms(d time.Duration) float64 {
+	return float64(d.Microseconds()) / 1000
+}
+
+// token is the fencing token as a decimal string (it is a uint64).
+func token(l *redlock.Lease) string {
+	return strconv.FormatUint(l.FencingToken(), 10)
+}
+
+// errorFact reports an error as {"type", "code", "message"}.
+func errorFact(err error) fact {
+	typ := fmt.Sprintf("%T", err)
+	var re *redlock.Error
+	switch {
+	case errors.Is(err, redlock.ErrNotAcquired):
+		typ = "redlock.ErrNotAcquired"
+	case errors.Is(err, redlock.ErrLeaseLost):
+		typ = "redlock.ErrLeaseLost"
+	case errors.As(err, &re):
+		typ = "redlock.Error"
+	}
+	return fact{"type": typ, "code": codeName(status.Code(err)), "message": err.Error()}
+}
+
+// codeName is the gRPC code's name in the upper snake case of the gRPC spec.
+func codeName(c codes.Code) string {
+	names := map[codes.Code]string{
+		codes.OK: "OK", codes.Canceled: "CANCELLED", codes.Unknown: "UNKNOWN",
+		codes.InvalidArgument: "INVALID_ARGUMENT", codes.DeadlineExceeded: "DEADLINE_EXCEEDED",
+		codes.NotFound: "NOT_FOUND", codes.AlreadyExists: "ALREADY_EXISTS",
+		codes.PermissionDenied: "PERMISSION_DENIED", codes.ResourceExhausted: "RESOURCE_EXHAUSTED",
+		codes.FailedPrecondition: "FAILED_PRECONDITION", codes.Aborted: "ABORTED",
+		codes.OutOfRange: "OUT_OF_RANGE", codes.Unimplemented: "UNIMPLEMENTED", codes.Internal: "INTERNAL",
+		codes.Unavailable: "UNAVAILABLE", codes.DataLoss: "DATA_LOSS", codes.Unauthenticated: "UNAUTHENTICATED",
+	}
+	if n, ok := names[c]; ok {
+		return n
+	}
+	return "CODE_" + strconv.Itoa(int(c))
+}

@@ -1,0 +1,111 @@
+package redlock
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	"redlockd.dev/go/redlockv1"
+)
+
+// maxRefreshes bounds how often a grant that arrived with less than half its validity left is
+// asked for again; more means every answer is slow, not the wait.
+const maxRefreshes = 3
+
+// Acquire takes the lock on resource for ttl, waiting up to wait while someone else holds it.
+//
+// It returns an error wrapping ErrNotAcquired (code ABORTED) when the lock was still held by
+// someone else after wait, and an *Error with the call's gRPC status for every other failure.
+// UNAVAILABLE and DEADLINE_EXCEEDED are retried with the same token and the wait that is left.
+// If the Acquire is given up while a grant may have happened (retries exhausted, ctx ended),
+// a Release of its token is sent in the background: nobody else could ever release it.
+func (c *Client) Acquire(ctx context.Context, resource string, ttl, wait time.Duration) (*Lease, error) {
+	token, err := newToken()
+	if err != nil {
+		return nil, &Error{Op: "acquire", Resource: resource,
+			st: status.New(codes.Internal, "no random token: "+err.Error()), cause: err}
+	}
+	start := time.Now()
+	mayHold := false // an earlier attempt may have been granted: a final failure gives it back
+	refreshes := 0
+	for attempt := 1; ; {
+		// A retry sends the wait that is left. A negative wait goes out as it is: the server
+		// answers INVALID_ARGUMENT, as for any malformed request.
+		waitLeft := wait
+		if wait > 0 && (attempt > 1 || refreshes > 0) {
+			if waitLeft = wait - time.Since(start); waitLeft < 0 {
+				waitLeft = 0
+			}
+		}
+		req := &redlockv1.AcquireRequest{
+			Resource: resource,
+			Ttl:      durationpb.New(ttl),
+			Wait:     durationpb.New(waitLeft),
+			Owner:    c.owner,
+			Token:    token,
+		}
+		callTimeout := c.callTimeout
+		if waitLeft > 0 {
+			callTimeout += waitLeft
+		}
+		callCtx, cancel := context.WithTimeout(ctx, callTimeout)
+		sent := time.Now()
+		resp, err := c.svc.Acquire(callCtx, req)
+		cancel()
+
+		if err == nil {
+			validity := resp.GetLease().GetValidity().AsDuration()
+			deadline := sent.Add(validity)
+			left := time.Until(deadline)
+			if left < validity/2 && refreshes < maxRefreshes {
+				// Typically the wait for another holder took longer than the ttl: the refreshed
+				// answer comes at once and the lease handed out has most of its ttl ahead.
+				refreshes++
+				mayHold = true
+				continue
+			}
+			if left <= 0 {
+				c.releaseQuietly(resource, token)
+				return nil, &Error{Op: "acquire", Resource: resource, st: status.New(codes.DeadlineExceeded,
+					"each grant ran out before its answer arrived")}
+			}
+			return newLease(c, resource, token, resp.GetLease().GetFencingToken(), ttl, deadline), nil
+		}
+
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			// The caller gave up with the call in flight: the server may have granted meanwhile,
+			// and does not release a lease whose token the caller chose. Only this client can.
+			c.releaseQuietly(resource, token)
+			return nil, abandonedError("acquire", resource, ctxErr, err)
+		}
+		code := status.Code(err)
+		unknown := code == codes.Unavailable || code == codes.DeadlineExceeded
+		if unknown && attempt < c.retry.maxAttempts {
+			mayHold = true
+			if serr := sleep(ctx, c.retry.backoff(attempt)); serr != nil {
+				c.releaseQuietly(resource, token)
+				return nil, abandonedError("acquire", resource, serr, nil)
+			}
+			attempt++
+			continue
+		}
+		if unknown || mayHold {
+			c.releaseQuietly(resource, token)
+		}
+		return nil, callError("acquire", resource, err)
+	}
+}
+
+// TryAcquire makes one attempt (no wait): the lease, or (nil, nil) when someone else holds the
+// lock. Other failures are returned as by Acquire.
+func (c *Client) TryAcquire(ctx context.Context, resource string, ttl time.Duration) (*Lease, error) {
+	l, err := c.Acquire(ctx, resource, ttl, 0)
+	if errors.Is(err, ErrNotAcquired) {
+		return nil, nil
+	}
+	return l, err
+}

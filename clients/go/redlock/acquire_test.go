@@ -1,0 +1,211 @@
+package redlock
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"redlockd.dev/go/redlockv1"
+)
+
+func TestTokenShapeAndReuseAcrossUnavailable(t *testing.T) {
+	f := newFake()
+	f.acquire = func(_ context.Context, req *redlockv1.AcquireRequest, n int) (*redlockv1.AcquireResponse, error) {
+		if n == 1 {
+			return nil, status.Error(codes.Unavailable, "2 of 5 nodes answered")
+		}
+		return grant(req, 10*time.Second, 42), nil
+	}
+	c := start(t, f, fastRetry)
+	l, err := c.Acquire(context.Background(), "orders/1", 10*time.Second, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, second := recv(t, f.acquires, "first Acquire"), recv(t, f.acquires, "retried Acquire")
+	if len(first.Token) != 32 {
+		t.Fatalf("token has %d characters, want 32", len(first.Token))
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(first.Token)
+	if err != nil || len(raw) != 24 {
+		t.Fatalf("token is not 24 bytes of unpadded base64url: %d bytes, %v", len(raw), err)
+	}
+	if second.Token != first.Token {
+		t.Fatal("the retry after UNAVAILABLE carried a different token")
+	}
+	if w1, w2 := first.Wait.AsDuration(), second.Wait.AsDuration(); w2 > w1 || w1 != time.Second {
+		t.Fatalf("waits %s then %s: the retry must send the wait that is left", w1, w2)
+	}
+	if l.FencingToken() != 42 || l.Resource() != "orders/1" {
+		t.Fatalf("lease %s", l)
+	}
+	if first.Owner == "" {
+		t.Fatal("no default owner sent")
+	}
+
+	// A second Acquire makes a token of its own.
+	if _, err := c.Acquire(context.Background(), "orders/2", time.Second, 0); err != nil {
+		t.Fatal(err)
+	}
+	if other := recv(t, f.acquires, "another Acquire"); other.Token == first.Token {
+		t.Fatal("two Acquires share a token")
+	}
+}
+
+func TestCancelledAcquireReleasesItsToken(t *testing.T) {
+	f := newFake()
+	entered := make(chan struct{})
+	f.acquire = func(ctx context.Context, req *redlockv1.AcquireRequest, _ int) (*redlockv1.AcquireResponse, error) {
+		close(entered)
+		<-ctx.Done() // the server is still waiting when the caller gives up
+		return nil, status.FromContextError(ctx.Err()).Err()
+	}
+	c := start(t, f)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		<-entered
+		cancel()
+	}()
+	_, err := c.Acquire(ctx, "orders/1", 10*time.Second, 5*time.Second)
+	if status.Code(err) != codes.Canceled || !errors.Is(err, context.Canceled) {
+		t.Fatalf("got %v (code %s), want CANCELLED wrapping context.Canceled", err, status.Code(err))
+	}
+	sent := recv(t, f.acquires, "Acquire")
+	rel := recv(t, f.releases, "the Release of the given-up token")
+	if rel.Token != sent.Token || rel.Resource != "orders/1" {
+		t.Fatal("the Release does not name the given-up lease")
+	}
+}
+
+func TestExhaustedRetriesReleaseTheToken(t *testing.T) {
+	f := newFake()
+	f.acquire = func(context.Context, *redlockv1.AcquireRequest, int) (*redlockv1.AcquireResponse, error) {
+		return nil, status.Error(codes.Unavailable, "1 of 5 nodes answered")
+	}
+	c := start(t, f, fastRetry)
+	_, err := c.Acquire(context.Background(), "orders/1", time.Second, 0)
+	if status.Code(err) != codes.Unavailable {
+		t.Fatalf("got %v, want UNAVAILABLE", err)
+	}
+	token := recv(t, f.acquires, "attempt 1").Token
+	for i := 2; i <= 4; i++ {
+		if recv(t, f.acquires, "a retry").Token != token {
+			t.Fatal("a retry carried another token")
+		}
+	}
+	if len(f.acquires) != 0 {
+		t.Fatal("more than 4 attempts")
+	}
+	if rel := recv(t, f.releases, "the Release of the given-up token"); rel.Token != token {
+		t.Fatal("the Release does not carry the given-up token")
+	}
+}
+
+func TestAbortedIsNotAcquiredAndNotRetried(t *testing.T) {
+	f := newFake()
+	f.acquire = func(_ context.Context, req *redlockv1.AcquireRequest, _ int) (*redlockv1.AcquireResponse, error) {
+		return nil, status.Errorf(codes.Aborted, "resource '%s' is held by another owner", req.Resource)
+	}
+	c := start(t, f, fastRetry)
+	_, err := c.Acquire(context.Background(), "orders/1", time.Second, 0)
+	if !errors.Is(err, ErrNotAcquired) || status.Code(err) != codes.Aborted {
+		t.Fatalf("got %v (code %s), want ErrNotAcquired with ABORTED", err, status.Code(err))
+	}
+	var re *Error
+	if !errors.As(err, &re) || re.Resource != "orders/1" || re.Op != "acquire" {
+		t.Fatalf("got %#v, want a *Error naming the resource", err)
+	}
+	req := recv(t, f.acquires, "Acquire")
+	if strings.Contains(err.Error(), req.Token) || !strings.Contains(err.Error(), "orders/1") {
+		t.Fatalf("message %q must name the resource and not the token", err)
+	}
+	if len(f.acquires) != 0 {
+		t.Fatal("ABORTED was retried")
+	}
+
+	l, err := c.TryAcquire(context.Background(), "orders/1", time.Second)
+	if l != nil || err != nil {
+		t.Fatalf("TryAcquire of a held lock: %v, %v; want nil, nil", l, err)
+	}
+}
+
+func TestInvalidArgumentKeepsItsCode(t *testing.T) {
+	f := newFake()
+	f.acquire = func(context.Context, *redlockv1.AcquireRequest, int) (*redlockv1.AcquireResponse, error) {
+		return nil, status.Error(codes.InvalidArgument, "resource must not be empty")
+	}
+	c := start(t, f, fastRetry)
+	_, err := c.Acquire(context.Background(), "", time.Second, 0)
+	if status.Code(err) != codes.InvalidArgument || errors.Is(err, ErrNotAcquired) {
+		t.Fatalf("got %v (code %s), want INVALID_ARGUMENT", err, status.Code(err))
+	}
+	if s, ok := status.FromError(err); !ok || s.Message() != "resource must not be empty" {
+		t.Fatalf("the server's status is not reachable: %v", s)
+	}
+	recv(t, f.acquires, "Acquire")
+	if len(f.acquires) != 0 {
+		t.Fatal("INVALID_ARGUMENT was retried")
+	}
+	// The grpc error underneath stays reachable too.
+	if u := errors.Unwrap(err); status.Code(u) != codes.InvalidArgument {
+		t.Fatalf("Unwrap gives %v", u)
+	}
+}
+
+func TestDeadlineCountsFromSendTime(t *testing.T) {
+	const validity, serverDelay = 10 * time.Second, 300 * time.Millisecond
+	f := newFake()
+	f.acquire = func(_ context.Context, req *redlockv1.AcquireRequest, _ int) (*redlockv1.AcquireResponse, error) {
+		time.Sleep(serverDelay) // the server's time: the client cannot see where it went
+		return grant(req, validity, 1), nil
+	}
+	c := start(t, f)
+	before := time.Now()
+	l, err := c.Acquire(context.Background(), "orders/1", validity, 0)
+	after := time.Now()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Sent after `before`, and at least serverDelay before `after`.
+	d := l.Deadline()
+	if d.Before(before.Add(validity)) || d.After(after.Add(validity-serverDelay)) {
+		t.Fatalf("deadline %s after the call began, want within [%s, %s]", d.Sub(before), validity,
+			after.Add(validity-serverDelay).Sub(before))
+	}
+	guard := 100 * time.Millisecond // min(10s/20, 100ms)
+	bound := time.Until(d) - guard
+	if r := l.Remaining(); r <= 0 || r > bound {
+		t.Fatalf("remaining %s, want the time to the guarded deadline (at most %s)", r, bound)
+	}
+	if !l.Valid() {
+		t.Fatal("a fresh lease is not valid")
+	}
+}
+
+func TestLateGrantIsAskedAgain(t *testing.T) {
+	f := newFake()
+	f.acquire = func(_ context.Context, req *redlockv1.AcquireRequest, n int) (*redlockv1.AcquireResponse, error) {
+		if n == 1 {
+			time.Sleep(300 * time.Millisecond) // more than half the validity
+		}
+		return grant(req, 400*time.Millisecond, 3), nil
+	}
+	c := start(t, f)
+	l, err := c.Acquire(context.Background(), "orders/1", 400*time.Millisecond, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, again := recv(t, f.acquires, "Acquire"), recv(t, f.acquires, "the refreshing Acquire")
+	if again.Token != first.Token {
+		t.Fatal("the refresh carried another token")
+	}
+	if left := time.Until(l.Deadline()); left < 200*time.Millisecond {
+		t.Fatalf("the lease handed out has %s left of 400ms", left)
+	}
+	_, _ = l.Release(context.Background())
+}

@@ -1,0 +1,146 @@
+package redlock
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"redlockd.dev/go/redlockv1"
+)
+
+// Client hands out Leases. It keeps the tokens, the deadlines and the renewals to itself and is
+// safe for concurrent use. It never dials or closes the connection it is given.
+type Client struct {
+	svc         redlockv1.LockServiceClient
+	callTimeout time.Duration
+	retry       retryPolicy
+	owner       string
+
+	testAnswered func() // tests: called after each KeepAlive answer is taken in
+}
+
+// Option changes one of the Client's defaults.
+type Option func(*Client)
+
+// WithCallTimeout sets the deadline of each call (default 5 s). An Acquire gets its wait on
+// top, so that the server has the whole wait plus the usual time for a call.
+func WithCallTimeout(d time.Duration) Option {
+	return func(c *Client) { c.callTimeout = d }
+}
+
+// WithRetry sets how UNAVAILABLE (and, for Acquire, DEADLINE_EXCEEDED) is retried: up to
+// maxAttempts calls in all, the backoff doubling from initialBackoff up to maxBackoff
+// (default 4, 50 ms, 1 s). Retries reuse the token, so they can never take a second lock.
+func WithRetry(maxAttempts int, initialBackoff, maxBackoff time.Duration) Option {
+	return func(c *Client) {
+		if maxAttempts < 1 {
+			maxAttempts = 1
+		}
+		if initialBackoff < 0 {
+			initialBackoff = 0
+		}
+		if maxBackoff < initialBackoff {
+			maxBackoff = initialBackoff
+		}
+		c.retry = retryPolicy{maxAttempts, initialBackoff, maxBackoff}
+	}
+}
+
+// WithOwner sets the free text operators see for this client's leases in Describe (default:
+// "<hostname> pid <pid>").
+func WithOwner(owner string) Option {
+	return func(c *Client) { c.owner = owner }
+}
+
+// New makes a Client on cc (typically a *grpc.ClientConn). The caller keeps ownership of cc.
+func New(cc grpc.ClientConnInterface, opts ...Option) *Client {
+	c := &Client{
+		svc:         redlockv1.NewLockServiceClient(codecConn{cc}),
+		callTimeout: 5 * time.Second,
+		retry:       retryPolicy{4, 50 * time.Millisecond, time.Second},
+		owner:       defaultOwner(),
+	}
+	for _, o := range opts {
+		o(c)
+	}
+	return c
+}
+
+func defaultOwner() string {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "unknown-host"
+	}
+	return fmt.Sprintf("%s pid %d", host, os.Getpid())
+}
+
+// String describes the client's settings (it has no secrets).
+func (c *Client) String() string {
+	return fmt.Sprintf("redlock.Client{owner=%q, callTimeout=%s}", c.owner, c.callTimeout)
+}
+
+type retryPolicy struct {
+	maxAttempts    int
+	initialBackoff time.Duration
+	maxBackoff     time.Duration
+}
+
+// backoff is the pause after failed attempt number attempt (1-based).
+func (p retryPolicy) backoff(attempt int) time.Duration {
+	shift := attempt - 1
+	if shift > 20 {
+		shift = 20
+	}
+	d := p.initialBackoff << uint(shift)
+	if d > p.maxBackoff || d < 0 {
+		d = p.maxBackoff
+	}
+	return d
+}
+
+// sleep waits d or until ctx ends (its error then).
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// unary runs call with the call timeout, retrying UNAVAILABLE by the policy while worthIt
+// (nil: always) holds. Returns the last call's error unwrapped.
+func (c *Client) unary(ctx context.Context, worthIt func() bool, call func(ctx context.Context) error) error {
+	for attempt := 1; ; attempt++ {
+		callCtx, cancel := context.WithTimeout(ctx, c.callTimeout)
+		err := call(callCtx)
+		cancel()
+		if err == nil {
+			return nil
+		}
+		if status.Code(err) != codes.Unavailable || attempt >= c.retry.maxAttempts ||
+			ctx.Err() != nil || (worthIt != nil && !worthIt()) {
+			return err
+		}
+		if sleep(ctx, c.retry.backoff(attempt)) != nil {
+			return err
+		}
+	}
+}
+
+// releaseQuietly sends a Release nobody waits for, on a context of its own: for a token whose
+// Acquire was given up while its outcome was unknown. If it fails the lease runs out at its ttl.
+func (c *Client) releaseQuietly(resource, token string) {
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), c.callTimeout)
+		defer cancel()
+		_, _ = c.svc.Release(ctx, &redlockv1.ReleaseRequest{Resource: resource, Token: token})
+	}()
+}

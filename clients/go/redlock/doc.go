@@ -1,0 +1,24 @@
+// Package redlock is the Go client of redlockd, a gRPC lock service that runs the Redlock
+// algorithm over N independent Redis nodes and hands out leases with fencing tokens.
+//
+//	c := redlock.New(conn) // conn is a *grpc.ClientConn the caller dials and closes
+//	l, err := c.Acquire(ctx, "orders/42", 10*time.Second, 2*time.Second)
+//	if errors.Is(err, redlock.ErrNotAcquired) { ... } // someone else holds it
+//	defer l.Release(context.Background())
+//	store.Write(order, l.FencingToken())
+//
+// The client makes each lease's token itself (24 bytes from crypto/rand), so an Acquire retried
+// after UNAVAILABLE or DEADLINE_EXCEEDED carries the same token and the server refreshes the
+// lease it may already have granted instead of granting a second one. The token never leaves
+// the Lease: no error message, String form or log line contains it.
+//
+// A Lease knows its deadline on the monotonic clock (the time its request was sent plus the
+// validity the server returned) and counts as valid while now < deadline - guard, guard =
+// min(ttl/20, 100ms), so that a loss is reported before the deadline itself passes. KeepAlive
+// binds the lease to a server stream that renews it; Done, OnLost and WithLock's context report
+// its loss.
+//
+// Every error that comes from a call keeps its gRPC status: status.Code(err) works on it
+// directly (it implements GRPCStatus), and errors.Is(err, ErrNotAcquired) / ErrLeaseLost tell
+// the two outcomes callers usually branch on.
+package redlock

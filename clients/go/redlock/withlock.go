@@ -1,0 +1,39 @@
+package redlock
+
+import (
+	"context"
+	"time"
+)
+
+// WithLock runs fn while holding the lock on resource: it acquires (waiting up to wait), keeps
+// the lease alive, runs fn and releases. fn's context is cancelled when the lease is lost (or
+// ctx ends), so that work in progress stops touching the resource; WithLock then returns the
+// loss error (it wraps ErrLeaseLost) rather than fn's. Otherwise it returns fn's error.
+//
+// The release runs on a context of its own, so that it happens even when ctx has ended.
+func (c *Client) WithLock(ctx context.Context, resource string, ttl, wait time.Duration,
+	fn func(ctx context.Context, l *Lease) error) error {
+	l, err := c.Acquire(ctx, resource, ttl, wait)
+	if err != nil {
+		return err
+	}
+	defer func() { _, _ = l.Release(context.Background()) }()
+
+	work, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-l.Done(): // lost (or released, after fn)
+			cancel()
+		case <-work.Done():
+		}
+	}()
+	if err := l.KeepAlive(); err != nil {
+		return err
+	}
+	ferr := fn(work, l)
+	if lerr := l.Err(); lerr != nil {
+		return lerr
+	}
+	return ferr
+}
