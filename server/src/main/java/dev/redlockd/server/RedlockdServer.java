@@ -178,7 +178,7 @@ public final class RedlockdServer implements AutoCloseable {
   /**
    * Graceful shutdown: health says NOT_SERVING, no new calls, the leases of open KeepAlive
    * streams are released and their streams end with UNAVAILABLE, calls under way get the
-   * grace period, then the engine and the node pools close (and dev-mode Redis nodes stop).
+   * grace period, then the engine and the node connections close (and dev-mode Redis nodes stop).
    */
   @Override
   public void close() {

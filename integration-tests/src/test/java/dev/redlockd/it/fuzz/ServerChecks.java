@@ -20,7 +20,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /** What "the server stays healthy" means after abuse: health says SERVING and a normal lock cycle works. */
 final class ServerChecks {
-  /** Every code the contract names (SPEC section 2), OK included. */
+  /** Every code the contract names (lock.proto), OK included. */
   static final Set<Status.Code> CONTRACT = EnumSet.of(Status.Code.OK, Status.Code.INVALID_ARGUMENT,
       Status.Code.ABORTED, Status.Code.NOT_FOUND, Status.Code.UNAVAILABLE, Status.Code.DEADLINE_EXCEEDED,
       Status.Code.RESOURCE_EXHAUSTED);

@@ -17,7 +17,7 @@ import org.junit.jupiter.api.Test;
  * name, because grpc-java's marshaller threw inside the call's executor; and every such call
  * wrote a SEVERE stack trace of about 30 lines to the server's stderr through
  * java.util.logging, past the logback configuration, so any client could fill the log. Now
- * checks what SPEC asks of bad input: on every RPC such bytes end with INVALID_ARGUMENT and
+ * checks what the contract asks of bad input: on every RPC such bytes end with INVALID_ARGUMENT and
  * change nothing, the server keeps serving, and its log gets no stack trace. The server
  * process runs as users run it, so its real output can be read.
  */
