@@ -18,7 +18,6 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import javax.net.ssl.SSLContext;
-import javax.net.ssl.SSLHandshakeException;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -153,8 +152,9 @@ class NettyRedisNodeSecurityTest {
     try (SecuredRedis redis = SecuredRedis.tls(dir, server, ca.cert(), true);
         NettyRedisNode node = new NettyRedisNode(NodeAddress.parse(redis.uri("")), TIMEOUT, RedisIo.shared(),
             tls(ca, null))) {
-      assertThat(failureOf(node)).hasCauseInstanceOf(NodeConnectionException.class)
-          .hasRootCauseInstanceOf(SSLHandshakeException.class);
+      // Under TLS 1.3 the client may finish its side of the handshake before Redis checks for a
+      // certificate: then the refusal arrives as the connection closing, not as a handshake alert.
+      assertThat(failureOf(node)).hasCauseInstanceOf(NodeConnectionException.class);
       assertThat(redis.log()).contains("peer did not return a certificate");
     }
   }
