@@ -98,12 +98,12 @@ const scenarios = {
   },
 
   async extend() {
-    const lease = await client().acquire(resource, { ttlMs: 1000, waitMs: 0 });
+    const lease = await client().acquire(resource, { ttlMs: 2000, waitMs: 0 });
     await sleep(500);
     await lease.extend(3000);
     const remaining = lease.remainingMs;
     await awaitPoint('extended');
-    await sleep(1000);
+    await sleep(2000);
     return {
       remaining_after_extend_ms: remaining,
       valid_after_first_ttl: lease.valid,

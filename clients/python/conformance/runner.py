@@ -95,12 +95,12 @@ class Runner:
         return {"first_release": first, "second_release": second, "valid_after": lease.valid}
 
     def extend(self) -> Facts:
-        lease = self.client().acquire(self.resource, ttl=1, wait=0)
+        lease = self.client().acquire(self.resource, ttl=2, wait=0)
         time.sleep(0.5)
         lease.extend(3)
         facts: Facts = {"remaining_after_extend_ms": ms(lease.remaining)}
         self.await_point("extended")
-        time.sleep(1.0)
+        time.sleep(2.0)
         facts["valid_after_first_ttl"] = lease.valid
         facts["released"] = lease.release()
         return facts

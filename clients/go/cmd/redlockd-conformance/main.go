@@ -121,7 +121,7 @@ func releaseTwice(r string) (fact, error) {
 
 func extend(r string) (fact, error) {
 	ctx := context.Background()
-	l, err := newClient().Acquire(ctx, r, time.Second, 0)
+	l, err := newClient().Acquire(ctx, r, 2*time.Second, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -131,7 +131,7 @@ func extend(r string) (fact, error) {
 	}
 	remaining := ms(l.Remaining())
 	await("extended")
-	time.Sleep(1000 * time.Millisecond)
+	time.Sleep(2000 * time.Millisecond)
 	valid := l.Valid()
 	released, err := l.Release(ctx)
 	if err != nil {

@@ -210,8 +210,11 @@ class ConformanceTest {
     JsonObject r = runner.result(STEP);
     assertThat(r.get("acquired").getAsBoolean()).as("a retry with the same token is not blocked by its own lease").isTrue();
     assertThat(r.get("elapsed_ms").getAsDouble()).as("longer than one call's deadline").isGreaterThan(300);
-    assertThat(acquires(after, "DEADLINE_EXCEEDED") - acquires(before, "DEADLINE_EXCEEDED"))
-        .as("Acquire calls whose answer the client gave up on").isGreaterThanOrEqualTo(1);
+    // The server ends a call whose deadline passed with DEADLINE_EXCEEDED, unless the client's
+    // cancel reaches it first (a loaded machine): then CANCELLED. Either is the client giving up.
+    long gaveUp = acquires(after, "DEADLINE_EXCEEDED") - acquires(before, "DEADLINE_EXCEEDED")
+        + acquires(after, "CANCELLED") - acquires(before, "CANCELLED");
+    assertThat(gaveUp).as("Acquire calls whose answer the client gave up on").isGreaterThanOrEqualTo(1);
     assertThat(acquires(after, "OK") - acquires(before, "OK")).as("Acquire calls granted").isGreaterThanOrEqualTo(1);
     assertThat(r.get("released").getAsBoolean()).as("one lease, released once").isTrue();
     assertFree(resource);

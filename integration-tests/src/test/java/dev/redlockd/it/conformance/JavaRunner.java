@@ -115,13 +115,13 @@ public final class JavaRunner {
   }
 
   private JsonObject extend() throws Exception {
-    Lease lease = client(Duration.ofSeconds(5)).acquire(resource, Duration.ofSeconds(1), Duration.ZERO);
+    Lease lease = client(Duration.ofSeconds(5)).acquire(resource, Duration.ofSeconds(2), Duration.ZERO);
     Thread.sleep(500);
     lease.extend(Duration.ofSeconds(3));
     JsonObject facts = new JsonObject();
     facts.addProperty("remaining_after_extend_ms", lease.remaining().toMillis());
     await("extended");
-    Thread.sleep(1000);
+    Thread.sleep(2000);
     facts.addProperty("valid_after_first_ttl", lease.isValid());
     facts.addProperty("released", lease.release());
     return facts;
