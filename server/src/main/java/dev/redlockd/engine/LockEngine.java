@@ -62,8 +62,12 @@ public final class LockEngine implements AutoCloseable {
    * probe. The engine works either way; without a quorum its calls fail with UNAVAILABLE.
    */
   public LockEngine start(Duration startWait) {
-    monitor.start(startWait);
-    return this;
+    return startAsync(startWait).join();
+  }
+
+  /** As {@link #start(Duration)}, without blocking the caller: the probes run on the engine's scheduler. */
+  public CompletableFuture<LockEngine> startAsync(Duration startWait) {
+    return monitor.start(startWait).thenApply(ignored -> this);
   }
 
   public LockEngine start() {

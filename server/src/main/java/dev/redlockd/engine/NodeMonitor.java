@@ -77,32 +77,37 @@ final class NodeMonitor implements AutoCloseable {
   /**
    * Probes until a quorum votes or {@code startWait} runs out, then on the probe interval.
    * One round may not be enough: first connections to a node can miss the node timeout, and
-   * a new cluster is initialised only once every node has answered.
+   * a new cluster is initialised only once every node has answered. Completes when the
+   * periodic probe is scheduled; nothing blocks, so a simulated scheduler can drive it.
    */
-  void start(Duration startWait) {
+  CompletableFuture<Void> start(Duration startWait) {
     warnAboutEviction();
     long deadline = nanoClock.getAsLong() + startWait.toNanos();
-    probeRound().join();
-    while (!quorumUp && nanoClock.getAsLong() < deadline) {
-      try {
-        Thread.sleep(START_PROBE_PAUSE_MS);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        break;
+    CompletableFuture<Void> formed = new CompletableFuture<>();
+    probeUntilQuorum(deadline, formed);
+    return formed.thenRun(() -> {
+      for (RedisNode node : nodes) {
+        if (!heardFrom.contains(node)) {
+          log.warn("Redis node {} is down: it has not answered since start-up", node.name());
+        }
       }
-      probeRound().join();
-    }
-    for (RedisNode node : nodes) {
-      if (!heardFrom.contains(node)) {
-        log.warn("Redis node {} is down: it has not answered since start-up", node.name());
+      if (!quorumUp) {
+        log.warn("Starting without a quorum of voting Redis nodes after {} ms: calls fail with UNAVAILABLE "
+            + "and health says NOT_SERVING until it forms", startWait.toMillis());
       }
-    }
-    if (!quorumUp) {
-      log.warn("Starting without a quorum of voting Redis nodes after {} ms: calls fail with UNAVAILABLE "
-          + "and health says NOT_SERVING until it forms", startWait.toMillis());
-    }
-    long every = config.probeInterval().toNanos();
-    schedule = scheduler.scheduleWithFixedDelay(this::probeRound, every, every, TimeUnit.NANOSECONDS);
+      long every = config.probeInterval().toNanos();
+      schedule = scheduler.scheduleWithFixedDelay(this::probeRound, every, every, TimeUnit.NANOSECONDS);
+    });
+  }
+
+  private void probeUntilQuorum(long deadline, CompletableFuture<Void> formed) {
+    probeRound().whenComplete((ignored, failure) -> {
+      if (quorumUp || nanoClock.getAsLong() >= deadline) {
+        formed.complete(null);
+      } else {
+        scheduler.schedule(() -> probeUntilQuorum(deadline, formed), START_PROBE_PAUSE_MS, TimeUnit.MILLISECONDS);
+      }
+    });
   }
 
   boolean quorumUp() {
