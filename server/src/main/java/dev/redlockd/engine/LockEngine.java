@@ -49,7 +49,7 @@ public final class LockEngine implements AutoCloseable {
     this.renewals = new RenewalBatch(this, scheduler, nanoClock);
     Keys keys = new Keys(config.keyPrefix());
     this.monitor = new NodeMonitor(nodes, keys, config, scheduler, b.wallMicros, nanoClock, tokens);
-    this.redlock = new Redlock(nodes, keys, config, nanoClock, monitor);
+    this.redlock = new Redlock(nodes, keys, config, nanoClock, monitor, tokens.nextLong());
     this.operator = new OperatorRounds(nodes, keys, monitor);
   }
 

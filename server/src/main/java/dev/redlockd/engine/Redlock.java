@@ -6,6 +6,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
 import java.util.function.LongSupplier;
 import java.util.function.Predicate;
@@ -21,8 +22,13 @@ final class Redlock {
   private final EngineConfig config;
   private final LongSupplier nanoClock;
   private final NodeMonitor monitor;
+  /** Names this engine's acquire rounds: random per engine, so replicas never share a name. */
+  private final String roundPrefix;
+  private final AtomicLong rounds = new AtomicLong();
 
-  Redlock(List<RedisNode> nodes, Keys keys, EngineConfig config, LongSupplier nanoClock, NodeMonitor monitor) {
+  Redlock(List<RedisNode> nodes, Keys keys, EngineConfig config, LongSupplier nanoClock, NodeMonitor monitor,
+      long roundSeed) {
+    this.roundPrefix = Long.toUnsignedString(roundSeed, 36) + ".";
     this.nodes = nodes;
     this.keys = keys;
     this.config = config;
@@ -40,7 +46,8 @@ final class Redlock {
    */
   CompletableFuture<Lease> acquire(String resource, String token, String owner, Duration ttl) {
     long start = nanoClock.getAsLong();
-    List<String> args = List.of(token, Long.toString(ttl.toMillis()), owner);
+    String round = roundPrefix + Long.toString(rounds.incrementAndGet(), 36);
+    List<String> args = List.of(token, Long.toString(ttl.toMillis()), owner, round);
     // Granted as soon as a quorum of voters took it: the others cannot undo that, and the
     // fencing token agreed over that quorum already exceeds every earlier grant's (each was
     // agreed over a quorum, which meets this one). A round that falls short waits for every
@@ -50,10 +57,10 @@ final class Redlock {
         .thenCompose(results -> {
           Tally tally = Tally.of(results, Replies.Acquire::incarnated, Replies.Acquire::holds);
           if (!tally.quorumVoted()) {
-            return cleanUpThenFail(resource, token, results, QuorumUnavailableException.of(resource, tally));
+            return cleanUpThenFail(resource, token, round, results, QuorumUnavailableException.of(resource, tally));
           }
           if (!tally.quorumSaidYes()) {
-            return cleanUpThenFail(resource, token, results,
+            return cleanUpThenFail(resource, token, round, results,
                 new LockHeldException(resource, tally.yes(), tally.voters()));
           }
           List<Holder> granted = holders(results, r -> r.incarnated() && r.holds(), Replies.Acquire::fence);
@@ -64,7 +71,7 @@ final class Redlock {
                   ? "resource '" + resource + "': the fencing token reached fewer than a quorum of "
                       + nodes.size() + " Redis nodes"
                   : "resource '" + resource + "': acquiring took longer than the ttl of " + ttl.toMillis() + "ms";
-              return cleanUpThenFail(resource, token, results, new QuorumUnavailableException(why));
+              return cleanUpThenFail(resource, token, round, results, new QuorumUnavailableException(why));
             }
             return CompletableFuture.completedFuture(new Lease(resource, token, validity, fence));
           });
@@ -109,20 +116,27 @@ final class Redlock {
   }
 
   /**
-   * A failed round deletes what it may have written: on the nodes that took the lock for it
+   * A failed round takes back what it may have written: on the nodes that took the lock for it
    * and on those that did not answer. Nodes that merely refreshed an existing lease of this
    * token are left alone: that lease was granted by an earlier call, not by this round. The
-   * failure is reported only once the clean-up is done, so a retry never races it.
+   * failure is reported once the clean-up is answered or timed out; a clean-up that times out
+   * may still run later, after a retry with the same token was granted on that node, so it
+   * removes only this round's own write (abandon.lua), never the retry's.
    */
-  private <T> CompletableFuture<T> cleanUpThenFail(
-      String resource, String token, List<NodeResult<Replies.Acquire>> results, RuntimeException failure) {
+  private <T> CompletableFuture<T> cleanUpThenFail(String resource, String token, String round,
+      List<NodeResult<Replies.Acquire>> results, RuntimeException failure) {
     List<RedisNode> written = new ArrayList<>();
     for (NodeResult<Replies.Acquire> r : results) {
       if (!r.answered() || r.value().taken()) {
         written.add(r.node());
       }
     }
-    return deleteOn(written, resource, token)
+    if (written.isEmpty()) {
+      return CompletableFuture.failedFuture(failure);
+    }
+    List<String> args = List.of(token, round);
+    List<String> abandonKeys = keys.forRelease(resource);
+    return NodeResult.fromAll(written, node -> node.eval(Scripts.ABANDON, abandonKeys, args))
         .handle((ignored, e) -> null)
         .thenCompose(ignored -> CompletableFuture.failedFuture(failure));
   }
@@ -241,17 +255,6 @@ final class Redlock {
         sofar -> Tally.of(sofar, incarnated, yes).quorumSaidYes());
     round.all().thenAccept(results -> monitor.observe(results, incarnated));
     return round.decided();
-  }
-
-  private CompletableFuture<Void> deleteOn(List<RedisNode> targets, String resource, String token) {
-    if (targets.isEmpty()) {
-      return CompletableFuture.completedFuture(null);
-    }
-    List<String> args = List.of(token);
-    List<String> releaseKeys = keys.forRelease(resource);
-    return NodeResult.fromAll(targets,
-            node -> node.eval(Scripts.RELEASE, releaseKeys, args))
-        .thenApply(ignored -> null);
   }
 
   private Duration validity(Duration ttl, long startNanos) {

@@ -8,6 +8,7 @@ final class Scripts {
   static final LuaScript RAISE = LuaScript.load("raise");
   static final LuaScript EXTEND = LuaScript.load("extend");
   static final LuaScript RELEASE = LuaScript.load("release");
+  static final LuaScript ABANDON = LuaScript.load("abandon");
   static final LuaScript PROBE = LuaScript.load("probe");
   static final LuaScript SEED = LuaScript.load("seed");
   static final LuaScript DESCRIBE = LuaScript.load("describe");

@@ -5,7 +5,10 @@
 -- would hand them out again when it rejoins.
 -- The owner text (for Describe) lives in its own key beside the lock, with the same ttl, so
 -- the lock key keeps holding just the token that every compare-and-* script checks.
--- KEYS: lock, fence, incarnation, floor, fence-max, owner   ARGV: token, ttl-ms, owner
+-- The lock's value is the token, then the ids of the acquire rounds that wrote it, newest last
+-- (at most 4), separated by spaces: a failed round's clean-up (abandon.lua) then takes back its
+-- own write only, never a lease that a later round of the same token was granted on this node.
+-- KEYS: lock, fence, incarnation, floor, fence-max, owner   ARGV: token, ttl-ms, owner, round id
 local function setOwner()
   if ARGV[3] == '' then
     redis.call('DEL', KEYS[6])
@@ -14,16 +17,24 @@ local function setOwner()
   end
 end
 local incarnated = redis.call('EXISTS', KEYS[3])
-local holder = redis.call('GET', KEYS[1])
-if holder == ARGV[1] then
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+local value = redis.call('GET', KEYS[1])
+if value then
+  local space = string.find(value, ' ', 1, true)
+  if (space and string.sub(value, 1, space - 1) or value) ~= ARGV[1] then
+    return {0, 0, incarnated}
+  end
+  local rounds = {}
+  if space then
+    for id in string.gmatch(string.sub(value, space + 1), '%S+') do
+      rounds[#rounds + 1] = id
+    end
+  end
+  rounds[#rounds + 1] = ARGV[4]
+  redis.call('SET', KEYS[1], ARGV[1] .. ' ' .. table.concat(rounds, ' ', math.max(1, #rounds - 3)), 'PX', ARGV[2])
   setOwner()
   return {2, tonumber(redis.call('GET', KEYS[2]) or '0'), incarnated}
 end
-if holder then
-  return {0, 0, incarnated}
-end
-redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+redis.call('SET', KEYS[1], ARGV[1] .. ' ' .. ARGV[4], 'PX', ARGV[2])
 setOwner()
 local fence = redis.call('INCR', KEYS[2])
 -- The floor is set when a node (re)joins: counters lost with its data restart above it.

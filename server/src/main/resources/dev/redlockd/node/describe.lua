@@ -8,6 +8,8 @@ local holder = redis.call('GET', KEYS[1])
 if not holder then
   return {'', 0, '', 0, incarnated}
 end
+-- The value is the token, then round ids that differ from node to node (see acquire.lua).
+holder = string.match(holder, '^%S*')
 -- The fence goes back as text: a Lua number would lose digits past 2^53.
 return {redis.sha1hex(holder), redis.call('PTTL', KEYS[1]), redis.call('GET', KEYS[3]) or '',
   redis.call('GET', KEYS[2]) or '0', incarnated}

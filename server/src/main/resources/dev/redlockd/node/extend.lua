@@ -7,7 +7,10 @@
 local reply = {redis.call('EXISTS', KEYS[1])}
 for i = 1, #ARGV / 2 do
   local lock, fence, owner = KEYS[3 * i - 1], KEYS[3 * i], KEYS[3 * i + 1]
-  if redis.call('GET', lock) == ARGV[2 * i - 1] then
+  local value = redis.call('GET', lock)
+  local token = ARGV[2 * i - 1]
+  -- The value is the token, then a space and round ids (see acquire.lua), or the token alone.
+  if value == token or (value and string.sub(value, 1, #token + 1) == token .. ' ') then
     redis.call('PEXPIRE', lock, ARGV[2 * i])
     redis.call('PEXPIRE', owner, ARGV[2 * i])
     reply[2 * i] = 1

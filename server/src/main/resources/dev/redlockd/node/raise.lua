@@ -2,7 +2,9 @@
 -- while the token still holds the lock here (a late raise must not touch a later lease).
 -- Returns 1 when the counter is now at least the target, 0 when the token does not hold.
 -- KEYS: lock, fence, fence-max   ARGV: token, target
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then
+-- The lock's value is the token, then a space and round ids (see acquire.lua), or the token alone.
+local value = redis.call('GET', KEYS[1])
+if value ~= ARGV[1] and not (value and string.sub(value, 1, #ARGV[1] + 1) == ARGV[1] .. ' ') then
   return 0
 end
 local target = tonumber(ARGV[2])

@@ -32,13 +32,13 @@ class RedlockRoundTest {
     Keys keys = new Keys(config.keyPrefix());
     NodeMonitor monitor = new NodeMonitor(nodes, keys, config, scheduler, () -> 0L, clock::get,
         new java.security.SecureRandom());
-    return new Redlock(nodes, keys, config, clock::get, monitor);
+    return new Redlock(nodes, keys, config, clock::get, monitor, 42L);
   }
 
   private static ScriptedNode answering(String name, List<Long> acquireReply) {
     return new ScriptedNode(name, script -> switch (script) {
       case "acquire" -> acquireReply;
-      case "release" -> List.of(1L, 1L);
+      case "release", "abandon" -> List.of(1L, 1L);
       case "raise" -> 1L;
       default -> List.of("up", 0L, 0L);
     });
@@ -56,8 +56,8 @@ class RedlockRoundTest {
             .acquire("r", TOKEN, "", Duration.ofSeconds(10)).join())
         .isInstanceOf(CompletionException.class)
         .hasCauseInstanceOf(LockHeldException.class);
-    assertThat(took.calls).containsExactly("acquire", "release");
-    assertThat(silent.calls).containsExactly("acquire", "release");
+    assertThat(took.calls).containsExactly("acquire", "abandon");
+    assertThat(silent.calls).containsExactly("acquire", "abandon");
     assertThat(refused.calls).containsExactly("acquire");
     // A lease this token already held was granted by an earlier call: not this round's to delete.
     assertThat(refreshed.calls).containsExactly("acquire");
@@ -118,7 +118,7 @@ class RedlockRoundTest {
             .acquire("r", TOKEN, "", Duration.ofMillis(100)).join())
         .hasCauseInstanceOf(QuorumUnavailableException.class)
         .hasMessageContaining("longer than the ttl");
-    assertThat(slow.calls).containsExactly("acquire", "release");
+    assertThat(slow.calls).containsExactly("acquire", "abandon");
   }
 
   /** A node whose lock-script answers come only when the test gives them. */
@@ -189,7 +189,7 @@ class RedlockRoundTest {
     assertThat(took.calls).containsExactly("acquire");
     late.answer(List.of(0L, 0L, 1L));
     assertThatThrownBy(lease::join).hasCauseInstanceOf(LockHeldException.class);
-    assertThat(took.calls).containsExactly("acquire", "release");
+    assertThat(took.calls).containsExactly("acquire", "abandon");
     assertThat(late.calls).containsExactly("acquire");
   }
 

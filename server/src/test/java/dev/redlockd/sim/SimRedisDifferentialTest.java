@@ -51,6 +51,7 @@ class SimRedisDifferentialTest {
   private static final List<String> OWNERS = List.of("alice", "bob@host-1", "svc/worker 3", "ünïcødé");
 
   private static final LuaScript ACQUIRE = LuaScript.load("acquire");
+  private static final LuaScript ABANDON = LuaScript.load("abandon");
   private static final LuaScript RAISE = LuaScript.load("raise");
   private static final LuaScript EXTEND = LuaScript.load("extend");
   private static final LuaScript RELEASE = LuaScript.load("release");
@@ -83,7 +84,7 @@ class SimRedisDifferentialTest {
   @Test
   void randomSequencesAgree() {
     SimRedis sim = new SimRedis("sim-0", System::currentTimeMillis);
-    for (LuaScript script : List.of(ACQUIRE, RAISE, EXTEND, RELEASE, DESCRIBE, FORCE_RELEASE, PROBE, SEED)) {
+    for (LuaScript script : List.of(ACQUIRE, ABANDON, RAISE, EXTEND, RELEASE, DESCRIBE, FORCE_RELEASE, PROBE, SEED)) {
       realCall("SCRIPT", "LOAD", script.source());
     }
     int operations = 0;
@@ -183,12 +184,20 @@ class SimRedisDifferentialTest {
       }
     }
 
+    /** Round ids from a small pool, so that refreshes pile them up and clean-ups find them. */
+    private String round() {
+      return "round" + rnd.nextInt(6);
+    }
+
     Op next() {
       int roll = rnd.nextInt(100);
       if (roll < 22) {
         String r = resource();
         return script(ACQUIRE, List.of(lock(r), fence(r), INCARNATION, FLOOR, FENCE_MAX, owner(r)),
-            List.of(token(r), ttl(), rnd.nextBoolean() ? "" : pick(OWNERS)), null);
+            List.of(token(r), ttl(), rnd.nextBoolean() ? "" : pick(OWNERS), round()), null);
+      } else if (roll < 27) {
+        String r = resource();
+        return script(ABANDON, List.of(lock(r), INCARNATION, owner(r)), List.of(token(r), round()), null);
       } else if (roll < 34) {
         int leases = 1 + rnd.nextInt(3);
         List<String> keys = new ArrayList<>(List.of(INCARNATION));
@@ -215,7 +224,7 @@ class SimRedisDifferentialTest {
         return script(PROBE, List.of(INCARNATION, QUARANTINE, QUARANTINED_SINCE, FENCE_MAX),
             List.of(ttl(), rnd.nextBoolean() ? "peek" : "act"), 1);
       } else if (roll < 80) {
-        return script(SEED, List.of(INCARNATION, FLOOR, QUARANTINED_SINCE, QUARANTINE),
+        return script(SEED, List.of(INCARNATION, FLOOR, QUARANTINED_SINCE, QUARANTINE, FENCE_MAX),
             List.of(pick(incarnations), floor()), null);
       }
       return plain();
@@ -415,16 +424,16 @@ class SimRedisDifferentialTest {
 
     // The engine's path: a seeded floor above the counter lifts the next fence past it.
     String r = "big";
-    List<String> seedKeys = List.of(INCARNATION, FLOOR, QUARANTINED_SINCE, QUARANTINE);
+    List<String> seedKeys = List.of(INCARNATION, FLOOR, QUARANTINED_SINCE, QUARANTINE, FENCE_MAX);
     List<String> acquireKeys = List.of(lock(r), fence(r), INCARNATION, FLOOR, FENCE_MAX, owner(r));
     assertSame(evalsha(SEED, seedKeys, List.of("inc-1", Long.toString(BIG + 40)), sim), sim);
-    Object acquired = assertSame(evalsha(ACQUIRE, acquireKeys, List.of("tok", "30000", ""), sim), sim);
+    Object acquired = assertSame(evalsha(ACQUIRE, acquireKeys, List.of("tok", "30000", "", "r1"), sim), sim);
     assertThat(acquired).isEqualTo(List.of(1L, BIG + 41, 1L));
     assertSame(new String[] {"GET", fence(r)}, sim);
     assertSame(new String[] {"GET", FENCE_MAX}, sim);
     assertThat(simCall(sim.command("GET", FENCE_MAX))).isEqualTo(Long.toString(BIG + 41));
     // Refreshing returns the fence read back through tonumber: still exact.
-    assertThat(assertSame(evalsha(ACQUIRE, acquireKeys, List.of("tok", "30000", "me"), sim), sim))
+    assertThat(assertSame(evalsha(ACQUIRE, acquireKeys, List.of("tok", "30000", "me", "r2"), sim), sim))
         .isEqualTo(List.of(2L, BIG + 41, 1L));
     Object described = assertSame(evalsha(DESCRIBE, List.of(lock(r), fence(r), owner(r), INCARNATION), List.of(), sim), sim, 1);
     assertThat(((List<?>) described).get(3)).isEqualTo(Long.toString(BIG + 41));

@@ -72,6 +72,15 @@ public final class RedisCluster implements AutoCloseable {
     return (String) call(node, "GET", key);
   }
 
+  /**
+   * The token holding a lock key on a node, or null: a lock's value is the token, then a space
+   * and the ids of the acquire rounds that wrote it.
+   */
+  public String lockHolder(int node, String lockKey) {
+    String value = get(node, lockKey);
+    return value == null ? null : value.split(" ", 2)[0];
+  }
+
   public void flushAll(int node) {
     call(node, "FLUSHALL");
   }

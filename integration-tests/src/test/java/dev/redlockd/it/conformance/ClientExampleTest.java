@@ -65,7 +65,7 @@ class ClientExampleTest {
     try (RunnerProcess example = RunnerProcess.start(language.example(root, "127.0.0.1:" + server.port()), root)) {
       long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
       while (example.isAlive() && System.nanoTime() < deadline) {
-        String token = cluster.get(0, key);
+        String token = cluster.lockHolder(0, key);
         if (token != null) {
           tokens.add(token);
           if (!refused) {

@@ -258,7 +258,7 @@ class ConformanceTest {
   private void assertHeldByAMajority(String resource) {
     List<String> held = new ArrayList<>();
     for (int i = 0; i < cluster.size(); i++) {
-      held.add(cluster.get(i, lockKey(resource)));
+      held.add(cluster.lockHolder(i, lockKey(resource)));
     }
     held.stream().filter(Objects::nonNull).forEach(tokens::add);
     String first = held.stream().filter(Objects::nonNull).findFirst().orElse(null);

@@ -124,7 +124,7 @@ class OperatorRpcsTest {
     assertThat(status.getCode()).isEqualTo(Status.Code.PERMISSION_DENIED);
     assertThat(status.getDescription()).contains("--allow-force-release");
     for (int node = 0; node < 3; node++) {
-      assertThat(cluster.get(node, lockKey("ops-refused"))).as("node %d", node).isEqualTo(lease.getToken());
+      assertThat(cluster.lockHolder(node, lockKey("ops-refused"))).as("node %d", node).isEqualTo(lease.getToken());
     }
     assertThat(describe(locked, "ops-refused").getHeld()).isTrue();
     // Refused before the request is even looked at: bad input too.

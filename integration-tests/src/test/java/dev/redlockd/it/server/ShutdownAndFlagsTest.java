@@ -69,7 +69,7 @@ class ShutdownAndFlagsTest {
       // Health watchers heard it first.
       assertThat(watched).last().isEqualTo(ServingStatus.NOT_SERVING);
       // The Redis nodes are not the server's to stop, and the held lease is still there.
-      assertThat(cluster.get(0, "redlock:{shutdown}:lock")).isEqualTo(held.getToken());
+      assertThat(cluster.lockHolder(0, "redlock:{shutdown}:lock")).isEqualTo(held.getToken());
     }
   }
 
