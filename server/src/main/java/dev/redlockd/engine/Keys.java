@@ -84,6 +84,6 @@ final class Keys {
   }
 
   List<String> forSeed() {
-    return List.of(incarnation(), floor(), quarantinedSince(), quarantine());
+    return List.of(incarnation(), floor(), quarantinedSince(), quarantine(), fenceMax());
   }
 }

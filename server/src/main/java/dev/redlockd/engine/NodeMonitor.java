@@ -173,6 +173,11 @@ final class NodeMonitor implements AutoCloseable {
     // (each step is a Redis round trip), so fences keep rising even if every node lost its data.
     long floor = Math.max(wallMicros.getAsLong(),
         results.stream().filter(NodeResult::answered).mapToLong(r -> r.value().fenceMax()).max().orElse(0));
+    // Every fence granted was raised on a quorum, of which the rejoining node is at most one:
+    // a quorum of the other nodes, all voting, meets the rest of it. With fewer answering the
+    // floor may miss a fence already granted, so the node waits for a later probe.
+    long voting = results.stream().filter(r -> r.answered() && "up".equals(r.value().state())).count();
+    boolean floorKnown = voting >= Tally.quorumOf(nodes.size());
 
     List<CompletableFuture<Void>> transitions = new ArrayList<>();
     if (!clusterKnown && allBlank) {
@@ -191,14 +196,14 @@ final class NodeMonitor implements AutoCloseable {
         probeAgain.set(true);
       }
       for (NodeResult<Replies.Probe> r : results) {
-        transitions.add(settleOne(r, floor));
+        transitions.add(settleOne(r, floor, floorKnown));
       }
     }
     return CompletableFuture.allOf(transitions.toArray(CompletableFuture[]::new))
         .thenRun(this::updateQuorum);
   }
 
-  private CompletableFuture<Void> settleOne(NodeResult<Replies.Probe> r, long floor) {
+  private CompletableFuture<Void> settleOne(NodeResult<Replies.Probe> r, long floor, boolean floorKnown) {
     if (!r.answered()) {
       down(r.node(), r.failure());
       return CompletableFuture.completedFuture(null);
@@ -211,6 +216,11 @@ final class NodeMonitor implements AutoCloseable {
           "is quarantined: it lost its data (no incarnation key) and votes again in "
               + probe.quarantineMillisLeft() + " ms, once every lock it may have held has expired");
       case "served" -> {
+        if (!floorKnown) {
+          transition(r.node(), NodeState.QUARANTINED, previous -> "has served its quarantine and rejoins once a "
+              + "quorum of the other nodes answers (its fencing floor is taken from them)");
+          return CompletableFuture.completedFuture(null);
+        }
         return seed(r.node(), floor, "rejoined: its quarantine is served, it votes again");
       }
       default -> transition(r.node(), NodeState.BLANK, previous ->
