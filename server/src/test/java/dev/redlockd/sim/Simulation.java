@@ -1,0 +1,190 @@
+package dev.redlockd.sim;
+
+import dev.redlockd.engine.EngineConfig;
+import dev.redlockd.engine.LockEngine;
+import dev.redlockd.node.RedisNode;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.function.BiConsumer;
+
+/**
+ * One seeded run: two engine replicas (the real LockEngine, each on its own drifting clock)
+ * over simulated Redis nodes that run the engine's own scripts, contending clients, and a
+ * schedule of faults: nodes frozen, restarted empty, slow beyond the node timeout, connections
+ * dropped. Then the faults heal, the clients finish, and what is left on the nodes is checked.
+ */
+final class Simulation {
+  static final String PREFIX = "redlock:";
+  static final Duration NODE_TIMEOUT = Duration.ofMillis(50);
+
+  /** What one run did and found. */
+  record Result(long seed, long operations, long events, List<String> violations, String trace) {}
+
+  /** Knobs of a run; {@link #random} picks them from the seed. */
+  record Shape(int nodes, int clients, int resources, Duration length, boolean faults) {
+    static Shape random(Random random) {
+      return new Shape(random.nextBoolean() ? 3 : 5, 6 + random.nextInt(10), 1 + random.nextInt(4),
+          Duration.ofSeconds(20), true);
+    }
+  }
+
+  private final long seed;
+  private final Shape shape;
+  private final Random random;
+  private final SimLoop loop = new SimLoop();
+  private final List<SimHost> hosts = new ArrayList<>();
+  private final SimChecker checker;
+  private final SimNetwork network;
+  private long operations;
+
+  Simulation(long seed) {
+    this(seed, Shape.random(new Random(seed)));
+  }
+
+  Simulation(long seed, Shape shape) {
+    this.seed = seed;
+    this.shape = shape;
+    this.random = new Random(seed * 31 + 7);
+    this.network = new SimNetwork(loop, new Random(random.nextLong()), NODE_TIMEOUT.toNanos());
+    double drift = config().driftFactor();
+    for (int i = 0; i < shape.nodes(); i++) {
+      hosts.add(new SimHost("node" + i, loop, rate(drift), 1_700_000_000_000L + random.nextInt(100_000)));
+    }
+    this.checker = new SimChecker(loop, hosts, PREFIX);
+  }
+
+  static EngineConfig config() {
+    return EngineConfig.defaults()
+        .withMaxTtl(Duration.ofSeconds(3))
+        .withRetryDelay(Duration.ofMillis(50))
+        .withProbeInterval(Duration.ofMillis(200));
+  }
+
+  /** A clock rate within half the drift factor of true time: the engine's drift allowance covers it. */
+  private double rate(double driftFactor) {
+    return 1 + (random.nextDouble() * 2 - 1) * driftFactor / 2;
+  }
+
+  Result run() {
+    BiConsumer<SimHost, String> lost = (host, token) -> {
+      if (!token.isEmpty()) {
+        checker.excuse(token);
+      }
+    };
+    List<LockEngine> replicas = new ArrayList<>();
+    for (int r = 0; r < 2; r++) {
+      SimExecutor executor = new SimExecutor(loop, rate(config().driftFactor()), random.nextLong() >>> 8,
+          checker::crashed);
+      List<RedisNode> links = new ArrayList<>();
+      for (SimHost host : hosts) {
+        links.add(new SimLink(loop, host, network, NODE_TIMEOUT.toNanos(), lost, checker::event, "replica" + r));
+      }
+      LockEngine engine = LockEngine.builder(links, config())
+          .scheduler(executor)
+          .nanoClock(executor.nanoClock())
+          .wallMicros(wallClock(r))
+          .jitter(new Random(random.nextLong()))
+          .tokens(new SimClient.SeededRandom(random.nextLong()))
+          .build();
+      engine.startAsync(Duration.ofSeconds(1));
+      replicas.add(engine);
+    }
+    List<String> resources = new ArrayList<>();
+    for (int i = 0; i < shape.resources(); i++) {
+      resources.add("res" + i);
+    }
+    List<SimClient> clients = new ArrayList<>();
+    for (int c = 0; c < shape.clients(); c++) {
+      SimClient client = new SimClient("client" + c, loop, replicas, resources, checker,
+          new Random(random.nextLong()), () -> operations++);
+      clients.add(client);
+    }
+    loop.runUntil(Duration.ofMillis(300).toNanos()); // the replicas start and seed the new cluster
+    clients.forEach(SimClient::start);
+    long end = loop.now() + shape.length().toNanos();
+    audit(end);
+    if (shape.faults()) {
+      faults(end);
+    }
+    loop.runUntil(end);
+    heal();
+    clients.forEach(SimClient::stop);
+    long drained = loop.now() + Duration.ofSeconds(10).toNanos();
+    while (loop.now() < drained && !clients.stream().allMatch(SimClient::idle)) {
+      loop.runUntil(loop.now() + Duration.ofMillis(100).toNanos());
+    }
+    loop.runUntil(loop.now() + Duration.ofSeconds(2).toNanos()); // late deliveries land
+    checker.leftBehind();
+    replicas.forEach(LockEngine::close);
+    return new Result(seed, operations, loop.eventsRun(), checker.violations(), checker.firstTrace());
+  }
+
+  /**
+   * The replicas' wall clocks, which seed the fencing floor of rejoining nodes: the first keeps
+   * time, the second is up to a minute behind (NTP not yet synced, a VM resumed).
+   */
+  private java.util.function.LongSupplier wallClock(int replica) {
+    long behind = replica == 0 ? 0 : (long) (random.nextDouble() * 60_000_000);
+    return () -> 1_700_000_000_000_000L + loop.now() / 1000 - behind;
+  }
+
+  private void audit(long end) {
+    loop.after(Duration.ofMillis(20).toNanos(), () -> {
+      checker.audit();
+      if (loop.now() < end) {
+        audit(end);
+      }
+    });
+  }
+
+  /** A fault every 100-600 ms of simulated time, each healing on its own. */
+  private void faults(long end) {
+    long at = loop.now();
+    while (true) {
+      at += Duration.ofMillis(300 + random.nextInt(1200)).toNanos();
+      if (at >= end) {
+        return;
+      }
+      SimHost host = hosts.get(random.nextInt(hosts.size()));
+      int kind = random.nextInt(20);
+      long length = Duration.ofMillis(20 + random.nextInt(2500)).toNanos();
+      loop.at(at, () -> {
+        switch (kind) {
+          case 0, 1, 2, 3, 4, 5 -> {
+            checker.event("FAULT freeze " + host.name + " for " + length / 1_000_000 + " ms");
+            host.freeze();
+            loop.after(length, () -> {
+              checker.event("FAULT thaw " + host.name);
+              host.thaw();
+            });
+          }
+          case 6, 7, 8, 9 -> {
+            checker.event("FAULT slow " + host.name + " for " + length / 1_000_000 + " ms");
+            network.slow(host, length);
+          }
+          case 10, 11, 12, 13, 14, 15, 16, 17, 18 -> {
+            checker.event("FAULT drop connections to " + host.name);
+            host.dropConnections("fault");
+          }
+          default -> {
+            checker.event("FAULT restart " + host.name + " empty");
+            host.restartEmpty();
+          }
+        }
+      });
+    }
+  }
+
+  private void heal() {
+    for (SimHost host : hosts) {
+      host.thaw();
+      network.slow(host, 0);
+    }
+  }
+
+  long operations() {
+    return operations;
+  }
+}
