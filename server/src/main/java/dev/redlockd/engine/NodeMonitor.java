@@ -174,10 +174,12 @@ final class NodeMonitor implements AutoCloseable {
     long floor = Math.max(wallMicros.getAsLong(),
         results.stream().filter(NodeResult::answered).mapToLong(r -> r.value().fenceMax()).max().orElse(0));
     // Every fence granted was raised on a quorum, of which the rejoining node is at most one:
-    // a quorum of the other nodes, all voting, meets the rest of it. With fewer answering the
-    // floor may miss a fence already granted, so the node waits for a later probe.
+    // a quorum of the other nodes, all voting, meets the rest of it. When every node answers,
+    // the nodes that kept their data have all been read (the others lost theirs, and the wall
+    // clock stands in for it). Otherwise a silent node may hold a fence above every answer,
+    // so the node waits for a later probe.
     long voting = results.stream().filter(r -> r.answered() && "up".equals(r.value().state())).count();
-    boolean floorKnown = voting >= Tally.quorumOf(nodes.size());
+    boolean floorKnown = voting >= Tally.quorumOf(nodes.size()) || results.stream().allMatch(NodeResult::answered);
 
     List<CompletableFuture<Void>> transitions = new ArrayList<>();
     if (!clusterKnown && allBlank) {
@@ -218,7 +220,7 @@ final class NodeMonitor implements AutoCloseable {
       case "served" -> {
         if (!floorKnown) {
           transition(r.node(), NodeState.QUARANTINED, previous -> "has served its quarantine and rejoins once a "
-              + "quorum of the other nodes answers (its fencing floor is taken from them)");
+              + "quorum of the other nodes, or every node, answers (its fencing floor is taken from them)");
           return CompletableFuture.completedFuture(null);
         }
         return seed(r.node(), floor, "rejoined: its quarantine is served, it votes again");
