@@ -13,6 +13,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletionException;
+import java.util.function.Supplier;
 
 /**
  * Watches a simulation for what must never happen: two holders valid at once by their own
@@ -28,7 +29,8 @@ final class SimChecker {
   private final int quorum;
   private final String prefix;
   private final List<String> violations = new ArrayList<>();
-  private final ArrayDeque<String> trace = new ArrayDeque<>();
+  /** The last events, formatted only when a violation needs them (formatting every event cost most of a run). */
+  private final ArrayDeque<Traced> trace = new ArrayDeque<>();
   private String firstTrace;
   /** Per resource: each holder's token and the end of its validity by its own deadline. */
   private final Map<String, Map<String, Held>> live = new HashMap<>();
@@ -76,25 +78,36 @@ final class SimChecker {
     this.prefix = prefix;
   }
 
+  private record Traced(long at, Supplier<String> what) {
+    @Override
+    public String toString() {
+      return String.format("%12.6f ms  %s", at / 1e6, what.get());
+    }
+  }
+
   void event(String what) {
+    event(() -> what);
+  }
+
+  void event(Supplier<String> what) {
     if (trace.size() == TRACE) {
       trace.poll();
     }
-    trace.add(String.format("%12.6f ms  %s", loop.now() / 1e6, what));
+    trace.add(new Traced(loop.now(), what));
   }
 
   private void violation(String what) {
     event("VIOLATION " + what);
     violations.add(String.format("at %.6f ms: %s", loop.now() / 1e6, what));
     if (firstTrace == null) {
-      firstTrace = String.join("\n", trace);
+      firstTrace = trace.stream().map(Traced::toString).collect(java.util.stream.Collectors.joining("\n"));
     }
   }
 
   /** A holder learnt of its grant: valid until the attempt's send time plus the validity. */
   void granted(String client, String resource, String token, long sentAt, long validityNanos, long fence) {
     long until = sentAt + validityNanos;
-    event(client + " granted " + resource + " " + tag(token) + " fence " + fence + " valid to "
+    event(() -> client + " granted " + resource + " " + tag(token) + " fence " + fence + " valid to "
         + String.format("%.3f", until / 1e6));
     Fences f = fences.computeIfAbsent(resource, r -> new Fences());
     long above = f.aboveAllBut(token);
@@ -123,7 +136,7 @@ final class SimChecker {
     if (held == null || until <= held.until) {
       return;
     }
-    event(client + " renewed " + resource + " " + tag(token) + " fence " + fence + " valid to "
+    event(() -> client + " renewed " + resource + " " + tag(token) + " fence " + fence + " valid to "
         + String.format("%.3f", until / 1e6));
     fences.computeIfAbsent(resource, r -> new Fences()).report(token, fence);
     overlap(resource, token, until);
@@ -144,7 +157,7 @@ final class SimChecker {
 
   /** The holder stopped using the lease (it sent a release, lost it, or vanished). */
   void ended(String client, String resource, String token) {
-    event(client + " ends " + resource + " " + tag(token));
+    event(() -> client + " ends " + resource + " " + tag(token));
     Map<String, Held> holders = live.get(resource);
     if (holders != null) {
       holders.remove(token);
@@ -161,7 +174,8 @@ final class SimChecker {
     while (cause instanceof CompletionException && cause.getCause() != null) {
       cause = cause.getCause();
     }
-    event(client + " " + what + " failed: " + cause.getClass().getSimpleName());
+    Throwable failed = cause;
+    event(() -> client + " " + what + " failed: " + failed.getClass().getSimpleName());
     if (!(cause instanceof LockHeldException || cause instanceof QuorumUnavailableException
         || cause instanceof LeaseNotHeldException || cause instanceof LimitExceededException
         || cause instanceof CancellationException)) {

@@ -92,7 +92,7 @@ final class SimClient {
   private void attempt(String resource, Duration ttl, Duration wait, String token, int n) {
     long sentAt = loop.now();
     counted.run();
-    checker.event(name + " acquire " + resource + " attempt " + n);
+    checker.event(() -> name + " acquire " + resource + " attempt " + n);
     CompletableFuture<Lease> call = replica().acquire(resource, ttl, wait, token);
     boolean[] gaveUp = {false};
     SimLoop.Event deadline = loop.after(wait.toNanos() + CALL_TIMEOUT_NANOS, () -> {

@@ -27,7 +27,7 @@ final class SimLink implements RedisNode {
   private final long timeoutNanos;
   /** Told of every request that never reached the node, with its first argument (the token). */
   private final BiConsumer<SimHost, String> lost;
-  private final java.util.function.Consumer<String> trace;
+  private final java.util.function.Consumer<java.util.function.Supplier<String>> trace;
   private final String replica;
   private final List<Call> calls = new ArrayList<>();
   private int connection;
@@ -50,7 +50,7 @@ final class SimLink implements RedisNode {
   }
 
   SimLink(SimLoop loop, SimHost host, SimNetwork network, long timeoutNanos, BiConsumer<SimHost, String> lost,
-      java.util.function.Consumer<String> trace, String replica) {
+      java.util.function.Consumer<java.util.function.Supplier<String>> trace, String replica) {
     this.trace = trace;
     this.replica = replica;
     this.loop = loop;
@@ -71,7 +71,7 @@ final class SimLink implements RedisNode {
     String token = args.isEmpty() ? "" : args.get(0);
     return send(token, () -> {
       CompletableFuture<Object> reply = host.redis.eval(script, keys, args);
-      trace.accept(host.name + " ran " + script.name() + " " + SimChecker.tag(token) + " from " + replica
+      trace.accept(() -> host.name + " ran " + script.name() + " " + SimChecker.tag(token) + " from " + replica
           + " -> " + reply.handle((r, f) -> f == null ? String.valueOf(r) : f.getMessage()).join());
       return reply;
     });
@@ -119,11 +119,14 @@ final class SimLink implements RedisNode {
         });
       });
     });
-    loop.at(call.deadline, () -> call.result.completeExceptionally(
-        new TimeoutException("Redis node " + host.name + " did not answer in time")));
-    loop.at(call.deadline + STUCK_NANOS, () -> {
-      if (call.connection == connection && calls.contains(call)) {
-        drop("not answered for a second past a deadline");
+    loop.at(call.deadline, () -> {
+      if (!call.result.isDone()) {
+        call.result.completeExceptionally(new TimeoutException("Redis node " + host.name + " did not answer in time"));
+        loop.at(call.deadline + STUCK_NANOS, () -> {
+          if (call.connection == connection && calls.contains(call)) {
+            drop("not answered for a second past a deadline");
+          }
+        });
       }
     });
     return call.result;
