@@ -131,7 +131,7 @@ final class Simulation {
   }
 
   private void audit(long end) {
-    loop.after(Duration.ofMillis(20).toNanos(), () -> {
+    loop.after(Duration.ofMillis(50).toNanos(), () -> {
       checker.audit();
       if (loop.now() < end) {
         audit(end);
