@@ -58,4 +58,13 @@ class SimulationTest {
         (System.nanoTime() - started) / 1e9);
     assertThat(report.toString()).isEmpty();
   }
+
+  @Test
+  void aSeedReplaysTheSameRun() {
+    Simulation.Result once = new Simulation(7).run();
+    Simulation.Result again = new Simulation(7).run();
+    assertThat(once.operations()).isPositive();
+    assertThat(again.operations()).isEqualTo(once.operations());
+    assertThat(again.events()).isEqualTo(once.events());
+  }
 }
