@@ -1,6 +1,7 @@
 package dev.redlockd.node;
 
 import io.netty.channel.EventLoop;
+import io.netty.handler.codec.DecoderException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -129,21 +130,25 @@ public final class NettyRedisNode implements RedisNode {
   }
 
   /**
-   * A wrong password or a certificate that will never be accepted fails every connection the
-   * same way, and retrying cannot help: say why once, where an operator looks. (The engine only
-   * sees that the node does not answer.) Redis and JSSE name no password in these messages.
+   * A wrong password, a certificate that will never be accepted, or a byte stream that is not
+   * RESP fails every connection the same way, and retrying cannot help: say why once, where an
+   * operator looks. (The engine only sees that the node does not answer.) Redis and JSSE name
+   * no password in these messages.
    */
   void noteRefusal(Throwable failure) {
     String why = null;
     for (Throwable t = failure; t != null && why == null; t = t.getCause()) {
       if (t instanceof SSLException) {
-        why = "TLS handshake failed: " + t.getMessage();
+        why = "refuses the connection: TLS handshake failed: " + t.getMessage();
       } else if (t instanceof RedisErrorReply error && error.kind().matches("NOAUTH|WRONGPASS|NOPERM")) {
-        why = "login refused: " + t.getMessage();
+        why = "refuses the connection: login refused: " + t.getMessage();
+      } else if (t instanceof DecoderException) {
+        // Not Redis, or something between us that corrupts the stream: no reply on it can be trusted.
+        why = "sent what is not a RESP2 reply (" + t.getMessage() + "): the connection is dropped";
       }
     }
     if (why != null && !why.equals(refusal.getAndSet(why))) {
-      log.warn("Redis node {} refuses the connection: {}", address, why);
+      log.warn("Redis node {} {}", address, why);
     }
   }
 

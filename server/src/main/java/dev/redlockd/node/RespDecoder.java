@@ -5,6 +5,7 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.ByteToMessageDecoder;
 import io.netty.handler.codec.DecoderException;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -12,9 +13,13 @@ import java.util.List;
 /**
  * Turns RESP2 replies into what {@link RedisNode} promises: integers as Long, simple and bulk
  * strings as String, arrays as List, errors as {@link RedisErrorReply}, nil as {@link #NIL}
- * (Netty passes no nulls down a pipeline). A reply split across reads is parsed again from
- * its start once more bytes came: the replies redlockd reads are small, so this is cheaper
- * than keeping a parser's state.
+ * (Netty passes no nulls down a pipeline).
+ *
+ * <p>The arrays a reply is in the middle of are kept across reads, so a reply split over many
+ * reads is read once, not again from its start on every read; only the one element cut short
+ * is read again. Anything that is not RESP2 as Redis writes it (an unknown type, a line or
+ * bulk string not ended by CRLF, a number that is not one, nesting deeper than any reply of
+ * ours, a line longer than any) is a {@link DecoderException}, and the connection ends.
  */
 final class RespDecoder extends ByteToMessageDecoder {
   /** A nil bulk string or array at the top level. */
@@ -26,31 +31,81 @@ final class RespDecoder extends ByteToMessageDecoder {
   };
   private static final Object INCOMPLETE = new Object();
   /** Larger than anything redlockd's scripts answer; a corrupt length ends the connection instead. */
-  private static final int MAX_BULK = 64 << 20;
+  static final int MAX_BULK = 64 << 20;
+  static final int MAX_ELEMENTS = 1 << 20;
+  /** Our deepest reply is an array of arrays; anything much deeper is not from our scripts. */
+  static final int MAX_DEPTH = 8;
+  /** Status, error and number lines are short; a line this long without CRLF is not RESP. */
+  static final int MAX_LINE = 64 << 10;
+
+  /** An array being filled: how many elements it has, and those read so far. */
+  private static final class Partial {
+    final int size;
+    final List<Object> items;
+
+    Partial(int size) {
+      this.size = size;
+      this.items = new ArrayList<>(Math.min(size, 1024));
+    }
+  }
+
+  /** Marks an array header just read: its elements follow. */
+  private record ArrayHeader(int size) {}
+
+  private final ArrayDeque<Partial> open = new ArrayDeque<>();
 
   @Override
   protected void decode(ChannelHandlerContext ctx, ByteBuf in, List<Object> out) {
-    int start = in.readerIndex();
-    Object reply = parse(in);
-    if (reply == INCOMPLETE) {
-      in.readerIndex(start);
-      return;
+    while (true) {
+      int start = in.readerIndex();
+      Object value = element(in);
+      if (value == INCOMPLETE) {
+        in.readerIndex(start);
+        return;
+      }
+      if (value instanceof ArrayHeader header) {
+        if (header.size() > 0) {
+          if (open.size() == MAX_DEPTH) {
+            throw new DecoderException("RESP arrays nested deeper than " + MAX_DEPTH);
+          }
+          open.push(new Partial(header.size()));
+          continue;
+        }
+        value = List.of();
+      }
+      while (true) {
+        Partial array = open.peek();
+        if (array == null) {
+          out.add(value == null ? NIL : value);
+          break;
+        }
+        array.items.add(value);
+        if (array.items.size() < array.size) {
+          break;
+        }
+        open.pop();
+        value = Collections.unmodifiableList(array.items);
+      }
     }
-    out.add(reply == null ? NIL : reply);
   }
 
-  /** One reply from the reader index on, or INCOMPLETE; nil is null. */
-  static Object parse(ByteBuf in) {
+  /**
+   * One element from the reader index on: a scalar (nil is null), an {@link ArrayHeader}, or
+   * INCOMPLETE when its bytes have not all come (the caller then resets the reader index).
+   */
+  private static Object element(ByteBuf in) {
     if (!in.isReadable()) {
       return INCOMPLETE;
     }
-    byte type = in.readByte();
-    int lineEnd = in.indexOf(in.readerIndex(), in.writerIndex(), (byte) '\n');
+    int lineEnd = in.indexOf(in.readerIndex(), Math.min(in.writerIndex(), in.readerIndex() + MAX_LINE), (byte) '\n');
     if (lineEnd < 0) {
+      if (in.readableBytes() >= MAX_LINE) {
+        throw new DecoderException("RESP line longer than " + MAX_LINE + " bytes");
+      }
       return INCOMPLETE;
     }
-    int lineStart = in.readerIndex();
-    int lineLength = lineEnd - lineStart - 1; // without the \r
+    byte type = in.readByte();
+    int lineLength = lineEnd - in.readerIndex() - 1; // without the \r
     if (lineLength < 0 || in.getByte(lineEnd - 1) != '\r') {
       throw new DecoderException("RESP line without CRLF");
     }
@@ -64,7 +119,7 @@ final class RespDecoder extends ByteToMessageDecoder {
       case '$': {
         long length = number(in, lineLength);
         if (length < 0) {
-          return null;
+          return nil(length);
         }
         if (length > MAX_BULK) {
           throw new DecoderException("RESP bulk string of " + length + " bytes");
@@ -73,30 +128,29 @@ final class RespDecoder extends ByteToMessageDecoder {
           return INCOMPLETE;
         }
         String value = in.readCharSequence((int) length, StandardCharsets.UTF_8).toString();
-        in.skipBytes(2);
+        crlf(in, "bulk string");
         return value;
       }
       case '*': {
         long count = number(in, lineLength);
         if (count < 0) {
-          return null;
+          return nil(count);
         }
-        if (count > MAX_BULK) {
+        if (count > MAX_ELEMENTS) {
           throw new DecoderException("RESP array of " + count + " elements");
         }
-        List<Object> items = new ArrayList<>((int) Math.min(count, 1024));
-        for (long i = 0; i < count; i++) {
-          Object item = parse(in);
-          if (item == INCOMPLETE) {
-            return INCOMPLETE;
-          }
-          items.add(item);
-        }
-        return Collections.unmodifiableList(items);
+        return new ArrayHeader((int) count);
       }
       default:
-        throw new DecoderException("not a RESP2 reply type: " + (char) type);
+        throw new DecoderException("not a RESP2 reply type: 0x" + Integer.toHexString(type & 0xff));
     }
+  }
+
+  private static Object nil(long length) {
+    if (length != -1) {
+      throw new DecoderException("RESP length " + length);
+    }
+    return null;
   }
 
   private static String line(ByteBuf in, int length) {
@@ -105,20 +159,33 @@ final class RespDecoder extends ByteToMessageDecoder {
     return text;
   }
 
+  private static void crlf(ByteBuf in, String after) {
+    if (in.readByte() != '\r' || in.readByte() != '\n') {
+      throw new DecoderException("RESP " + after + " not followed by CRLF");
+    }
+  }
+
   private static long number(ByteBuf in, int length) {
+    if (length == 0 || length > 20) {
+      throw new DecoderException("not a RESP integer");
+    }
     long value = 0;
     boolean negative = false;
     for (int i = 0; i < length; i++) {
       byte b = in.readByte();
-      if (i == 0 && b == '-') {
+      if (i == 0 && b == '-' && length > 1) {
         negative = true;
       } else if (b >= '0' && b <= '9') {
-        value = value * 10 + (b - '0');
+        try {
+          value = Math.addExact(Math.multiplyExact(value, 10), negative ? -(b - '0') : b - '0');
+        } catch (ArithmeticException e) {
+          throw new DecoderException("RESP integer out of range");
+        }
       } else {
         throw new DecoderException("not a RESP integer");
       }
     }
     in.skipBytes(2);
-    return negative ? -value : value;
+    return value;
   }
 }
