@@ -64,7 +64,15 @@ public final class SecuredRedis implements AutoCloseable {
     IllegalStateException last = null;
     for (int attempt = 0; attempt < 5; attempt++) {
       int port = freePort();
-      Path nodeDir = dir.resolve("redis-" + port);
+      Path nodeDir;
+      try {
+        // A directory of its own: a port used again must not find the last node's log, whose
+        // "Ready to accept connections" would pass for the new node's.
+        Files.createDirectories(dir);
+        nodeDir = Files.createTempDirectory(dir, "redis-" + port + "-");
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
       try {
         return launch(binary, port, tls, nodeDir, config);
       } catch (IllegalStateException e) {
