@@ -1,7 +1,6 @@
 package dev.redlockd.node;
 
 import io.netty.channel.EventLoop;
-import io.netty.handler.codec.DecoderException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -142,7 +141,7 @@ public final class NettyRedisNode implements RedisNode {
         why = "refuses the connection: TLS handshake failed: " + t.getMessage();
       } else if (t instanceof RedisErrorReply error && error.kind().matches("NOAUTH|WRONGPASS|NOPERM")) {
         why = "refuses the connection: login refused: " + t.getMessage();
-      } else if (t instanceof DecoderException) {
+      } else if (t instanceof RespDecoder.MalformedReplyException) {
         // Not Redis, or something between us that corrupts the stream: no reply on it can be trusted.
         why = "sent what is not a RESP2 reply (" + t.getMessage() + "): the connection is dropped";
       }

@@ -19,9 +19,16 @@ import java.util.List;
  * reads is read once, not again from its start on every read; only the one element cut short
  * is read again. Anything that is not RESP2 as Redis writes it (an unknown type, a line or
  * bulk string not ended by CRLF, a number that is not one, nesting deeper than any reply of
- * ours, a line longer than any) is a {@link DecoderException}, and the connection ends.
+ * ours, a line longer than any) is a {@link MalformedReplyException}, and the connection ends.
  */
 final class RespDecoder extends ByteToMessageDecoder {
+  /** What the node sent is not RESP2; nothing read on this connection after it can be trusted. */
+  static final class MalformedReplyException extends DecoderException {
+    MalformedReplyException(String message) {
+      super(message);
+    }
+  }
+
   /** A nil bulk string or array at the top level. */
   static final Object NIL = new Object() {
     @Override
@@ -66,7 +73,7 @@ final class RespDecoder extends ByteToMessageDecoder {
       if (value instanceof ArrayHeader header) {
         if (header.size() > 0) {
           if (open.size() == MAX_DEPTH) {
-            throw new DecoderException("RESP arrays nested deeper than " + MAX_DEPTH);
+            throw new MalformedReplyException("RESP arrays nested deeper than " + MAX_DEPTH);
           }
           open.push(new Partial(header.size()));
           continue;
@@ -100,14 +107,14 @@ final class RespDecoder extends ByteToMessageDecoder {
     int lineEnd = in.indexOf(in.readerIndex(), Math.min(in.writerIndex(), in.readerIndex() + MAX_LINE), (byte) '\n');
     if (lineEnd < 0) {
       if (in.readableBytes() >= MAX_LINE) {
-        throw new DecoderException("RESP line longer than " + MAX_LINE + " bytes");
+        throw new MalformedReplyException("RESP line longer than " + MAX_LINE + " bytes");
       }
       return INCOMPLETE;
     }
     byte type = in.readByte();
     int lineLength = lineEnd - in.readerIndex() - 1; // without the \r
     if (lineLength < 0 || in.getByte(lineEnd - 1) != '\r') {
-      throw new DecoderException("RESP line without CRLF");
+      throw new MalformedReplyException("RESP line without CRLF");
     }
     switch (type) {
       case '+':
@@ -122,7 +129,7 @@ final class RespDecoder extends ByteToMessageDecoder {
           return nil(length);
         }
         if (length > MAX_BULK) {
-          throw new DecoderException("RESP bulk string of " + length + " bytes");
+          throw new MalformedReplyException("RESP bulk string of " + length + " bytes");
         }
         if (in.readableBytes() < length + 2) {
           return INCOMPLETE;
@@ -137,18 +144,18 @@ final class RespDecoder extends ByteToMessageDecoder {
           return nil(count);
         }
         if (count > MAX_ELEMENTS) {
-          throw new DecoderException("RESP array of " + count + " elements");
+          throw new MalformedReplyException("RESP array of " + count + " elements");
         }
         return new ArrayHeader((int) count);
       }
       default:
-        throw new DecoderException("not a RESP2 reply type: 0x" + Integer.toHexString(type & 0xff));
+        throw new MalformedReplyException("not a RESP2 reply type: 0x" + Integer.toHexString(type & 0xff));
     }
   }
 
   private static Object nil(long length) {
     if (length != -1) {
-      throw new DecoderException("RESP length " + length);
+      throw new MalformedReplyException("RESP length " + length);
     }
     return null;
   }
@@ -161,13 +168,13 @@ final class RespDecoder extends ByteToMessageDecoder {
 
   private static void crlf(ByteBuf in, String after) {
     if (in.readByte() != '\r' || in.readByte() != '\n') {
-      throw new DecoderException("RESP " + after + " not followed by CRLF");
+      throw new MalformedReplyException("RESP " + after + " not followed by CRLF");
     }
   }
 
   private static long number(ByteBuf in, int length) {
     if (length == 0 || length > 20) {
-      throw new DecoderException("not a RESP integer");
+      throw new MalformedReplyException("not a RESP integer");
     }
     long value = 0;
     boolean negative = false;
@@ -179,10 +186,10 @@ final class RespDecoder extends ByteToMessageDecoder {
         try {
           value = Math.addExact(Math.multiplyExact(value, 10), negative ? -(b - '0') : b - '0');
         } catch (ArithmeticException e) {
-          throw new DecoderException("RESP integer out of range");
+          throw new MalformedReplyException("RESP integer out of range");
         }
       } else {
-        throw new DecoderException("not a RESP integer");
+        throw new MalformedReplyException("not a RESP integer");
       }
     }
     in.skipBytes(2);
