@@ -4,7 +4,7 @@
 -- such a node must not vote, but it must hold the locks granted while it sits out, or it
 -- would hand them out again when it rejoins.
 -- The owner text (for Describe) lives in its own key beside the lock, with the same ttl, so
--- the lock key keeps holding just the token that every compare-and-* script checks.
+-- the lock key holds only what the compare-and-* scripts check: the token and round ids.
 -- The lock's value is the token, then the ids of the acquire rounds that wrote it, newest last
 -- (at most 4), separated by spaces: a failed round's clean-up (abandon.lua) then takes back its
 -- own write only, never a lease that a later round of the same token was granted on this node.
