@@ -4,8 +4,10 @@ import java.util.List;
 
 /**
  * Key names. A resource's keys share the hash tag {@code {resource}}, so each lock script
- * touches one slot. The node-wide keys describe the node itself (its incarnation, its
- * quarantine, its fencing floor).
+ * touches one slot. A lock is one key (token, fence, round ids and owner text, see
+ * acquire.lua); its counter key lives a ttl past each take, so a resource leaves nothing behind
+ * for good. The node-wide keys describe the node itself (its incarnation, its quarantine, the
+ * highest fence it ever granted).
  */
 final class Keys {
   private final String prefix;
@@ -18,21 +20,13 @@ final class Keys {
     return prefix + "{" + resource + "}:lock";
   }
 
-  String fence(String resource) {
+  /** The resource's last fence on the node; the name is the one its never-expiring predecessor had, so an upgrade keeps counting from it. */
+  String counter(String resource) {
     return prefix + "{" + resource + "}:fence";
-  }
-
-  /** The owner text of the resource's lease, for Describe; lives and dies with the lock key. */
-  String owner(String resource) {
-    return prefix + "{" + resource + "}:owner";
   }
 
   String incarnation() {
     return prefix + "node:incarnation";
-  }
-
-  String floor() {
-    return prefix + "node:fence-floor";
   }
 
   String fenceMax() {
@@ -48,35 +42,26 @@ final class Keys {
   }
 
   List<String> forAcquire(String resource) {
-    return List.of(lock(resource), fence(resource), incarnation(), floor(), fenceMax(), owner(resource));
+    return List.of(lock(resource), incarnation(), counter(resource), fenceMax());
   }
 
   List<String> forRaise(String resource) {
-    return List.of(lock(resource), fence(resource), fenceMax());
+    return List.of(lock(resource), counter(resource), fenceMax());
   }
 
-  /** Incarnation first, then lock, fence and owner of each resource, as extend.lua takes them. */
+  /** Incarnation first, then the lock of each resource, as extend.lua takes them. */
   List<String> forExtend(List<String> resources) {
-    List<String> all = new java.util.ArrayList<>(1 + 3 * resources.size());
+    List<String> all = new java.util.ArrayList<>(1 + resources.size());
     all.add(incarnation());
     for (String resource : resources) {
       all.add(lock(resource));
-      all.add(fence(resource));
-      all.add(owner(resource));
     }
     return all;
   }
 
-  List<String> forRelease(String resource) {
-    return List.of(lock(resource), incarnation(), owner(resource));
-  }
-
-  List<String> forDescribe(String resource) {
-    return List.of(lock(resource), fence(resource), owner(resource), incarnation());
-  }
-
-  List<String> forForceRelease(String resource) {
-    return List.of(lock(resource), owner(resource), incarnation());
+  /** For release.lua, abandon.lua, describe.lua and force_release.lua alike. */
+  List<String> forLock(String resource) {
+    return List.of(lock(resource), incarnation());
   }
 
   List<String> forProbe() {
@@ -84,6 +69,6 @@ final class Keys {
   }
 
   List<String> forSeed() {
-    return List.of(incarnation(), floor(), quarantinedSince(), quarantine(), fenceMax());
+    return List.of(incarnation(), quarantinedSince(), quarantine(), fenceMax());
   }
 }

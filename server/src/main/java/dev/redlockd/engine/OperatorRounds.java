@@ -31,7 +31,7 @@ final class OperatorRounds {
    */
   CompletableFuture<LockDescription> describe(String resource) {
     return NodeResult.fromAll(nodes,
-            node -> node.eval(Scripts.DESCRIBE, keys.forDescribe(resource), List.of()).thenApply(Replies::described))
+            node -> node.eval(Scripts.DESCRIBE, keys.forLock(resource), List.of()).thenApply(Replies::described))
         .thenApply(results -> {
           monitor.observe(results, Replies.Described::incarnated);
           return describe(resource, results);
@@ -92,7 +92,7 @@ final class OperatorRounds {
    */
   CompletableFuture<Tally> forceRelease(String resource) {
     return NodeResult.fromAll(nodes,
-            node -> node.eval(Scripts.FORCE_RELEASE, keys.forForceRelease(resource), List.of())
+            node -> node.eval(Scripts.FORCE_RELEASE, keys.forLock(resource), List.of())
                 .thenApply(Replies::forceReleased))
         .thenApply(results -> {
           monitor.observe(results, Replies.ForceReleased::incarnated);

@@ -64,7 +64,7 @@ final class Redlock {
                 new LockHeldException(resource, tally.yes(), tally.voters()));
           }
           List<Holder> granted = holders(results, r -> r.incarnated() && r.holds(), Replies.Acquire::fence);
-          return agreeOnFence(resource, token, granted).thenCompose(fence -> {
+          return agreeOnFence(resource, token, ttl, granted).thenCompose(fence -> {
             Duration validity = validity(ttl, start);
             if (fence < 0 || validity.isNegative() || validity.isZero()) {
               String why = fence < 0
@@ -90,12 +90,14 @@ final class Redlock {
   }
 
   /**
-   * The max of the counters over the holding quorum is not monotonic by itself (nodes that
-   * missed grants lag), so every holding node below the max is raised to it first: any later
-   * quorum then meets a node at or above it. Completes with -1 when fewer than a quorum end
-   * at the max. The usual case (all equal) costs no extra round trip.
+   * The max of the fences over the holding quorum is not monotonic by itself (nodes that
+   * missed grants lag), so every holding node below the max is raised to it first, counter
+   * and fence-max included: any later quorum then meets a node whose next fence for this
+   * resource is above it. Completes with -1 when fewer than a quorum end at the max. The usual
+   * case (all equal: the resource's counter lives on every node) costs no extra round trip;
+   * a resource whose counters ran out restarts from each node's own fence-max, and pays one.
    */
-  private CompletableFuture<Long> agreeOnFence(String resource, String token, List<Holder> holders) {
+  private CompletableFuture<Long> agreeOnFence(String resource, String token, Duration ttl, List<Holder> holders) {
     long fence = holders.stream().mapToLong(Holder::fence).max().orElseThrow();
     List<RedisNode> lagging = holders.stream()
         .filter(h -> h.fence() < fence)
@@ -105,7 +107,7 @@ final class Redlock {
     if (lagging.isEmpty()) {
       return CompletableFuture.completedFuture(fence);
     }
-    List<String> args = List.of(token, Long.toString(fence));
+    List<String> args = List.of(token, Long.toString(fence), Long.toString(ttl.toMillis()));
     List<String> raiseKeys = keys.forRaise(resource);
     return NodeResult.fromAll(lagging,
             node -> node.eval(Scripts.RAISE, raiseKeys, args).thenApply(Replies::number))
@@ -135,7 +137,7 @@ final class Redlock {
       return CompletableFuture.failedFuture(failure);
     }
     List<String> args = List.of(token, round);
-    List<String> abandonKeys = keys.forRelease(resource);
+    List<String> abandonKeys = keys.forLock(resource);
     return NodeResult.fromAll(written, node -> node.eval(Scripts.ABANDON, abandonKeys, args))
         .handle((ignored, e) -> null)
         .thenCompose(ignored -> CompletableFuture.failedFuture(failure));
@@ -213,7 +215,7 @@ final class Redlock {
       return CompletableFuture.failedFuture(new LeaseNotHeldException(resource, tally.yes(), tally.quorum()));
     }
     List<Holder> holding = holders(results, r -> r.incarnated() && r.held(), Replies.Extend::fence);
-    return agreeOnFence(resource, e.token(), holding).thenApply(fence -> {
+    return agreeOnFence(resource, e.token(), e.ttl(), holding).thenApply(fence -> {
       if (fence < 0) {
         throw new QuorumUnavailableException("resource '" + resource
             + "': the fencing token reached fewer than a quorum of " + nodes.size() + " Redis nodes");
@@ -239,7 +241,7 @@ final class Redlock {
    * their deletes are on the way), else once every node answered or timed out.
    */
   CompletableFuture<Tally> release(String resource, String token) {
-    return untilAQuorumSaysYes(Scripts.RELEASE, keys.forRelease(resource), List.of(token), Replies::release,
+    return untilAQuorumSaysYes(Scripts.RELEASE, keys.forLock(resource), List.of(token), Replies::release,
             Replies.Release::incarnated, Replies.Release::deleted)
         .thenApply(results -> Tally.of(results, Replies.Release::incarnated, Replies.Release::deleted));
   }

@@ -2,17 +2,17 @@ package dev.redlockd.engine;
 
 import dev.redlockd.node.LuaScript;
 
-/** The engine's Lua scripts, loaded once per JVM. */
+/** The engine's Lua scripts, beside this class and {@link Keys}, which names their keys; loaded once per JVM. */
 final class Scripts {
-  static final LuaScript ACQUIRE = LuaScript.load("acquire");
-  static final LuaScript RAISE = LuaScript.load("raise");
-  static final LuaScript EXTEND = LuaScript.load("extend");
-  static final LuaScript RELEASE = LuaScript.load("release");
-  static final LuaScript ABANDON = LuaScript.load("abandon");
-  static final LuaScript PROBE = LuaScript.load("probe");
-  static final LuaScript SEED = LuaScript.load("seed");
-  static final LuaScript DESCRIBE = LuaScript.load("describe");
-  static final LuaScript FORCE_RELEASE = LuaScript.load("force_release");
+  static final LuaScript ACQUIRE = LuaScript.load(Scripts.class, "acquire");
+  static final LuaScript RAISE = LuaScript.load(Scripts.class, "raise");
+  static final LuaScript EXTEND = LuaScript.load(Scripts.class, "extend");
+  static final LuaScript RELEASE = LuaScript.load(Scripts.class, "release");
+  static final LuaScript ABANDON = LuaScript.load(Scripts.class, "abandon");
+  static final LuaScript PROBE = LuaScript.load(Scripts.class, "probe");
+  static final LuaScript SEED = LuaScript.load(Scripts.class, "seed");
+  static final LuaScript DESCRIBE = LuaScript.load(Scripts.class, "describe");
+  static final LuaScript FORCE_RELEASE = LuaScript.load(Scripts.class, "force_release");
 
   private Scripts() {}
 }

@@ -9,7 +9,7 @@ import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
 import java.util.Objects;
 
-/** A Lua script shipped as a resource beside this class, with the SHA1 that EVALSHA names it by. */
+/** A Lua script shipped as a resource, with the SHA1 that EVALSHA names it by. */
 public final class LuaScript {
   private final String name;
   private final String source;
@@ -21,15 +21,20 @@ public final class LuaScript {
     this.sha1 = sha1Hex(source);
   }
 
-  /** Loads {@code <name>.lua} from this package's resources. */
-  public static LuaScript load(String name) {
+  /** Loads {@code <name>.lua} from the resources of {@code owner}'s package. */
+  public static LuaScript load(Class<?> owner, String name) {
     String resource = name + ".lua";
-    try (InputStream in = LuaScript.class.getResourceAsStream(resource)) {
+    try (InputStream in = owner.getResourceAsStream(resource)) {
       Objects.requireNonNull(in, () -> "missing Lua resource " + resource);
       return new LuaScript(name, new String(in.readAllBytes(), StandardCharsets.UTF_8));
     } catch (IOException e) {
       throw new UncheckedIOException("cannot read Lua resource " + resource, e);
     }
+  }
+
+  /** A script given as source, as tests of the node client send them. */
+  public static LuaScript of(String name, String source) {
+    return new LuaScript(name, source);
   }
 
   public String name() {

@@ -109,6 +109,44 @@ class FencingTest {
   }
 
   @Test
+  void aResourceLeavesNoKeyBehindAndItsFencesStillRiseAfterwards() throws InterruptedException {
+    String resource = "fencing-forgotten";
+    Lease first = h.engine.acquire(resource, Duration.ofMillis(200), Duration.ZERO, "").join();
+    release(first);
+    // The counter outlives the lock by at most the ttl: then the resource has no key left.
+    waitUntilNoKeyOf(resource);
+    Lease second = acquire(resource);
+    assertThat(second.fencingToken()).isGreaterThan(first.fencingToken());
+    release(second);
+  }
+
+  private static void waitUntilNoKeyOf(String resource) throws InterruptedException {
+    long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+    for (int node = 0; node < 5; node++) {
+      while (!((java.util.List<?>) h.cluster.call(node, "KEYS", "redlock:{" + resource + "}*")).isEmpty()) {
+        assertThat(System.nanoTime()).as("keys of %s gone from node %d", resource, node).isLessThan(deadline);
+        Thread.sleep(10);
+      }
+    }
+  }
+
+  @Test
+  void aLeaseAnOlderServerWroteIsNeitherRefreshedNorExtendedNorTakenOver() {
+    String resource = "fencing-older-shape";
+    String token = LockToken.generate(new java.security.SecureRandom());
+    for (int node = 0; node < 5; node++) {
+      // An older server's value: the token and a round id whose name starts with digits.
+      h.cluster.call(node, "SET", "redlock:{" + resource + "}:lock", token + " 3k9.1", "PX", "10000");
+    }
+    assertThatThrownBy(() -> h.engine.acquire(resource, TTL, Duration.ZERO, token).join())
+        .hasCauseInstanceOf(LockHeldException.class);
+    assertThatThrownBy(() -> h.engine.extend(resource, token, TTL).join())
+        .hasCauseInstanceOf(LeaseNotHeldException.class);
+    assertThatThrownBy(() -> acquire(resource)).hasCauseInstanceOf(LockHeldException.class);
+    assertThat(h.engine.release(resource, token).join()).isTrue();
+  }
+
+  @Test
   void reacquireWithTheSameTokenRefreshesAndKeepsTheFence() {
     String resource = "fencing-idempotent";
     String token = LockToken.generate(new java.security.SecureRandom());
@@ -135,9 +173,9 @@ class FencingTest {
   void extendNeverReportsAFenceThatALaterGrantCouldGoBelow() {
     Lease lease = acquire("fence-late-node");
     // Node 4 took the lock in the granting round but answered too late to be counted, with a
-    // counter far ahead of the others (failed rounds elsewhere had pushed it up).
+    // fence far ahead of the others (failed rounds elsewhere had pushed its counter up).
     long ahead = lease.fencingToken() + 100;
-    h.cluster.call(4, "SET", "redlock:{fence-late-node}:fence", Long.toString(ahead));
+    h.cluster.call(4, "SET", "redlock:{fence-late-node}:lock", lease.token() + " " + ahead + " late-round", "KEEPTTL");
 
     Lease extended = h.engine.extend("fence-late-node", lease.token(), TTL).join();
     assertThat(extended.fencingToken()).isGreaterThanOrEqualTo(lease.fencingToken());

@@ -102,7 +102,7 @@ class WaiterOrderTest {
       // still has the other two, so its round fails, and its answers are held back meanwhile.
       gated.forEach(HeldAnswers::hold);
       String stray = LockToken.generate(new SecureRandom());
-      h.cluster.call(0, "SET", "redlock:{mid-round}:lock", stray, "PX", "10000");
+      h.cluster.call(0, "SET", "redlock:{mid-round}:lock", stray + " 1 stray-round", "PX", "10000");
       engine.release("mid-round", stray).join();
       assertThat(gated.get(1).heldRound.await(2, TimeUnit.SECONDS)).as("the oldest waiter's round is under way").isTrue();
 

@@ -17,7 +17,8 @@ import org.junit.jupiter.api.Test;
 
 /** The pipelined node client against a real redis-server. */
 class NettyRedisNodeTest {
-  private static final LuaScript RELEASE = LuaScript.load("release");
+  private static final LuaScript RELEASE = LuaScript.of("compare-and-delete",
+      "if redis.call('GET', KEYS[1]) == ARGV[1] then return {redis.call('DEL', KEYS[1]), 0} end return {0, 0}");
   private static final Duration TIMEOUT = Duration.ofMillis(250);
   private static RedisCluster cluster;
   private static NettyRedisNode node;
@@ -41,7 +42,7 @@ class NettyRedisNodeTest {
   }
 
   private static CompletableFuture<Object> release(String key, String token) {
-    return node.eval(RELEASE, List.of(key, "no-incarnation", key + ":owner"), List.of(token));
+    return node.eval(RELEASE, List.of(key), List.of(token));
   }
 
   @Test
