@@ -38,10 +38,16 @@ public final class NettyRedisNode implements RedisNode {
    *     show; null: the JVM's defaults. Ignored for {@code redis://}.
    */
   public NettyRedisNode(NodeAddress address, Duration timeout, RedisIo io, SSLContext tls) {
+    this(address, timeout, io, tls, OffLoopResolver.shared(), RedisConnection.MAX_PENDING);
+  }
+
+  /** With the host name lookup and the bound on waiting calls chosen by a test. */
+  NettyRedisNode(NodeAddress address, Duration timeout, RedisIo io, SSLContext tls, OffLoopResolver resolver,
+      int maxPending) {
     this.address = address;
     this.handshake = handshake(address);
     for (EventLoop loop : io.loops()) {
-      connections.add(new RedisConnection(this, loop, io.channelType(), timeout.toNanos(), tls));
+      connections.add(new RedisConnection(this, loop, io.channelType(), timeout.toNanos(), tls, resolver, maxPending));
     }
     // The start-up probes use one of them; a gRPC call may arrive on any loop.
     connections.forEach(RedisConnection::open);

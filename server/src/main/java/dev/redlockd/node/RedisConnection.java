@@ -35,18 +35,38 @@ import javax.net.ssl.SSLParameters;
  * a late reply still finds its call (and is dropped), and a clean-up sent after a late
  * acquire still runs after it on the node. Only a connection that has not answered for
  * {@link #STUCK_NANOS} past a call's deadline is dropped and made anew.
+ *
+ * <p>A node that refuses or drops connections before answering is tried again only after a
+ * {@link ReconnectBackoff backoff}; until then calls fail at once with a
+ * {@link NodeConnectionException} instead of each waiting out a connect, and no connect storm
+ * hits a node that is coming back. Calls waiting on one connection are bounded: past
+ * {@link #MAX_PENDING} the node is not keeping up, and a call fails at once rather than
+ * growing the heap (the engine counts it as a node that did not answer).
  */
 final class RedisConnection {
   /** A node silent this long past a deadline is frozen or gone, not busy. */
   static final long STUCK_NANOS = TimeUnit.SECONDS.toNanos(1);
   /** The timer wakes at most this often: at 10,000 calls a second, not once per call. */
   private static final long TICK_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
+  /**
+   * Far above what a healthy node has waiting (one per call in flight on this loop, a few
+   * hundred at the bench's heaviest load); reached only when a node stalls under a flood.
+   */
+  static final int MAX_PENDING = 16_384;
 
   private final NettyRedisNode node;
   private final EventLoop loop;
   private final long timeoutNanos;
   private final Bootstrap bootstrap;
   private final SSLContext tls; // null: the JVM's default, for rediss:// nodes
+  private final int maxPending;
+  private final ReconnectBackoff backoff = new ReconnectBackoff();
+  /** No connect before this (System.nanoTime()); calls until then fail at once. */
+  private long downUntil;
+  /** Why the last attempt failed, for the calls failed while the node is down. */
+  private Throwable downBecause;
+  /** The current connection has had a reply: a drop now is not a failed attempt. */
+  private boolean answered;
   /** Written and unanswered, or (while connecting) waiting to be written; oldest first. */
   private final ArrayDeque<Call> calls = new ArrayDeque<>();
   /** The same calls in deadline order, for the timer; answered ones leave when it next runs. */
@@ -78,13 +98,15 @@ final class RedisConnection {
   }
 
   RedisConnection(NettyRedisNode node, EventLoop loop, Class<? extends Channel> channelType, long timeoutNanos,
-      SSLContext tls) {
+      SSLContext tls, OffLoopResolver resolver, int maxPending) {
     this.node = node;
     this.loop = loop;
     this.timeoutNanos = timeoutNanos;
+    this.maxPending = maxPending;
     this.bootstrap = new Bootstrap()
         .group(loop)
         .channel(channelType)
+        .resolver(resolver)
         .option(ChannelOption.TCP_NODELAY, true)
         .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) Math.max(1, TimeUnit.NANOSECONDS.toMillis(timeoutNanos)));
     this.tls = tls;
@@ -98,7 +120,7 @@ final class RedisConnection {
         if (address.tls()) {
           ch.pipeline().addLast(new SslHandler(clientEngine(tls == null ? SSLContext.getDefault() : tls, address)));
         }
-        ch.pipeline().addLast(new RespDecoder(), new Replies(attempt));
+        ch.pipeline().addLast(new RespDecoder(), new ReplyHandler(attempt));
       }
     };
   }
@@ -135,7 +157,7 @@ final class RedisConnection {
   void open() {
     try {
       loop.execute(() -> {
-        if (channel == null && !closed) {
+        if (channel == null && !closed && !down()) {
           connect();
         }
       });
@@ -147,6 +169,17 @@ final class RedisConnection {
   private void send(Call call) {
     if (closed) {
       call.result.completeExceptionally(node.closedFailure());
+      return;
+    }
+    if (channel == null && down()) {
+      call.result.completeExceptionally(new NodeConnectionException("Redis node " + node.name() + " is down ("
+          + downBecause + "); trying it again in "
+          + TimeUnit.NANOSECONDS.toMillis(downUntil - System.nanoTime()) + "ms", downBecause));
+      return;
+    }
+    if (calls.size() >= maxPending) {
+      call.result.completeExceptionally(new NodeConnectionException("Redis node " + node.name() + " has "
+          + calls.size() + " calls waiting on one connection: not keeping up, call refused", null));
       return;
     }
     calls.add(call);
@@ -178,8 +211,13 @@ final class RedisConnection {
     }
   }
 
+  private boolean down() {
+    return downBecause != null && downUntil - System.nanoTime() > 0;
+  }
+
   private void connect() {
     int attempt = ++generation;
+    answered = false;
     ChannelFuture connecting = bootstrap.clone().handler(pipeline(attempt))
         .connect(node.address().host(), node.address().port());
     channel = connecting.channel();
@@ -231,6 +269,7 @@ final class RedisConnection {
       drop(new IllegalStateException("a reply nobody asked for"));
       return;
     }
+
     if (reply instanceof RedisErrorReply error) {
       if (call.fallback != null && !call.retried && !call.result.isDone() && error.kind().equals("NOSCRIPT")) {
         // First use on this node, or it restarted: EVAL runs the script and caches it again.
@@ -243,6 +282,12 @@ final class RedisConnection {
       node.noteRefusal(error);
       call.result.completeExceptionally(error);
       return;
+    }
+    if (!answered) {
+      // Only a real answer: a node refusing our login answers too, with an error, every time.
+      answered = true;
+      backoff.reset();
+      downBecause = null;
     }
     node.noteAnswered();
     call.result.complete(reply == RespDecoder.NIL ? null : reply);
@@ -319,6 +364,12 @@ final class RedisConnection {
   /** Fails every call on this connection and closes it; the next call connects afresh. */
   private void drop(Throwable cause) {
     generation++;
+    if (!answered && !closed) {
+      // Refused, reset or silent before any reply: this attempt failed, so the next one waits.
+      downUntil = System.nanoTime() + backoff.failedNanos();
+      downBecause = cause;
+    }
+    answered = false;
     Channel old = channel;
     channel = null;
     connected = false;
@@ -353,10 +404,10 @@ final class RedisConnection {
   }
 
   /** The end of the channel's pipeline; each instance belongs to one connect attempt. */
-  private final class Replies extends ChannelInboundHandlerAdapter {
+  private final class ReplyHandler extends ChannelInboundHandlerAdapter {
     private final int attempt;
 
-    Replies(int attempt) {
+    ReplyHandler(int attempt) {
       this.attempt = attempt;
     }
 

@@ -70,7 +70,9 @@ class MalformedReplyTest {
         while (closedByClient.get() < garbageSent.get() && System.nanoTime() < deadline) {
           Thread.sleep(10);
         }
-        assertThat(garbageSent.get()).as("connections that got garbage").isGreaterThanOrEqualTo(3);
+        // The first call's connection got garbage; the calls after it may have failed on the
+        // backoff that followed, without a connection of their own (the failure names its cause).
+        assertThat(garbageSent.get()).as("connections that got garbage").isBetween(1, 3);
         assertThat(closedByClient.get()).as("of those, closed by the client").isEqualTo(garbageSent.get());
       }
     } finally {
