@@ -27,7 +27,7 @@ final class AcquireOperation {
   private final Duration ttl;
   private final long deadlineNanos;
   private final boolean releaseIfAbandoned;
-  private final CompletableFuture<Lease> result = new CompletableFuture<>();
+  private final CompletableFuture<Grant> result = new CompletableFuture<>();
 
   /** The next round while between rounds, else null. */
   private ScheduledFuture<?> pendingRound; // guarded by this
@@ -70,7 +70,7 @@ final class AcquireOperation {
    * rounds; a lease granted by a round already under way is then released if the token was
    * made here (no one else can know it), and left to run out otherwise.
    */
-  CompletableFuture<Lease> start() {
+  CompletableFuture<Grant> start() {
     result.whenComplete((lease, failure) -> {
       synchronized (this) {
         if (pendingRound != null) {
@@ -94,7 +94,7 @@ final class AcquireOperation {
     redlock.acquire(resource, token, owner, ttl).whenComplete(this::afterRound);
   }
 
-  private void afterRound(Lease lease, Throwable failure) {
+  private void afterRound(Grant lease, Throwable failure) {
     if (lease != null) {
       if (!result.complete(lease) && releaseIfAbandoned) {
         redlock.release(resource, token);

@@ -8,11 +8,11 @@ import java.time.Duration;
  * @param validity how long the holder may rely on it, from the moment the engine finished
  * @param fencingToken strictly increases per resource across grants
  */
-public record Lease(String resource, String token, Duration validity, long fencingToken) {
+public record Grant(String resource, String token, Duration validity, long fencingToken) {
   @Override
   public String toString() {
     // The token is the only proof of ownership: it stays out of logs.
-    return "Lease[resource=" + resource + ", validity=" + validity.toMillis() + "ms, fencingToken="
+    return "Grant[resource=" + resource + ", validity=" + validity.toMillis() + "ms, fencingToken="
         + Long.toUnsignedString(fencingToken) + "]";
   }
 }

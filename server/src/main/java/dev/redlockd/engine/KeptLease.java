@@ -30,10 +30,10 @@ public final class KeptLease {
    */
   public interface Listener {
     /** A renewal reached a quorum. */
-    void held(Lease lease, long mark);
+    void held(Grant lease, long mark);
 
     /** A renewal missed the quorum; {@code lease} is the last granted one, still valid. */
-    void jeopardy(Lease lease, LockEngineException cause, long mark);
+    void jeopardy(Grant lease, LockEngineException cause, long mark);
 
     /** The lease is gone or can no longer be relied on; renewals have stopped. */
     void lost(LockEngineException cause);
@@ -65,7 +65,7 @@ public final class KeptLease {
   // All guarded by this.
   private Duration ttl;
   private long mark;
-  private Lease last;
+  private Grant last;
   private long validUntilNanos;
   /** When the first renewal was asked for; before any succeeds, retries run for one ttl. */
   private long startedNanos = -1;
@@ -191,7 +191,7 @@ public final class KeptLease {
   }
 
   /** Takes the outcome of a renewal that began as {@code start} and was sent at {@code sentNanos}. */
-  void whenRenewed(CompletableFuture<Lease> renewal, long sentNanos, Start start) {
+  void whenRenewed(CompletableFuture<Grant> renewal, long sentNanos, Start start) {
     renewal.whenComplete((lease, failure) -> {
       try {
         if (lease != null) {
@@ -213,7 +213,7 @@ public final class KeptLease {
     });
   }
 
-  private void renewed(Lease lease, long sentNanos, Start start) {
+  private void renewed(Grant lease, long sentNanos, Start start) {
     Duration usedTtl = start.extension().ttl();
     synchronized (this) {
       if (ended) {
@@ -228,7 +228,7 @@ public final class KeptLease {
 
   private void failed(Throwable cause, long markAtStart) {
     LockEngineException lost = null;
-    Lease stillValid = null;
+    Grant stillValid = null;
     synchronized (this) {
       if (ended) {
         return;
@@ -237,7 +237,7 @@ public final class KeptLease {
       long left = validUntilNanos - now;
       long retry = Math.max(MIN_RETRY_NANOS, ttl.toNanos() / JEOPARDY_RETRIES_PER_TTL);
       if (cause instanceof QuorumUnavailableException && last != null && left > 0) {
-        stillValid = new Lease(resource, token, Duration.ofNanos(left), last.fencingToken());
+        stillValid = new Grant(resource, token, Duration.ofNanos(left), last.fencingToken());
         scheduleLocked(Math.min(retry, left));
       } else if (cause instanceof QuorumUnavailableException && last == null
           && now - startedNanos < ttl.toNanos()) {

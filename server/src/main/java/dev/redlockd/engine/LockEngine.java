@@ -80,7 +80,7 @@ public final class LockEngine implements AutoCloseable {
    * lease granted in the meantime is released when the engine chose its token; with the
    * caller's token it is left to the caller (who may be retrying with it) and runs out at its ttl.
    */
-  public CompletableFuture<Lease> acquire(String resource, Duration ttl, Duration wait, String token) {
+  public CompletableFuture<Grant> acquire(String resource, Duration ttl, Duration wait, String token) {
     return acquire(resource, ttl, wait, token, "");
   }
 
@@ -89,11 +89,11 @@ public final class LockEngine implements AutoCloseable {
    * at most 256 UTF-8 bytes) with the lock for {@link #describe}; a refresh with the same token
    * replaces it.
    */
-  public CompletableFuture<Lease> acquire(String resource, Duration ttl, Duration wait, String token, String owner) {
+  public CompletableFuture<Grant> acquire(String resource, Duration ttl, Duration wait, String token, String owner) {
     try {
       rules.resource(resource);
       rules.ttl(resource, ttl);
-      rules.wait(resource, Objects.requireNonNull(wait, "wait"));
+      rules.waitTime(resource, Objects.requireNonNull(wait, "wait"));
       rules.token(resource, token, false);
       rules.owner(resource, Objects.requireNonNull(owner, "owner"));
     } catch (InvalidRequestException e) {
@@ -108,7 +108,7 @@ public final class LockEngine implements AutoCloseable {
       return CompletableFuture.failedFuture(new LimitExceededException("resource '" + resource
           + "': " + config.maxWaitingAcquires() + " Acquire calls are already waiting on this server"));
     }
-    CompletableFuture<Lease> result = operation.start();
+    CompletableFuture<Grant> result = operation.start();
     if (waits) {
       result.whenComplete((lease, failure) -> waitingCalls.decrementAndGet());
     }
@@ -116,7 +116,7 @@ public final class LockEngine implements AutoCloseable {
   }
 
   /** Renews a held lease for {@code ttl} from now; {@link LeaseNotHeldException} if it is not held. */
-  public CompletableFuture<Lease> extend(String resource, String token, Duration ttl) {
+  public CompletableFuture<Grant> extend(String resource, String token, Duration ttl) {
     try {
       rules.resource(resource);
       rules.token(resource, token, true);
@@ -128,7 +128,7 @@ public final class LockEngine implements AutoCloseable {
   }
 
   /** Kept leases due together; their resources, tokens and ttls were checked when they were kept. */
-  List<CompletableFuture<Lease>> extendAll(List<Redlock.Extension> extensions) {
+  List<CompletableFuture<Grant>> extendAll(List<Redlock.Extension> extensions) {
     return redlock.extendAll(extensions);
   }
 

@@ -44,7 +44,7 @@ final class Redlock {
    * One acquire round; fails with {@link LockHeldException} or {@link QuorumUnavailableException}.
    * {@code owner} is stored beside the lock (empty: none) and replaced by a refresh.
    */
-  CompletableFuture<Lease> acquire(String resource, String token, String owner, Duration ttl) {
+  CompletableFuture<Grant> acquire(String resource, String token, String owner, Duration ttl) {
     long start = nanoClock.getAsLong();
     String round = roundPrefix + Long.toString(rounds.incrementAndGet(), 36);
     List<String> args = List.of(token, Long.toString(ttl.toMillis()), owner, round);
@@ -73,7 +73,7 @@ final class Redlock {
                   : "resource '" + resource + "': acquiring took longer than the ttl of " + ttl.toMillis() + "ms";
               return cleanUpThenFail(resource, token, round, results, new QuorumUnavailableException(why));
             }
-            return CompletableFuture.completedFuture(new Lease(resource, token, validity, fence));
+            return CompletableFuture.completedFuture(new Grant(resource, token, validity, fence));
           });
         });
   }
@@ -153,7 +153,7 @@ final class Redlock {
    */
   static final int EXTEND_CHUNK = 128;
 
-  CompletableFuture<Lease> extend(String resource, String token, Duration ttl) {
+  CompletableFuture<Grant> extend(String resource, String token, Duration ttl) {
     return extendAll(List.of(new Extension(resource, token, ttl))).get(0);
   }
 
@@ -166,15 +166,15 @@ final class Redlock {
    * answered too late may report a higher counter, which is then raised on the others before
    * it is returned (so it never exceeds what a later grant sees).
    */
-  List<CompletableFuture<Lease>> extendAll(List<Extension> extensions) {
-    List<CompletableFuture<Lease>> leases = new ArrayList<>(extensions.size());
+  List<CompletableFuture<Grant>> extendAll(List<Extension> extensions) {
+    List<CompletableFuture<Grant>> leases = new ArrayList<>(extensions.size());
     for (int from = 0; from < extensions.size(); from += EXTEND_CHUNK) {
       leases.addAll(extendChunk(extensions.subList(from, Math.min(extensions.size(), from + EXTEND_CHUNK))));
     }
     return leases;
   }
 
-  private List<CompletableFuture<Lease>> extendChunk(List<Extension> chunk) {
+  private List<CompletableFuture<Grant>> extendChunk(List<Extension> chunk) {
     long start = nanoClock.getAsLong();
     List<String> keyList = keys.forExtend(chunk.stream().map(Extension::resource).toList());
     List<String> args = new ArrayList<>(2 * chunk.size());
@@ -188,7 +188,7 @@ final class Redlock {
           monitor.observe(results, each -> each.get(0).incarnated());
           return results;
         });
-    List<CompletableFuture<Lease>> leases = new ArrayList<>(chunk.size());
+    List<CompletableFuture<Grant>> leases = new ArrayList<>(chunk.size());
     for (int i = 0; i < chunk.size(); i++) {
       int index = i;
       leases.add(replies.thenCompose(results -> extended(chunk.get(index), start, forLease(results, index))));
@@ -205,7 +205,7 @@ final class Redlock {
     return mine;
   }
 
-  private CompletableFuture<Lease> extended(Extension e, long start, List<NodeResult<Replies.Extend>> results) {
+  private CompletableFuture<Grant> extended(Extension e, long start, List<NodeResult<Replies.Extend>> results) {
     String resource = e.resource();
     Tally tally = Tally.of(results, Replies.Extend::incarnated, Replies.Extend::held);
     if (!tally.quorumVoted() || (!tally.quorumSaidYes() && silentCouldMakeAQuorum(tally))) {
@@ -225,7 +225,7 @@ final class Redlock {
         throw new QuorumUnavailableException("resource '" + resource
             + "': extending took longer than the ttl of " + e.ttl().toMillis() + "ms");
       }
-      return new Lease(resource, e.token(), validity, fence);
+      return new Grant(resource, e.token(), validity, fence);
     });
   }
 

@@ -46,7 +46,7 @@ final class RenewalBatch {
     List<KeptLease.Start> starts = batch.stream().map(KeptLease::start).toList();
     List<Redlock.Extension> extensions = starts.stream().map(KeptLease.Start::extension).toList();
     long sent = nanoClock.getAsLong();
-    List<CompletableFuture<Lease>> renewed = new ArrayList<>();
+    List<CompletableFuture<Grant>> renewed = new ArrayList<>();
     Pipelining.together(() -> renewed.addAll(engine.extendAll(extensions)));
     for (int i = 0; i < batch.size(); i++) {
       batch.get(i).whenRenewed(renewed.get(i), sent, starts.get(i));

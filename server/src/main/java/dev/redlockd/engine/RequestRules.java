@@ -35,7 +35,7 @@ public final class RequestRules {
     }
   }
 
-  public void wait(String resource, Duration wait) {
+  public void waitTime(String resource, Duration wait) {
     if (wait.isNegative()) {
       throw new InvalidRequestException("resource '" + resource + "': wait must not be negative");
     }

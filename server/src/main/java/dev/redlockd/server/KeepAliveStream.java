@@ -2,7 +2,7 @@ package dev.redlockd.server;
 
 import dev.redlockd.engine.InvalidRequestException;
 import dev.redlockd.engine.KeptLease;
-import dev.redlockd.engine.Lease;
+import dev.redlockd.engine.Grant;
 import dev.redlockd.engine.LockEngine;
 import dev.redlockd.engine.LockEngineException;
 import dev.redlockd.proto.v1.KeepAliveRequest;
@@ -73,7 +73,7 @@ final class KeepAliveStream implements StreamObserver<KeepAliveRequest>, KeptLea
       if (dropped != null) {
         dropped.stop();
       }
-      finish(Status.INVALID_ARGUMENT.withDescription(e.getMessage()));
+      finish(StatusMapper.toStatus(e));
       return;
     }
     current.renewNow(newTtl, request.getSequence());
@@ -117,18 +117,18 @@ final class KeepAliveStream implements StreamObserver<KeepAliveRequest>, KeptLea
     KeptLease kept = detach();
     CompletableFuture<?> released = kept == null ? CompletableFuture.completedFuture(null) : kept.release();
     return released.handle((r, f) -> {
-      finish(Status.UNAVAILABLE.withDescription("redlockd is shutting down; the lease was released"));
+      finish(StatusMapper.shuttingDown());
       return null;
     });
   }
 
   @Override
-  public void held(Lease lease, long sequence) {
+  public void held(Grant lease, long sequence) {
     send(lease, LeaseState.LEASE_STATE_HELD, sequence);
   }
 
   @Override
-  public void jeopardy(Lease lease, LockEngineException cause, long sequence) {
+  public void jeopardy(Grant lease, LockEngineException cause, long sequence) {
     // Per lease and per retry: when a node blips, thousands of these; NodeMonitor logs the node once.
     log.debug("kept lease on resource '{}' in jeopardy: {}", lease.resource(), cause.getMessage());
     send(lease, LeaseState.LEASE_STATE_JEOPARDY, sequence);
@@ -149,7 +149,7 @@ final class KeepAliveStream implements StreamObserver<KeepAliveRequest>, KeptLea
     return kept;
   }
 
-  private synchronized void send(Lease lease, LeaseState state, long sequence) {
+  private synchronized void send(Grant lease, LeaseState state, long sequence) {
     if (!finished && !call.isCancelled()) {
       call.onNext(KeepAliveResponse.newBuilder()
           .setLease(LockServiceAdapter.toProto(lease))

@@ -1,5 +1,6 @@
 package dev.redlockd.server;
 
+import dev.redlockd.engine.Grant;
 import dev.redlockd.engine.InvalidRequestException;
 import dev.redlockd.engine.LimitExceededException;
 import dev.redlockd.engine.LockDescription;
@@ -19,8 +20,8 @@ import dev.redlockd.proto.v1.LockServiceGrpc;
 import dev.redlockd.proto.v1.ReleaseRequest;
 import dev.redlockd.proto.v1.ReleaseResponse;
 import io.grpc.ServerInterceptors;
-import io.grpc.ServerServiceDefinition;
 import io.grpc.Status;
+import io.grpc.ServerServiceDefinition;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import java.time.Duration;
@@ -56,11 +57,9 @@ final class LockServiceAdapter extends LockServiceGrpc.LockServiceImplBase {
 
   @Override
   public void acquire(AcquireRequest request, StreamObserver<AcquireResponse> responses) {
-    CompletableFuture<dev.redlockd.engine.Lease> lease;
+    CompletableFuture<Grant> lease;
     try {
       String resource = request.getResource();
-      engine.rules().resource(resource);
-      engine.rules().owner(resource, request.getOwner());
       Duration ttl = request.hasTtl() ? ProtoDurations.fromProto(resource, "ttl", request.getTtl()) : null;
       Duration wait = request.hasWait()
           ? ProtoDurations.fromProto(resource, "wait", request.getWait()) : Duration.ZERO;
@@ -80,7 +79,7 @@ final class LockServiceAdapter extends LockServiceGrpc.LockServiceImplBase {
 
   @Override
   public void extend(ExtendRequest request, StreamObserver<ExtendResponse> responses) {
-    CompletableFuture<dev.redlockd.engine.Lease> lease;
+    CompletableFuture<Grant> lease;
     try {
       String resource = request.getResource();
       Duration ttl = request.hasTtl() ? ProtoDurations.fromProto(resource, "ttl", request.getTtl()) : null;
@@ -111,9 +110,7 @@ final class LockServiceAdapter extends LockServiceGrpc.LockServiceImplBase {
   public void forceRelease(ForceReleaseRequest request, StreamObserver<ForceReleaseResponse> responses) {
     if (!allowForceRelease) {
       log.debug("refused ForceRelease from {}: --allow-force-release is not set", CallerInterceptor.current());
-      responses.onError(Status.PERMISSION_DENIED
-          .withDescription("ForceRelease is disabled on this server (it runs without --allow-force-release)")
-          .asRuntimeException());
+      responses.onError(StatusMapper.forceReleaseDisabled().asRuntimeException());
       return;
     }
     String resource = request.getResource();
@@ -184,7 +181,7 @@ final class LockServiceAdapter extends LockServiceGrpc.LockServiceImplBase {
     });
   }
 
-  static Lease toProto(dev.redlockd.engine.Lease lease) {
+  static Lease toProto(Grant lease) {
     return Lease.newBuilder()
         .setResource(lease.resource())
         .setToken(lease.token())

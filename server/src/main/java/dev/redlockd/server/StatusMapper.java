@@ -12,7 +12,7 @@ import java.util.concurrent.ExecutionException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-/** The one place where engine outcomes become gRPC statuses. */
+/** The one place where outcomes (the engine's, and the server's own refusals) become gRPC statuses. */
 final class StatusMapper {
   private static final Logger log = LoggerFactory.getLogger(StatusMapper.class);
 
@@ -40,6 +40,24 @@ final class StatusMapper {
     }
     log.error("unexpected failure", cause);
     return Status.INTERNAL.withDescription("internal error: " + cause.getClass().getSimpleName());
+  }
+
+  /** ForceRelease on a server started without --allow-force-release. */
+  static Status forceReleaseDisabled() {
+    return Status.PERMISSION_DENIED
+        .withDescription("ForceRelease is disabled on this server (it runs without --allow-force-release)");
+  }
+
+  /** What a KeepAlive stream ends with when the server stops under it (its lease released). */
+  static Status shuttingDown() {
+    return Status.UNAVAILABLE.withDescription("redlockd is shutting down; the lease was released");
+  }
+
+  /** A request whose bytes are not the message its RPC takes. */
+  static Status unparseable(String messageName, String reason) {
+    return Status.INVALID_ARGUMENT.withDescription(reason == null
+        ? "request could not be read as a " + messageName
+        : "request is not a valid " + messageName + ": " + reason);
   }
 
   static Throwable unwrap(Throwable t) {

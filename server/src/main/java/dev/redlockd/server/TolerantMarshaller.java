@@ -46,7 +46,7 @@ final class TolerantMarshaller<T> implements MethodDescriptor.Marshaller<Object>
       // cause is left behind so that nothing about the request travels with it.
       return new Unparseable(Status.fromCode(e.getStatus().getCode()).withDescription(e.getStatus().getDescription()));
     } catch (RuntimeException e) {
-      return new Unparseable(Status.INVALID_ARGUMENT.withDescription("request could not be read as a " + messageName));
+      return new Unparseable(StatusMapper.unparseable(messageName, null));
     }
   }
 
@@ -70,7 +70,7 @@ final class TolerantMarshaller<T> implements MethodDescriptor.Marshaller<Object>
     if (reason.length() > MAX_REASON) {
       reason = reason.substring(0, MAX_REASON) + "...";
     }
-    return new Unparseable(Status.INVALID_ARGUMENT.withDescription("request is not a valid " + messageName + ": " + reason));
+    return new Unparseable(StatusMapper.unparseable(messageName, reason));
   }
 
   private static String messageName(MethodDescriptor.Marshaller<?> marshaller, String fullMethodName) {

@@ -118,16 +118,16 @@ class AbandonedAcquireTest {
     withEngine((engine, nodes) -> {
       String token = LockToken.generate(new java.security.SecureRandom());
       nodes.forEach(n -> n.holding = true);
-      CompletableFuture<Lease> first = engine.acquire("retried", TTL, Duration.ZERO, token);
+      CompletableFuture<Grant> first = engine.acquire("retried", TTL, Duration.ZERO, token);
       nodes.forEach(HeldAnswers::awaitScriptsRan);
       first.cancel(false); // the caller's deadline passed while the answers were on their way
 
       // The caller retries with its token while the abandoned round's answers are still out.
       // The retry's answers are held too: letThrough hands on the abandoned round's first, so
       // that round finishes after the retry's script has run on every node.
-      CompletableFuture<Lease> retried = engine.acquire("retried", TTL, Duration.ZERO, token);
+      CompletableFuture<Grant> retried = engine.acquire("retried", TTL, Duration.ZERO, token);
       nodes.forEach(HeldAnswers::letThrough);
-      Lease retry = retried.join();
+      Grant retry = retried.join();
 
       assertThat(nodes).allSatisfy(n -> assertThat(n.releases).as("releases sent by the abandoned round").isEmpty());
       assertThatThrownBy(() -> engine.acquire("retried", TTL, Duration.ZERO, "").join())
@@ -140,7 +140,7 @@ class AbandonedAcquireTest {
   void abandonedRoundReleasesALeaseWhoseTokenTheEngineMade() throws Exception {
     withEngine((engine, nodes) -> {
       nodes.forEach(n -> n.holding = true);
-      CompletableFuture<Lease> first = engine.acquire("abandoned", TTL, Duration.ZERO, "");
+      CompletableFuture<Grant> first = engine.acquire("abandoned", TTL, Duration.ZERO, "");
       nodes.forEach(HeldAnswers::awaitScriptsRan);
       first.cancel(false);
       nodes.forEach(HeldAnswers::letThrough);
@@ -150,7 +150,7 @@ class AbandonedAcquireTest {
         assertThat(node.releases).hasSize(1);
         assertThat(node.releases.get(0).join()).isEqualTo(List.of(1L, 1L));
       }
-      Lease next = engine.acquire("abandoned", TTL, Duration.ZERO, "").join();
+      Grant next = engine.acquire("abandoned", TTL, Duration.ZERO, "").join();
       assertThat(engine.release("abandoned", next.token()).join()).isTrue();
     });
   }

@@ -31,13 +31,13 @@ class AcquireWaitTest {
 
   @Test
   void releaseThroughThisEngineWakesTheOldestWaiterAtOnce() throws Exception {
-    Lease holder = h.engine.acquire("wake", TTL, Duration.ZERO, "").join();
-    CompletableFuture<Lease> waiter = h.engine.acquire("wake", TTL, Duration.ofSeconds(30), "");
+    Grant holder = h.engine.acquire("wake", TTL, Duration.ZERO, "").join();
+    CompletableFuture<Grant> waiter = h.engine.acquire("wake", TTL, Duration.ofSeconds(30), "");
     Thread.sleep(100);
     assertThat(waiter).isNotDone();
     long released = System.nanoTime();
     h.engine.release("wake", holder.token()).join();
-    Lease next = waiter.get(2, TimeUnit.SECONDS);
+    Grant next = waiter.get(2, TimeUnit.SECONDS);
     assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - released)).isLessThan(1000);
     assertThat(next.fencingToken()).isGreaterThan(holder.fencingToken());
     h.engine.release("wake", next.token()).join();
@@ -45,9 +45,9 @@ class AcquireWaitTest {
 
   @Test
   void waitRunningOutEndsWithLockHeld() {
-    Lease holder = h.engine.acquire("wait-out", TTL, Duration.ZERO, "").join();
+    Grant holder = h.engine.acquire("wait-out", TTL, Duration.ZERO, "").join();
     long start = System.nanoTime();
-    CompletableFuture<Lease> waiter = h.engine.acquire("wait-out", TTL, Duration.ofMillis(300), "");
+    CompletableFuture<Grant> waiter = h.engine.acquire("wait-out", TTL, Duration.ofMillis(300), "");
     assertThatThrownBy(waiter::join).hasCauseInstanceOf(LockHeldException.class);
     assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).isBetween(250L, 2000L);
     h.engine.release("wait-out", holder.token()).join();
@@ -55,30 +55,30 @@ class AcquireWaitTest {
 
   @Test
   void cancelledWaiterTakesNothingAfterwards() throws Exception {
-    Lease holder = h.engine.acquire("cancel", TTL, Duration.ZERO, "").join();
+    Grant holder = h.engine.acquire("cancel", TTL, Duration.ZERO, "").join();
     String token = LockToken.generate(new java.security.SecureRandom());
-    CompletableFuture<Lease> waiter = h.engine.acquire("cancel", TTL, Duration.ofSeconds(30), token);
+    CompletableFuture<Grant> waiter = h.engine.acquire("cancel", TTL, Duration.ofSeconds(30), token);
     waiter.cancel(false);
     h.engine.release("cancel", holder.token()).join();
     Thread.sleep(200);
     // Had the cancelled call taken the lock, this token would hold it now.
     assertThat(h.engine.release("cancel", token).join()).isFalse();
-    Lease other = h.engine.acquire("cancel", TTL, Duration.ZERO, "").join();
+    Grant other = h.engine.acquire("cancel", TTL, Duration.ZERO, "").join();
     h.engine.release("cancel", other.token()).join();
   }
 
   @Test
   void callsPastTheWaitingLimitAreRefused() {
-    Lease holder = h.engine.acquire("limit", TTL, Duration.ZERO, "").join();
-    CompletableFuture<Lease> a = h.engine.acquire("limit", TTL, Duration.ofSeconds(30), "");
-    CompletableFuture<Lease> b = h.engine.acquire("limit", TTL, Duration.ofSeconds(30), "");
-    CompletableFuture<Lease> c = h.engine.acquire("limit", TTL, Duration.ofSeconds(30), "");
+    Grant holder = h.engine.acquire("limit", TTL, Duration.ZERO, "").join();
+    CompletableFuture<Grant> a = h.engine.acquire("limit", TTL, Duration.ofSeconds(30), "");
+    CompletableFuture<Grant> b = h.engine.acquire("limit", TTL, Duration.ofSeconds(30), "");
+    CompletableFuture<Grant> c = h.engine.acquire("limit", TTL, Duration.ofSeconds(30), "");
     assertThatThrownBy(c::join).isInstanceOf(CompletionException.class)
         .hasCauseInstanceOf(LimitExceededException.class);
     a.cancel(false);
     b.cancel(false);
     // Cancelled calls free their places.
-    CompletableFuture<Lease> d = h.engine.acquire("limit", TTL, Duration.ofSeconds(30), "");
+    CompletableFuture<Grant> d = h.engine.acquire("limit", TTL, Duration.ofSeconds(30), "");
     assertThat(d).isNotDone();
     d.cancel(false);
     h.engine.release("limit", holder.token()).join();
@@ -88,12 +88,12 @@ class AcquireWaitTest {
   void aWaitOfCenturiesNeitherOverflowsNorKeepsAWaitingPlace() {
     // More calls than the limit (2) of waiting places: each is granted at once and gives its place back.
     for (int i = 0; i < 3; i++) {
-      Lease lease = h.engine.acquire("centuries-" + i, TTL, Duration.ofSeconds(Long.MAX_VALUE), "").join();
+      Grant lease = h.engine.acquire("centuries-" + i, TTL, Duration.ofSeconds(Long.MAX_VALUE), "").join();
       h.engine.release(lease.resource(), lease.token()).join();
     }
-    Lease holder = h.engine.acquire("centuries", TTL, Duration.ZERO, "").join();
-    CompletableFuture<Lease> a = h.engine.acquire("centuries", TTL, Duration.ofSeconds(Long.MAX_VALUE), "");
-    CompletableFuture<Lease> b = h.engine.acquire("centuries", TTL, Duration.ofSeconds(30), "");
+    Grant holder = h.engine.acquire("centuries", TTL, Duration.ZERO, "").join();
+    CompletableFuture<Grant> a = h.engine.acquire("centuries", TTL, Duration.ofSeconds(Long.MAX_VALUE), "");
+    CompletableFuture<Grant> b = h.engine.acquire("centuries", TTL, Duration.ofSeconds(30), "");
     assertThat(a).isNotDone();
     assertThat(b).isNotDone();
     a.cancel(false);

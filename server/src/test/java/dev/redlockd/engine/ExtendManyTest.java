@@ -36,27 +36,27 @@ class ExtendManyTest {
     for (int i = 0; i < leases; i++) {
       String resource = "many-" + i;
       String token = LockToken.generate(RANDOM);
-      Lease lease = harness.engine.acquire(resource, Duration.ofSeconds(1), Duration.ZERO, token)
+      Grant lease = harness.engine.acquire(resource, Duration.ofSeconds(1), Duration.ZERO, token)
           .get(2, TimeUnit.SECONDS);
       fences.add(lease.fencingToken());
       // Every third lease is asked for with a token that does not hold it.
       extensions.add(new Redlock.Extension(resource, i % 3 == 0 ? LockToken.generate(RANDOM) : token, ttl));
     }
 
-    List<CompletableFuture<Lease>> renewed = harness.engine.extendAll(extensions);
+    List<CompletableFuture<Grant>> renewed = harness.engine.extendAll(extensions);
 
     assertThat(renewed).hasSize(leases);
     for (int i = 0; i < leases; i++) {
       String resource = "many-" + i;
       if (i % 3 == 0) {
-        CompletableFuture<Lease> refused = renewed.get(i);
+        CompletableFuture<Grant> refused = renewed.get(i);
         assertThat(refused).as(resource).failsWithin(2, TimeUnit.SECONDS)
             .withThrowableOfType(java.util.concurrent.ExecutionException.class)
             .withCauseInstanceOf(LeaseNotHeldException.class);
         // The lease itself was left alone: it still runs out at its first ttl of 1 s.
         assertThat((Long) harness.cluster.call(0, "PTTL", harness.engine.config().keyPrefix() + "{" + resource + "}:lock")).isBetween(1L, 1000L);
       } else {
-        Lease lease = renewed.get(i).get(2, TimeUnit.SECONDS);
+        Grant lease = renewed.get(i).get(2, TimeUnit.SECONDS);
         assertThat(lease.resource()).isEqualTo(resource);
         assertThat(lease.fencingToken()).as(resource).isEqualTo(fences.get(i));
         assertThat(lease.validity()).isGreaterThan(Duration.ofSeconds(4)).isLessThanOrEqualTo(ttl);
@@ -72,7 +72,7 @@ class ExtendManyTest {
   void aLeaseRenewedAloneStillWorks() throws Exception {
     String token = LockToken.generate(RANDOM);
     harness.engine.acquire("alone", Duration.ofSeconds(1), Duration.ZERO, token).get(2, TimeUnit.SECONDS);
-    Lease lease = harness.engine.extend("alone", token, Duration.ofSeconds(3)).get(2, TimeUnit.SECONDS);
+    Grant lease = harness.engine.extend("alone", token, Duration.ofSeconds(3)).get(2, TimeUnit.SECONDS);
     assertThat(lease.validity()).isGreaterThan(Duration.ofMillis(2900));
     assertThat(harness.engine.extend("alone", LockToken.generate(RANDOM), Duration.ofSeconds(3)))
         .failsWithin(2, TimeUnit.SECONDS)

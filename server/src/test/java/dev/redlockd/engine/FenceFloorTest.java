@@ -33,7 +33,7 @@ class FenceFloorTest {
         cluster.call(1, "SET", "redlock:{floor}:lock", "someone-else", "PX", "60000");
         long granted = 0;
         for (int i = 0; i < 5; i++) {
-          Lease lease = engine.acquire("floor", TTL, Duration.ofSeconds(2), "").join();
+          Grant lease = engine.acquire("floor", TTL, Duration.ofSeconds(2), "").join();
           granted = Math.max(granted, lease.fencingToken());
           engine.release("floor", lease.token()).join();
         }
@@ -46,7 +46,7 @@ class FenceFloorTest {
         long floor = granted;
         for (int i = 0; i < 5; i++) {
           try {
-            Lease lease = engine.acquire("floor", TTL, Duration.ZERO, "").join();
+            Grant lease = engine.acquire("floor", TTL, Duration.ZERO, "").join();
             assertThat(lease.fencingToken()).as("a fence granted while node 0 is silent").isGreaterThan(floor);
             engine.release("floor", lease.token()).join();
           } catch (CompletionException e) {
@@ -58,7 +58,7 @@ class FenceFloorTest {
         cluster.resume(0);
         await().atMost(Duration.ofSeconds(10)).untilAsserted(() ->
             assertThat(engine.nodeStates().values()).containsOnly(NodeState.UP));
-        Lease after = engine.acquire("floor", TTL, Duration.ofSeconds(2), "").join();
+        Grant after = engine.acquire("floor", TTL, Duration.ofSeconds(2), "").join();
         assertThat(after.fencingToken()).isGreaterThan(floor);
         engine.release("floor", after.token()).join();
       } finally {

@@ -26,11 +26,11 @@ class FencingTest {
     h.close();
   }
 
-  private static Lease acquire(String resource) {
+  private static Grant acquire(String resource) {
     return h.engine.acquire(resource, TTL, Duration.ZERO, "").join();
   }
 
-  private static void release(Lease lease) {
+  private static void release(Grant lease) {
     assertThat(h.engine.release(lease.resource(), lease.token()).join()).isTrue();
   }
 
@@ -63,7 +63,7 @@ class FencingTest {
     // Nodes 3 and 4 miss five grants: their counters fall behind nodes 0..2.
     refuseOn(resource, 3, 4);
     for (int i = 0; i < 5; i++) {
-      Lease lease = acquire(resource);
+      Grant lease = acquire(resource);
       fences.add(lease.fencingToken());
       release(lease);
     }
@@ -72,7 +72,7 @@ class FencingTest {
 
     // A quorum of {2, 3, 4}: only node 2 knows the latest fence.
     refuseOn(resource, 0, 1);
-    Lease second = acquire(resource);
+    Grant second = acquire(resource);
     fences.add(second.fencingToken());
     release(second);
     acceptOn(resource, 0, 1);
@@ -83,7 +83,7 @@ class FencingTest {
     // ...so a quorum of {0, 1, 3}, without node 2, still goes above it. Node 0 and 1 alone
     // stand at the grant before; a plain max over this quorum would repeat a fence.
     refuseOn(resource, 2, 4);
-    Lease third = acquire(resource);
+    Grant third = acquire(resource);
     fences.add(third.fencingToken());
     release(third);
     acceptOn(resource, 2, 4);
@@ -94,14 +94,14 @@ class FencingTest {
   @Test
   void tokensRiseAcrossReleaseExpiryAndReacquire() throws InterruptedException {
     String resource = "fencing-lifecycle";
-    Lease first = acquire(resource);
+    Grant first = acquire(resource);
     release(first);
-    Lease second = acquire(resource);
-    Lease expiring = second;
+    Grant second = acquire(resource);
+    Grant expiring = second;
     release(expiring);
-    Lease third = h.engine.acquire(resource, Duration.ofMillis(50), Duration.ZERO, "").join();
+    Grant third = h.engine.acquire(resource, Duration.ofMillis(50), Duration.ZERO, "").join();
     Thread.sleep(120); // let it expire on every node
-    Lease fourth = acquire(resource);
+    Grant fourth = acquire(resource);
     assertThat(List.of(first.fencingToken(), second.fencingToken(), third.fencingToken(), fourth.fencingToken()))
         .isSorted()
         .doesNotHaveDuplicates();
@@ -111,11 +111,11 @@ class FencingTest {
   @Test
   void aResourceLeavesNoKeyBehindAndItsFencesStillRiseAfterwards() throws InterruptedException {
     String resource = "fencing-forgotten";
-    Lease first = h.engine.acquire(resource, Duration.ofMillis(200), Duration.ZERO, "").join();
+    Grant first = h.engine.acquire(resource, Duration.ofMillis(200), Duration.ZERO, "").join();
     release(first);
     // The counter outlives the lock by at most the ttl: then the resource has no key left.
     waitUntilNoKeyOf(resource);
-    Lease second = acquire(resource);
+    Grant second = acquire(resource);
     assertThat(second.fencingToken()).isGreaterThan(first.fencingToken());
     release(second);
   }
@@ -150,8 +150,8 @@ class FencingTest {
   void reacquireWithTheSameTokenRefreshesAndKeepsTheFence() {
     String resource = "fencing-idempotent";
     String token = LockToken.generate(new java.security.SecureRandom());
-    Lease first = h.engine.acquire(resource, TTL, Duration.ZERO, token).join();
-    Lease again = h.engine.acquire(resource, TTL, Duration.ZERO, token).join();
+    Grant first = h.engine.acquire(resource, TTL, Duration.ZERO, token).join();
+    Grant again = h.engine.acquire(resource, TTL, Duration.ZERO, token).join();
     assertThat(again.fencingToken()).isEqualTo(first.fencingToken());
     assertThat(again.token()).isEqualTo(token);
     assertThatThrownBy(() -> acquire(resource))
@@ -163,7 +163,7 @@ class FencingTest {
   @Test
   void fencesStartAboveTheWallClockInMicroseconds() {
     long before = java.util.concurrent.TimeUnit.MILLISECONDS.toMicros(System.currentTimeMillis());
-    Lease lease = acquire("fencing-floor-" + before);
+    Grant lease = acquire("fencing-floor-" + before);
     // The cluster was seeded when the harness started, i.e. shortly before this test.
     assertThat(lease.fencingToken()).isGreaterThan(before - 600_000_000L);
     release(lease);
@@ -171,20 +171,20 @@ class FencingTest {
 
   @Test
   void extendNeverReportsAFenceThatALaterGrantCouldGoBelow() {
-    Lease lease = acquire("fence-late-node");
+    Grant lease = acquire("fence-late-node");
     // Node 4 took the lock in the granting round but answered too late to be counted, with a
     // fence far ahead of the others (failed rounds elsewhere had pushed its counter up).
     long ahead = lease.fencingToken() + 100;
     h.cluster.call(4, "SET", "redlock:{fence-late-node}:lock", lease.token() + " " + ahead + " late-round", "KEEPTTL");
 
-    Lease extended = h.engine.extend("fence-late-node", lease.token(), TTL).join();
+    Grant extended = h.engine.extend("fence-late-node", lease.token(), TTL).join();
     assertThat(extended.fencingToken()).isGreaterThanOrEqualTo(lease.fencingToken());
     release(extended);
 
     // The next grant happens without node 4: it must still exceed whatever Extend reported.
     h.cluster.pause(4);
     try {
-      Lease next = acquire("fence-late-node");
+      Grant next = acquire("fence-late-node");
       assertThat(next.fencingToken()).isGreaterThan(extended.fencingToken());
       release(next);
     } finally {

@@ -89,7 +89,7 @@ class LateCleanUpTest {
         for (int i = 1; i <= 2; i++) {
           cluster.call(i, "DEL", KEY);
         }
-        Lease retry = engine.acquire("late-clean-up", TTL, Duration.ZERO, token).join();
+        Grant retry = engine.acquire("late-clean-up", TTL, Duration.ZERO, token).join();
 
         nodes.get(0).deliver(); // round 1's clean-up arrives now
         nodes.get(0).slow = false;

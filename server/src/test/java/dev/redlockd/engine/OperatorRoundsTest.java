@@ -61,13 +61,13 @@ class OperatorRoundsTest {
     return h.nodes.stream().map(RedisNode::name).toList();
   }
 
-  private static Lease acquire(String resource, String owner) {
+  private static Grant acquire(String resource, String owner) {
     return h.engine.acquire(resource, TTL, Duration.ZERO, "", owner).join();
   }
 
   @Test
   void ownerIsStoredInTheLockOnEveryNodeAndGoesWithARelease() {
-    Lease lease = acquire("owner-stored", "billing-7f9c pid 4711 é\nsecond line");
+    Grant lease = acquire("owner-stored", "billing-7f9c pid 4711 é\nsecond line");
     for (int node = 0; node < 5; node++) {
       assertThat(ownerOn(node, "owner-stored")).isEqualTo("billing-7f9c pid 4711 é\nsecond line");
     }
@@ -80,7 +80,7 @@ class OperatorRoundsTest {
 
   @Test
   void noOwnerStoresNoOwnerText() {
-    Lease lease = acquire("owner-none", "");
+    Grant lease = acquire("owner-none", "");
     for (int node = 0; node < 5; node++) {
       assertThat(ownerOn(node, "owner-none")).isEmpty();
     }
@@ -93,10 +93,10 @@ class OperatorRoundsTest {
     List<Redlock.Extension> extensions = new ArrayList<>();
     for (int i = 0; i < 5; i++) {
       String resource = "owner-extend-" + i;
-      Lease lease = h.engine.acquire(resource, Duration.ofSeconds(1), Duration.ZERO, "", "holder " + i).join();
+      Grant lease = h.engine.acquire(resource, Duration.ofSeconds(1), Duration.ZERO, "", "holder " + i).join();
       extensions.add(new Redlock.Extension(resource, lease.token(), Duration.ofSeconds(30)));
     }
-    for (CompletableFuture<Lease> renewed : h.engine.extendAll(extensions)) {
+    for (CompletableFuture<Grant> renewed : h.engine.extendAll(extensions)) {
       renewed.join();
     }
     for (int i = 0; i < 5; i++) {
@@ -115,8 +115,8 @@ class OperatorRoundsTest {
   @Test
   void reacquireWithTheSameTokenRefreshesTheOwner() {
     String token = LockToken.generate(RANDOM);
-    Lease first = h.engine.acquire("owner-refresh", Duration.ofSeconds(2), Duration.ZERO, token, "first").join();
-    Lease again = h.engine.acquire("owner-refresh", TTL, Duration.ZERO, token, "second").join();
+    Grant first = h.engine.acquire("owner-refresh", Duration.ofSeconds(2), Duration.ZERO, token, "first").join();
+    Grant again = h.engine.acquire("owner-refresh", TTL, Duration.ZERO, token, "second").join();
     assertThat(again.fencingToken()).isEqualTo(first.fencingToken());
     LockDescription described = h.engine.describe("owner-refresh").join();
     assertThat(described.owner()).isEqualTo("second");
@@ -130,7 +130,7 @@ class OperatorRoundsTest {
 
   @Test
   void describeOfAHeldLockNamesOwnerFenceNodesAndRemainingTtl() {
-    Lease lease = acquire("describe-held", "ops-test pid 1");
+    Grant lease = acquire("describe-held", "ops-test pid 1");
     LockDescription d = h.engine.describe("describe-held").join();
     assertThat(d.held()).isTrue();
     assertThat(d.owner()).isEqualTo("ops-test pid 1");
@@ -143,7 +143,7 @@ class OperatorRoundsTest {
 
   @Test
   void remainingTtlIsHowLongAQuorumStillHoldsIt() {
-    Lease lease = acquire("describe-ttl", "x");
+    Grant lease = acquire("describe-ttl", "x");
     long[] left = {9_000, 3_000, 8_000, 2_000, 7_000};
     for (int node = 0; node < 5; node++) {
       h.cluster.call(node, "PEXPIRE", lockKey("describe-ttl"), Long.toString(left[node]));
@@ -157,7 +157,7 @@ class OperatorRoundsTest {
   @Test
   void describeOfAFreeOrReleasedResourceIsNotHeldAndEmpty() {
     assertThat(h.engine.describe("describe-never").join()).isEqualTo(LockDescription.NOT_HELD);
-    Lease lease = acquire("describe-released", "someone");
+    Grant lease = acquire("describe-released", "someone");
     h.engine.release("describe-released", lease.token()).join();
     LockDescription d = h.engine.describe("describe-released").join();
     assertThat(d).isEqualTo(LockDescription.NOT_HELD);
@@ -168,7 +168,7 @@ class OperatorRoundsTest {
 
   @Test
   void aMinorityLeftOverIsNotHeld() {
-    Lease lease = acquire("describe-minority", "leftover");
+    Grant lease = acquire("describe-minority", "leftover");
     for (int node = 2; node < 5; node++) {
       h.cluster.call(node, "DEL", lockKey("describe-minority"));
     }
@@ -199,7 +199,7 @@ class OperatorRoundsTest {
 
   @Test
   void silentNodesAreLeftOutOrMakeTheAnswerUnavailable() {
-    Lease lease = acquire("describe-silent", "quiet");
+    Grant lease = acquire("describe-silent", "quiet");
     h.cluster.pause(4);
     try {
       LockDescription d = h.engine.describe("describe-silent").join();
@@ -225,7 +225,7 @@ class OperatorRoundsTest {
 
   @Test
   void forceReleaseDeletesWhateverTheTokenAndTheNextFenceIsHigher() {
-    Lease lease = acquire("force", "gone-holder");
+    Grant lease = acquire("force", "gone-holder");
     List<String> fencesBefore = new ArrayList<>();
     for (int node = 0; node < 5; node++) {
       fencesBefore.add(h.cluster.get(node, fenceKey("force")));
@@ -245,7 +245,7 @@ class OperatorRoundsTest {
         .hasCauseInstanceOf(LeaseNotHeldException.class);
     assertThat(h.engine.forceRelease("force").join()).as("nothing left to delete").isFalse();
 
-    Lease next = acquire("force", "new-holder");
+    Grant next = acquire("force", "new-holder");
     assertThat(next.fencingToken()).isGreaterThan(lease.fencingToken());
     h.engine.release("force", next.token()).join();
   }
@@ -259,11 +259,11 @@ class OperatorRoundsTest {
 
   @Test
   void forceReleaseNeedsAQuorumToAnswer() {
-    Lease lease = acquire("force-silent", "x");
+    Grant lease = acquire("force-silent", "x");
     h.cluster.pause(3, 4);
     try {
       assertThat(h.engine.forceRelease("force-silent").join()).isTrue();
-      Lease next = acquire("force-silent", "y"); // the three that answered grant it again
+      Grant next = acquire("force-silent", "y"); // the three that answered grant it again
       assertThat(next.fencingToken()).isGreaterThan(lease.fencingToken());
       h.engine.release("force-silent", next.token()).join();
     } finally {
@@ -288,13 +288,13 @@ class OperatorRoundsTest {
 
   @Test
   void forceReleaseWakesAWaiterAtOnce() throws Exception {
-    Lease holder = acquire("force-wake", "stuck");
-    CompletableFuture<Lease> waiter = h.engine.acquire("force-wake", TTL, Duration.ofSeconds(30), "", "next");
+    Grant holder = acquire("force-wake", "stuck");
+    CompletableFuture<Grant> waiter = h.engine.acquire("force-wake", TTL, Duration.ofSeconds(30), "", "next");
     Thread.sleep(100);
     assertThat(waiter).isNotDone();
     long released = System.nanoTime();
     h.engine.forceRelease("force-wake").join();
-    Lease next = waiter.get(5, TimeUnit.SECONDS);
+    Grant next = waiter.get(5, TimeUnit.SECONDS);
     assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - released)).isLessThan(5000);
     assertThat(next.fencingToken()).isGreaterThan(holder.fencingToken());
     assertThat(h.engine.describe("force-wake").join().owner()).isEqualTo("next");

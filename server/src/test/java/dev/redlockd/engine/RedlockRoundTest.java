@@ -69,7 +69,7 @@ class RedlockRoundTest {
     ScriptedNode behind = answering("behind", List.of(1L, 4L, 1L));
     ScriptedNode level = answering("level", List.of(1L, 9L, 1L));
 
-    Lease lease = redlock(List.of(ahead, behind, level)).acquire("r", TOKEN, "", Duration.ofSeconds(10)).join();
+    Grant lease = redlock(List.of(ahead, behind, level)).acquire("r", TOKEN, "", Duration.ofSeconds(10)).join();
     assertThat(lease.fencingToken()).isEqualTo(9L);
     assertThat(behind.calls).containsExactly("acquire", "raise");
     assertThat(ahead.calls).containsExactly("acquire");
@@ -99,7 +99,7 @@ class RedlockRoundTest {
       }
       return yes;
     });
-    Lease lease = redlock(List.of(a, answering("b", yes), answering("c", yes)))
+    Grant lease = redlock(List.of(a, answering("b", yes), answering("c", yes)))
         .acquire("r", TOKEN, "", Duration.ofSeconds(1)).join();
     // 1000 - 30 - (1000 * 0.01 + 2)
     assertThat(lease.validity()).isEqualTo(Duration.ofMillis(958));
@@ -168,7 +168,7 @@ class RedlockRoundTest {
     List<RedisNode> nodes = List.of(late1, answering("a", List.of(1L, 5L, 1L)), late2,
         answering("b", List.of(1L, 5L, 1L)), answering("c", List.of(1L, 4L, 1L)));
 
-    CompletableFuture<Lease> lease = redlock(nodes).acquire("r", TOKEN, "", Duration.ofSeconds(10));
+    CompletableFuture<Grant> lease = redlock(nodes).acquire("r", TOKEN, "", Duration.ofSeconds(10));
     assertThat(lease).isCompleted();
     assertThat(lease.join().fencingToken()).isEqualTo(5L);
     // Late answers, even a higher counter, change nothing: a later quorum meets a, b or c.
@@ -184,7 +184,7 @@ class RedlockRoundTest {
     List<RedisNode> nodes = List.of(took, answering("took2", List.of(1L, 5L, 1L)), late,
         answering("refused", List.of(0L, 0L, 1L)), answering("refused2", List.of(0L, 0L, 1L)));
 
-    CompletableFuture<Lease> lease = redlock(nodes).acquire("r", TOKEN, "", Duration.ofSeconds(10));
+    CompletableFuture<Grant> lease = redlock(nodes).acquire("r", TOKEN, "", Duration.ofSeconds(10));
     assertThat(lease).isNotDone();
     assertThat(took.calls).containsExactly("acquire");
     late.answer(List.of(0L, 0L, 1L));

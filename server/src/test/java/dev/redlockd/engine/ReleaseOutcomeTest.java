@@ -34,7 +34,7 @@ class ReleaseOutcomeTest {
 
   @Test
   void silentHolderMakesTheOutcomeUnknownNotFalse() {
-    Lease lease = h.engine.acquire("release-silent", TTL, Duration.ZERO, "").join();
+    Grant lease = h.engine.acquire("release-silent", TTL, Duration.ZERO, "").join();
     dropKeyOn("release-silent", 3, 4); // held on 0, 1, 2 only
     h.cluster.pause(0);
     try {
@@ -48,7 +48,7 @@ class ReleaseOutcomeTest {
 
   @Test
   void leaseHeldByTooFewNodesIsFalseEvenWithANodeSilent() {
-    Lease lease = h.engine.acquire("release-minority", TTL, Duration.ZERO, "").join();
+    Grant lease = h.engine.acquire("release-minority", TTL, Duration.ZERO, "").join();
     dropKeyOn("release-minority", 1, 2, 3, 4); // held on node 0 only
     h.cluster.pause(4);
     try {
@@ -61,7 +61,7 @@ class ReleaseOutcomeTest {
 
   @Test
   void leaseHeldByAQuorumIsReleasedWithANodeSilent() {
-    Lease lease = h.engine.acquire("release-quorum", TTL, Duration.ZERO, "").join();
+    Grant lease = h.engine.acquire("release-quorum", TTL, Duration.ZERO, "").join();
     h.cluster.pause(4);
     try {
       assertThat(h.engine.release("release-quorum", lease.token()).join()).isTrue();
@@ -72,7 +72,7 @@ class ReleaseOutcomeTest {
 
   @Test
   void extendWithASilentHolderIsUnavailableNotNotFound() {
-    Lease lease = h.engine.acquire("extend-silent", TTL, Duration.ZERO, "").join();
+    Grant lease = h.engine.acquire("extend-silent", TTL, Duration.ZERO, "").join();
     dropKeyOn("extend-silent", 3, 4); // held on 0, 1, 2 only
     h.cluster.pause(0);
     try {
@@ -88,7 +88,7 @@ class ReleaseOutcomeTest {
 
   @Test
   void extendOfALeaseHeldByTooFewNodesIsNotFoundEvenWithANodeSilent() {
-    Lease lease = h.engine.acquire("extend-minority", TTL, Duration.ZERO, "").join();
+    Grant lease = h.engine.acquire("extend-minority", TTL, Duration.ZERO, "").join();
     dropKeyOn("extend-minority", 1, 2, 3, 4);
     h.cluster.pause(4);
     try {

@@ -42,17 +42,17 @@ class WaiterOrderTest {
 
   @Test
   void releasesHandTheLockToThisServersWaitersInTheOrderTheyCameEachAtOnce() throws Exception {
-    Lease holder = h.engine.acquire("fifo", TTL, Duration.ZERO, "").join();
-    List<CompletableFuture<Lease>> waiters = new ArrayList<>();
+    Grant holder = h.engine.acquire("fifo", TTL, Duration.ZERO, "").join();
+    List<CompletableFuture<Grant>> waiters = new ArrayList<>();
     for (int i = 0; i < 5; i++) {
       waiters.add(h.engine.acquire("fifo", TTL, Duration.ofSeconds(60), ""));
       Thread.sleep(30); // each has made its first round and is waiting before the next comes
     }
-    Lease current = holder;
+    Grant current = holder;
     for (int i = 0; i < waiters.size(); i++) {
       long released = System.nanoTime();
       h.engine.release("fifo", current.token()).join();
-      Lease next = waiters.get(i).get(2, TimeUnit.SECONDS);
+      Grant next = waiters.get(i).get(2, TimeUnit.SECONDS);
       long handOffMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - released);
       assertThat(handOffMs).as("hand-off to waiter %d", i).isLessThan(1000);
       for (int later = i + 1; later < waiters.size(); later++) {
@@ -66,14 +66,14 @@ class WaiterOrderTest {
 
   @Test
   void aWaiterOnAnotherServerGetsALockReleasedHereWithinOneRetryDelay() throws Exception {
-    Lease holder = h.engine.acquire("cross", TTL, Duration.ZERO, "").join();
-    CompletableFuture<Lease> waiter = otherReplica.acquire("cross", TTL, Duration.ofSeconds(30), "");
+    Grant holder = h.engine.acquire("cross", TTL, Duration.ZERO, "").join();
+    CompletableFuture<Grant> waiter = otherReplica.acquire("cross", TTL, Duration.ofSeconds(30), "");
     Thread.sleep(300);
     assertThat(waiter).isNotDone();
 
     long released = System.nanoTime();
     h.engine.release("cross", holder.token()).join();
-    Lease next = waiter.get(2, TimeUnit.SECONDS);
+    Grant next = waiter.get(2, TimeUnit.SECONDS);
 
     // Retries come every half to one retry delay; the round itself adds a few ms.
     assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - released))
@@ -92,10 +92,10 @@ class WaiterOrderTest {
     List<HeldAnswers> gated = h.nodes.stream().map(n -> new HeldAnswers(n, first)).toList();
     EngineConfig config = EngineHarness.testConfig().withRetryDelay(LONG_RETRY).withMaxWaitingAcquires(100);
     try (LockEngine engine = LockEngine.builder(List.copyOf(gated), config).build().start()) {
-      Lease holder = engine.acquire("mid-round", TTL, Duration.ZERO, "").join();
-      CompletableFuture<Lease> oldest = engine.acquire("mid-round", TTL, Duration.ofSeconds(60), first);
+      Grant holder = engine.acquire("mid-round", TTL, Duration.ZERO, "").join();
+      CompletableFuture<Grant> oldest = engine.acquire("mid-round", TTL, Duration.ofSeconds(60), first);
       Thread.sleep(50);
-      CompletableFuture<Lease> next = engine.acquire("mid-round", TTL, Duration.ofSeconds(60), "");
+      CompletableFuture<Grant> next = engine.acquire("mid-round", TTL, Duration.ofSeconds(60), "");
       Thread.sleep(50);
 
       // A stray lease on one node, released: that wakes the oldest waiter while the holder
@@ -111,7 +111,7 @@ class WaiterOrderTest {
       assertThat(next).as("the younger waiter, while the oldest is in a round").isNotDone();
       gated.forEach(HeldAnswers::answer);
 
-      Lease granted = oldest.get(2, TimeUnit.SECONDS);
+      Grant granted = oldest.get(2, TimeUnit.SECONDS);
       assertThat(next).isNotDone();
       engine.release("mid-round", granted.token()).join();
       engine.release("mid-round", next.get(2, TimeUnit.SECONDS).token()).join();

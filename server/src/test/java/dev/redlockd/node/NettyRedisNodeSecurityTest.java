@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
 
 import dev.redlockd.engine.EngineConfig;
-import dev.redlockd.engine.Lease;
+import dev.redlockd.engine.Grant;
 import dev.redlockd.engine.LockEngine;
 import dev.redlockd.server.tls.RedisTls;
 import dev.redlockd.testing.SecuredRedis;
@@ -120,7 +120,7 @@ class NettyRedisNodeSecurityTest {
         nodes.add(new NettyRedisNode(NodeAddress.parse(redis.get(i).uri("redlockd:" + PASSWORD_IN_URI)), TIMEOUT));
       }
       try (LockEngine engine = LockEngine.builder(nodes, EngineConfig.defaults()).build().start()) {
-        Lease lease = engine.acquire("acl", Duration.ofSeconds(10), Duration.ZERO, "").join();
+        Grant lease = engine.acquire("acl", Duration.ofSeconds(10), Duration.ZERO, "").join();
         assertThat(lease.validity()).isPositive();
         assertThat(engine.release("acl", lease.token()).join()).isTrue();
       }

@@ -1,7 +1,7 @@
 package dev.redlockd.sim;
 
 import dev.redlockd.engine.KeptLease;
-import dev.redlockd.engine.Lease;
+import dev.redlockd.engine.Grant;
 import dev.redlockd.engine.LeaseNotHeldException;
 import dev.redlockd.engine.LockEngine;
 import dev.redlockd.engine.LockEngineException;
@@ -93,7 +93,7 @@ final class SimClient {
     long sentAt = loop.now();
     counted.run();
     checker.event(() -> name + " acquire " + resource + " attempt " + n);
-    CompletableFuture<Lease> call = replica().acquire(resource, ttl, wait, token);
+    CompletableFuture<Grant> call = replica().acquire(resource, ttl, wait, token);
     boolean[] gaveUp = {false};
     SimLoop.Event deadline = loop.after(wait.toNanos() + CALL_TIMEOUT_NANOS, () -> {
       gaveUp[0] = true;
@@ -133,7 +133,7 @@ final class SimClient {
     });
   }
 
-  private void hold(String resource, Lease lease, Duration ttl, long sentAt) {
+  private void hold(String resource, Grant lease, Duration ttl, long sentAt) {
     int how = random.nextInt(40);
     long validity = lease.validity().toNanos();
     if (how == 0) {
@@ -191,7 +191,7 @@ final class SimClient {
     KeptLease[] kept = new KeptLease[1];
     kept[0] = replica().keep(resource, token, ttl, new KeptLease.Listener() {
       @Override
-      public void held(Lease lease, long mark) {
+      public void held(Grant lease, long mark) {
         Long at = asked.get(mark);
         if (at != null && !over[0]) {
           long renewed = at + lease.validity().toNanos();
@@ -201,7 +201,7 @@ final class SimClient {
       }
 
       @Override
-      public void jeopardy(Lease lease, LockEngineException cause, long mark) {}
+      public void jeopardy(Grant lease, LockEngineException cause, long mark) {}
 
       @Override
       public void lost(LockEngineException cause) {
