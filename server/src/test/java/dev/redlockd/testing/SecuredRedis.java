@@ -12,7 +12,6 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.Assumptions;
 
 /**
  * One real redis-server with ACL users, a password or TLS, which the plain {@link RedisCluster}
@@ -109,7 +108,7 @@ public final class SecuredRedis implements AutoCloseable {
         process.destroyForcibly();
         String log = logOf(dir);
         if (tls && (log.contains("Bad directive") || log.toLowerCase().contains("not supported"))) {
-          Assumptions.abort("the redis-server found (" + RedisBinary.describe(binary) + ") was built without TLS: "
+          MissingRuntime.skipOrFail("the redis-server found (" + RedisBinary.describe(binary) + ") was built without TLS: "
               + "install one with TLS (Debian's redis-server has it) to run this test");
         }
         throw new IllegalStateException("redis-server did not start on port " + port + ": " + log);
