@@ -427,7 +427,7 @@ public final class KeepAliveLoad {
         - A Redis socket timeout longer than the node timeout (so a slow reply does not drop the
           connection) was tried and reverted with the JedisPool client: commands written to a
           frozen node ran when it resumed, so a Release that had answered UNAVAILABLE took effect
-          seconds later, which `StatusCodesTest.quorumLostIsUnavailableAndSaysHowManyAnswered`
+          seconds later, which `StatusCodesContract.quorumLostIsUnavailableAndSaysHowManyAnswered`
           then refused. The Netty node client (2026-11-23) keeps a connection through a freeze of
           up to 1 s on purpose: dropping it at the first late reply failed every call queued on
           it, and at 128 lock cycles in flight that cascaded into thousands of UNAVAILABLE answers

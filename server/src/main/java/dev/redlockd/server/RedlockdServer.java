@@ -131,7 +131,11 @@ public final class RedlockdServer implements AutoCloseable {
         log.warn("ForceRelease is enabled (--allow-force-release): any caller that reaches this port can "
             + "delete any lock");
       }
-      log.info("redlockd listening on port {}", server.getPort());
+      if (server.getPort() >= 0) {
+        log.info("redlockd listening on port {}", server.getPort());
+      } else {
+        log.info("redlockd listening on {} (no TCP port)", server.getListenSockets());
+      }
       return new RedlockdServer(server, engine, nodes, io, health, streams, dev, metrics, config.shutdownGrace);
     } catch (IOException | RuntimeException e) {
       metrics.close();
@@ -153,8 +157,18 @@ public final class RedlockdServer implements AutoCloseable {
     return io.grpc.protobuf.services.ProtoReflectionService.newInstance();
   }
 
+  /**
+   * The TCP port the gRPC server listens on.
+   *
+   * @throws IllegalStateException for a server that has none (one started on an in-process
+   *     builder), rather than a -1 that a caller would make an address of
+   */
   public int port() {
-    return server.getPort();
+    int port = server.getPort();
+    if (port < 0) {
+      throw new IllegalStateException("the gRPC server listens on no TCP port: " + server.getListenSockets());
+    }
+    return port;
   }
 
   /** The port /metrics is served on; 0 when metrics are off. */

@@ -1,7 +1,6 @@
 package dev.redlockd.it.support;
 
 import dev.redlockd.proto.v1.AcquireRequest;
-import dev.redlockd.proto.v1.Lease;
 import dev.redlockd.proto.v1.LockServiceGrpc;
 import dev.redlockd.server.RedlockdServer;
 import dev.redlockd.server.ServerConfig;
@@ -17,7 +16,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /** Real redis-server processes, the real server over Netty on a free port, and a channel to it. */
-public final class LiveServer implements AutoCloseable {
+public final class LiveServer implements ServerHarness {
   public final RedisCluster cluster;
   public final RedlockdServer server;
   public final ManagedChannel channel;
@@ -46,16 +45,34 @@ public final class LiveServer implements AutoCloseable {
     async = LockServiceGrpc.newStub(channel);
   }
 
-  public ManagedChannel newChannel() {
-    return Grpc.newChannelBuilder("127.0.0.1:" + server.port(), InsecureChannelCredentials.create()).build();
+  @Override
+  public RedisCluster cluster() {
+    return cluster;
   }
 
-  public Lease acquire(String resource, Duration ttl) {
-    return blocking.acquire(AcquireRequest.newBuilder()
-            .setResource(resource)
-            .setTtl(proto(ttl))
-            .build())
-        .getLease();
+  @Override
+  public RedlockdServer server() {
+    return server;
+  }
+
+  @Override
+  public ManagedChannel channel() {
+    return channel;
+  }
+
+  @Override
+  public LockServiceGrpc.LockServiceBlockingStub blocking() {
+    return blocking;
+  }
+
+  @Override
+  public LockServiceGrpc.LockServiceStub async() {
+    return async;
+  }
+
+  @Override
+  public ManagedChannel newChannel() {
+    return Grpc.newChannelBuilder("127.0.0.1:" + server.port(), InsecureChannelCredentials.create()).build();
   }
 
   /** An Acquire with every field; an empty token lets the server choose one. */

@@ -6,11 +6,10 @@ import static dev.redlockd.it.support.LiveServer.fromProto;
 import static dev.redlockd.it.support.LiveServer.proto;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.redlockd.it.support.LiveServer;
+import dev.redlockd.it.support.ServerHarness;
 import dev.redlockd.proto.v1.AcquireRequest;
 import dev.redlockd.proto.v1.ExtendRequest;
 import dev.redlockd.proto.v1.Lease;
-import dev.redlockd.proto.v1.LockServiceGrpc;
 import dev.redlockd.proto.v1.ReleaseRequest;
 import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
@@ -22,38 +21,54 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
-/** One test per row of the contract's status table, over the real server and 3 redis-server processes. */
-class StatusCodesTest {
+/**
+ * One test per row of the contract's status table, over the real server and 3 redis-server
+ * processes. Each subclass carries the calls its own way (in-process, Netty), so a row that
+ * passes on one and fails on the other points at the transport, not the service.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+abstract class StatusCodesContract {
   private static final Duration TTL = Duration.ofSeconds(10);
   /** A well-formed token that the tests use as the client's own. */
   private static final String CLIENT_TOKEN = "clientChosenToken_0123456789-abc";
   private static final AtomicInteger names = new AtomicInteger();
-  private static LiveServer h;
+  private ServerHarness h;
+
+  /** The real server with these flags over 3 fresh redis-server processes; the caller closes it. */
+  protected abstract ServerHarness startServer(String... flags) throws Exception;
+
+  /** The harness the tests share, for subclasses' own transport-specific tests. */
+  protected ServerHarness harness() {
+    return h;
+  }
 
   @BeforeAll
-  static void start() throws Exception {
-    h = new LiveServer(3, "--max-ttl", "1m", "--min-ttl", "20ms");
+  void start() throws Exception {
+    h = startServer("--max-ttl", "1m", "--min-ttl", "20ms");
   }
 
   @AfterAll
-  static void stop() throws Exception {
-    h.close();
+  void stop() throws Exception {
+    if (h != null) {
+      h.close();
+    }
   }
 
   private static String resource() {
     return "status-" + names.incrementAndGet();
   }
 
-  private static Status acquire(AcquireRequest request) {
-    return codeOf(() -> h.blocking.acquire(request));
+  private Status acquire(AcquireRequest request) {
+    return codeOf(() -> h.blocking().acquire(request));
   }
 
-  private static boolean release(String resource, String token) {
-    return h.blocking.release(ReleaseRequest.newBuilder().setResource(resource).setToken(token).build())
+  private boolean release(String resource, String token) {
+    return h.blocking().release(ReleaseRequest.newBuilder().setResource(resource).setToken(token).build())
         .getReleased();
   }
 
@@ -95,7 +110,7 @@ class StatusCodesTest {
     if (!request.getResource().isEmpty() && request.getResource().length() < 100) {
       assertThat(status.getDescription()).contains(request.getResource());
       // Nothing was written: a competitor takes the resource at once, and the client's token holds nothing.
-      Lease competitor = h.blocking.acquire(acquireRequest(request.getResource(), TTL, Duration.ZERO, ""))
+      Lease competitor = h.blocking().acquire(acquireRequest(request.getResource(), TTL, Duration.ZERO, ""))
           .getLease();
       assertThat(release(request.getResource(), CLIENT_TOKEN)).isFalse();
       assertThat(release(request.getResource(), competitor.getToken())).isTrue();
@@ -105,7 +120,7 @@ class StatusCodesTest {
   @Test
   void resourceOf512Utf8BytesIsAccepted() {
     String r = "é".repeat(256); // 256 characters, 512 bytes
-    Lease lease = h.blocking.acquire(acquireRequest(r, TTL, Duration.ZERO, "")).getLease();
+    Lease lease = h.blocking().acquire(acquireRequest(r, TTL, Duration.ZERO, "")).getLease();
     assertThat(release(r, lease.getToken())).isTrue();
   }
 
@@ -114,21 +129,21 @@ class StatusCodesTest {
     String r = resource();
     Lease lease = h.acquire(r, TTL);
     for (String bad : new String[] {"", "short", "x".repeat(65), "bad token with spaces!!!"}) {
-      Status extend = codeOf(() -> h.blocking.extend(
+      Status extend = codeOf(() -> h.blocking().extend(
           ExtendRequest.newBuilder().setResource(r).setToken(bad).setTtl(proto(TTL)).build()));
-      Status rel = codeOf(() -> h.blocking.release(ReleaseRequest.newBuilder().setResource(r).setToken(bad).build()));
+      Status rel = codeOf(() -> h.blocking().release(ReleaseRequest.newBuilder().setResource(r).setToken(bad).build()));
       assertThat(extend.getCode()).as("extend with '%s'", bad).isEqualTo(Status.Code.INVALID_ARGUMENT);
       assertThat(rel.getCode()).as("release with '%s'", bad).isEqualTo(Status.Code.INVALID_ARGUMENT);
     }
-    Status emptyResource = codeOf(() -> h.blocking.release(
+    Status emptyResource = codeOf(() -> h.blocking().release(
         ReleaseRequest.newBuilder().setResource("").setToken(lease.getToken()).build()));
     assertThat(emptyResource.getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
-    Status badTtl = codeOf(() -> h.blocking.extend(
+    Status badTtl = codeOf(() -> h.blocking().extend(
         ExtendRequest.newBuilder().setResource(r).setToken(lease.getToken()).build()));
     assertThat(badTtl.getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
     assertThat(badTtl.getDescription()).doesNotContain(lease.getToken());
     // The holder's lease is untouched.
-    Lease extended = h.blocking.extend(ExtendRequest.newBuilder()
+    Lease extended = h.blocking().extend(ExtendRequest.newBuilder()
         .setResource(r).setToken(lease.getToken()).setTtl(proto(TTL)).build()).getLease();
     assertThat(extended.getFencingToken()).isEqualTo(lease.getFencingToken());
     assertThat(release(r, lease.getToken())).isTrue();
@@ -162,7 +177,7 @@ class StatusCodesTest {
   void extendOfALeaseNotHeldIsNotFound() throws InterruptedException {
     String r = resource();
     // A token that never held it.
-    Status unknown = codeOf(() -> h.blocking.extend(ExtendRequest.newBuilder()
+    Status unknown = codeOf(() -> h.blocking().extend(ExtendRequest.newBuilder()
         .setResource(r).setToken(CLIENT_TOKEN).setTtl(proto(TTL)).build()));
     assertThat(unknown.getCode()).isEqualTo(Status.Code.NOT_FOUND);
     assertThat(unknown.getDescription()).contains(r).doesNotContain(CLIENT_TOKEN);
@@ -170,19 +185,19 @@ class StatusCodesTest {
     // Expired.
     Lease shortLived = h.acquire(r, Duration.ofMillis(50));
     Thread.sleep(120);
-    assertThat(codeOf(() -> h.blocking.extend(ExtendRequest.newBuilder()
+    assertThat(codeOf(() -> h.blocking().extend(ExtendRequest.newBuilder()
         .setResource(r).setToken(shortLived.getToken()).setTtl(proto(TTL)).build())).getCode())
         .isEqualTo(Status.Code.NOT_FOUND);
 
     // Taken over after it expired: the old holder cannot extend the new holder's lease.
     Lease next = h.acquire(r, TTL);
-    assertThat(codeOf(() -> h.blocking.extend(ExtendRequest.newBuilder()
+    assertThat(codeOf(() -> h.blocking().extend(ExtendRequest.newBuilder()
         .setResource(r).setToken(shortLived.getToken()).setTtl(proto(TTL)).build())).getCode())
         .isEqualTo(Status.Code.NOT_FOUND);
 
     // Released.
     assertThat(release(r, next.getToken())).isTrue();
-    assertThat(codeOf(() -> h.blocking.extend(ExtendRequest.newBuilder()
+    assertThat(codeOf(() -> h.blocking().extend(ExtendRequest.newBuilder()
         .setResource(r).setToken(next.getToken()).setTtl(proto(TTL)).build())).getCode())
         .isEqualTo(Status.Code.NOT_FOUND);
     // Releasing what is no longer held is not an error.
@@ -193,19 +208,19 @@ class StatusCodesTest {
   void quorumLostIsUnavailableAndSaysHowManyAnswered() {
     String r = resource();
     Lease lease = h.acquire(r, TTL);
-    h.cluster.pause(0, 1);
+    h.cluster().pause(0, 1);
     try {
       Status acquire = acquire(acquireRequest(resource(), TTL, Duration.ZERO, ""));
       assertThat(acquire.getCode()).isEqualTo(Status.Code.UNAVAILABLE);
       assertThat(acquire.getDescription()).contains("1 of 3");
-      Status extend = codeOf(() -> h.blocking.extend(ExtendRequest.newBuilder()
+      Status extend = codeOf(() -> h.blocking().extend(ExtendRequest.newBuilder()
           .setResource(r).setToken(lease.getToken()).setTtl(proto(TTL)).build()));
       assertThat(extend.getCode()).isEqualTo(Status.Code.UNAVAILABLE);
       Status rel = codeOf(() -> release(r, lease.getToken()));
       assertThat(rel.getCode()).isEqualTo(Status.Code.UNAVAILABLE);
       assertThat(rel.getDescription()).contains("1 of 3").doesNotContain(lease.getToken());
     } finally {
-      h.cluster.resume(0, 1);
+      h.cluster().resume(0, 1);
     }
     // UNAVAILABLE means the outcome is unknown, not that nothing happened: the frozen nodes
     // got that Release too and ran it when they woke up, before anything sent later. The lease
@@ -221,24 +236,24 @@ class StatusCodesTest {
     Lease holder = h.acquire(r, TTL);
     String abandoned = "abandonedCallToken_0123456789-abc";
     long start = System.nanoTime();
-    Status status = codeOf(() -> h.blocking.withDeadlineAfter(300, TimeUnit.MILLISECONDS)
+    Status status = codeOf(() -> h.blocking().withDeadlineAfter(300, TimeUnit.MILLISECONDS)
         .acquire(acquireRequest(r, TTL, Duration.ofSeconds(10), abandoned)));
     assertThat(status.getCode()).isEqualTo(Status.Code.DEADLINE_EXCEEDED);
     assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).isLessThan(1500);
     assertThat(release(r, holder.getToken())).isTrue();
     // The server stopped waiting when the caller left: a third client gets the lock, not the abandoned call.
-    Lease third = h.blocking.acquire(acquireRequest(r, TTL, Duration.ofSeconds(2), "")).getLease();
+    Lease third = h.blocking().acquire(acquireRequest(r, TTL, Duration.ofSeconds(2), "")).getLease();
     assertThat(release(r, abandoned)).isFalse();
     assertThat(release(r, third.getToken())).isTrue();
   }
 
   @Test
   void waitingAcquiresPastTheLimitAreResourceExhausted() throws Exception {
-    try (LiveServer limited = new LiveServer(3, "--max-waiting-acquires", "1")) {
+    try (ServerHarness limited = startServer("--max-waiting-acquires", "1")) {
       String r = resource();
       Lease holder = limited.acquire(r, TTL);
       CompletableFuture<Status> waiting = new CompletableFuture<>();
-      LockServiceGrpc.newStub(limited.channel).acquire(acquireRequest(r, TTL, Duration.ofSeconds(10), ""),
+      limited.async().acquire(acquireRequest(r, TTL, Duration.ofSeconds(10), ""),
           new StreamObserver<>() {
             @Override
             public void onNext(dev.redlockd.proto.v1.AcquireResponse value) {}
@@ -254,12 +269,12 @@ class StatusCodesTest {
             }
           });
       Thread.sleep(200); // the first waiter is in
-      Status second = codeOf(() -> limited.blocking.acquire(acquireRequest(r, TTL, Duration.ofSeconds(10), "")));
+      Status second = codeOf(() -> limited.blocking().acquire(acquireRequest(r, TTL, Duration.ofSeconds(10), "")));
       assertThat(second.getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
       // One attempt, no wait, is not limited.
-      assertThat(codeOf(() -> limited.blocking.acquire(acquireRequest(r, TTL, Duration.ZERO, ""))).getCode())
+      assertThat(codeOf(() -> limited.blocking().acquire(acquireRequest(r, TTL, Duration.ZERO, ""))).getCode())
           .isEqualTo(Status.Code.ABORTED);
-      limited.blocking.release(ReleaseRequest.newBuilder().setResource(r).setToken(holder.getToken()).build());
+      limited.blocking().release(ReleaseRequest.newBuilder().setResource(r).setToken(holder.getToken()).build());
       assertThat(waiting.get(5, TimeUnit.SECONDS).getCode()).isEqualTo(Status.Code.OK);
     }
   }
@@ -267,10 +282,10 @@ class StatusCodesTest {
   @Test
   void acquireWithTheSameTokenAgainRefreshesTheLeaseAndKeepsItsFence() throws InterruptedException {
     String r = resource();
-    Lease first = h.blocking.acquire(acquireRequest(r, Duration.ofSeconds(2), Duration.ZERO, CLIENT_TOKEN))
+    Lease first = h.blocking().acquire(acquireRequest(r, Duration.ofSeconds(2), Duration.ZERO, CLIENT_TOKEN))
         .getLease();
     Thread.sleep(300);
-    Lease again = h.blocking.acquire(acquireRequest(r, TTL, Duration.ZERO, CLIENT_TOKEN)).getLease();
+    Lease again = h.blocking().acquire(acquireRequest(r, TTL, Duration.ZERO, CLIENT_TOKEN)).getLease();
     assertThat(again.getToken()).isEqualTo(CLIENT_TOKEN);
     assertThat(again.getFencingToken()).isEqualTo(first.getFencingToken());
     assertThat(fromProto(again.getValidity())).isGreaterThan(Duration.ofSeconds(9));
@@ -282,12 +297,12 @@ class StatusCodesTest {
   @Test
   void successfulCallsReturnTheLeaseAsTheContractDescribes() {
     String r = resource();
-    Lease lease = h.blocking.acquire(acquireRequest(r, TTL, Duration.ZERO, "")).getLease();
+    Lease lease = h.blocking().acquire(acquireRequest(r, TTL, Duration.ZERO, "")).getLease();
     assertThat(lease.getResource()).isEqualTo(r);
     assertThat(lease.getToken()).matches("[A-Za-z0-9_-]{22,64}");
     assertThat(fromProto(lease.getValidity())).isPositive().isLessThanOrEqualTo(TTL.minusMillis(100 + 2));
     assertThat(lease.getFencingToken()).isPositive();
-    Lease extended = h.blocking.extend(ExtendRequest.newBuilder()
+    Lease extended = h.blocking().extend(ExtendRequest.newBuilder()
         .setResource(r).setToken(lease.getToken()).setTtl(proto(Duration.ofSeconds(20))).build()).getLease();
     assertThat(extended.getFencingToken()).isEqualTo(lease.getFencingToken());
     assertThat(fromProto(extended.getValidity())).isGreaterThan(Duration.ofSeconds(19));
