@@ -97,15 +97,15 @@ public final class LettuceRedisNode implements RedisNode {
   }
 
   /** Any command by name: start-up checks send commands Lettuce's API may not have. */
-  private record Keyword(String name) implements ProtocolKeyword {
+  private record Keyword(String command) implements ProtocolKeyword {
     @Override
     public byte[] getBytes() {
-      return name.getBytes(StandardCharsets.UTF_8);
+      return command.getBytes(StandardCharsets.UTF_8);
     }
 
     @Override
     public String toString() {
-      return name;
+      return command;
     }
   }
 
