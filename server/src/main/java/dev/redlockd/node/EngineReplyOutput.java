@@ -13,7 +13,8 @@ import java.util.List;
  * The one place Lettuce's replies become what {@link RedisNode} promises, as {@link RespDecoder}
  * makes them for the built-in client: integers Long, simple and bulk strings String, arrays
  * List (nested as sent), nil null. Lettuce's own ObjectOutput does not fit: under RESP2 it
- * wraps a top-level integer in a list and cannot add a status reply. Error replies stay
+ * gave a top-level integer as a one-element list and failed on a top-level status reply
+ * (PING's PONG) with UnsupportedOperationException. Error replies stay
  * Lettuce's (the command fails with them; {@link LettuceFailures} maps them).
  */
 final class EngineReplyOutput extends CommandOutput<String, String, Object> {
