@@ -20,8 +20,6 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import javax.net.ssl.SSLContext;
-import javax.net.ssl.SSLEngine;
-import javax.net.ssl.SSLParameters;
 
 /**
  * One connection to one node, owned by one event loop: every field is touched on that loop
@@ -118,21 +116,11 @@ final class RedisConnection {
       @Override
       protected void initChannel(Channel ch) throws Exception {
         if (address.tls()) {
-          ch.pipeline().addLast(new SslHandler(clientEngine(tls == null ? SSLContext.getDefault() : tls, address)));
+          ch.pipeline().addLast(new SslHandler(TlsEngines.client(tls == null ? SSLContext.getDefault() : tls, address)));
         }
         ch.pipeline().addLast(new RespDecoder(), new ReplyHandler(attempt));
       }
     };
-  }
-
-  private static SSLEngine clientEngine(SSLContext context, NodeAddress address) {
-    SSLEngine engine = context.createSSLEngine(address.host(), address.port());
-    engine.setUseClientMode(true);
-    // Without this any certificate the trusted authorities ever signed would do, for any host.
-    SSLParameters parameters = engine.getSSLParameters();
-    parameters.setEndpointIdentificationAlgorithm("HTTPS");
-    engine.setSSLParameters(parameters);
-    return engine;
   }
 
   boolean inLoop() {
