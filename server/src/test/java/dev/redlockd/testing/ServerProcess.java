@@ -82,6 +82,8 @@ public final class ServerProcess implements AutoCloseable {
   public static List<String> command(List<String> jvmArgs, List<String> flags) {
     List<String> command = new ArrayList<>();
     command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    // The server's own temp files (dev mode's Redis, the extracted binary) go where the test's do.
+    command.add("-Djava.io.tmpdir=" + System.getProperty("java.io.tmpdir"));
     command.addAll(jvmArgs);
     command.addAll(List.of("-jar", jar().toString(), "--port", "0"));
     command.addAll(flags);
