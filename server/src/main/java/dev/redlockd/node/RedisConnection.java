@@ -257,7 +257,6 @@ final class RedisConnection {
       drop(new IllegalStateException("a reply nobody asked for"));
       return;
     }
-
     if (reply instanceof RedisErrorReply error) {
       if (call.fallback != null && !call.retried && !call.result.isDone() && error.kind().equals("NOSCRIPT")) {
         // First use on this node, or it restarted: EVAL runs the script and caches it again.
