@@ -1,0 +1,112 @@
+package dev.redlockd.bench;
+
+import dev.redlockd.engine.LockEngine;
+import dev.redlockd.node.LuaScript;
+import dev.redlockd.node.NettyRedisNode;
+import dev.redlockd.node.NodeAddress;
+import dev.redlockd.node.RedisNode;
+import dev.redlockd.server.dev.DevCluster;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Semaphore;
+import java.util.function.IntFunction;
+
+/**
+ * What one lock cycle (take a free lock, give it back) costs one Redis node in CPU, for
+ * redlockd's scripts and for the plainest lock there is (SET NX PX, then compare-and-delete
+ * in a script), sent the same way: one node, the same client, the same number in flight.
+ * The node's own CPU counters (INFO cpu) over many cycles, divided by the cycles.
+ *
+ * <pre>java -cp bench/target/redlockd-bench.jar dev.redlockd.bench.RedisCpuPerCycle [cycles]</pre>
+ */
+public final class RedisCpuPerCycle {
+  private static final int IN_FLIGHT = 256;
+  private static final String TOKEN = "benchToken_0123456789abcdef";
+  private static final String TTL_MS = "10000";
+  private static final String PREFIX = "redlock:";
+  private static final LuaScript ACQUIRE = LuaScript.load(LockEngine.class, "acquire");
+  private static final LuaScript RELEASE = LuaScript.load(LockEngine.class, "release");
+  private static final LuaScript COMPARE_AND_DELETE = LuaScript.of("compare-and-delete",
+      "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0");
+
+  private RedisCpuPerCycle() {}
+
+  public static void main(String[] args) throws Exception {
+    int cycles = args.length > 0 ? Integer.parseInt(args[0]) : 500_000;
+    try (DevCluster cluster = DevCluster.start(1)) {
+      String uri = cluster.uris().get(0);
+      RedisNode node = new NettyRedisNode(NodeAddress.parse(uri), Duration.ofSeconds(5));
+      try {
+        node.command("SET", PREFIX + "node:incarnation", "bench").join();
+        System.out.printf("Redis %s (%s), %,d cycles per row, %d in flight, load average %s%n",
+            RedisAdmin.version(uri), cluster.binaryDescription(), cycles, IN_FLIGHT, Machine.loadAverage());
+        double floor = row(node, "SET NX PX + compare-and-delete", cycles, i -> plainCycle(node, "plain:" + i));
+        row(node, "redlockd acquire.lua + release.lua, a resource never locked before", cycles, floor,
+            i -> redlockdCycle(node, "fresh-" + i));
+        // The same 1,000 resources over and over: each one's fence counter is still alive.
+        row(node, "redlockd acquire.lua + release.lua, a resource locked within its ttl", cycles, floor,
+            i -> redlockdCycle(node, "hot-" + (i % 1_000)));
+      } finally {
+        node.close();
+      }
+    }
+  }
+
+  private static double row(RedisNode node, String name, int cycles, IntFunction<CompletableFuture<?>> cycle)
+      throws Exception {
+    return row(node, name, cycles, Double.NaN, cycle);
+  }
+
+  /** Warms up, then runs {@code cycles} cycles; prints and returns the node's CPU microseconds per cycle. */
+  private static double row(RedisNode node, String name, int cycles, double floor,
+      IntFunction<CompletableFuture<?>> cycle) throws Exception {
+    run(cycle, -cycles / 10, 0); // negative ids: warm-up keys apart from the measured ones
+    double before = cpuSeconds(node);
+    long start = System.nanoTime();
+    run(cycle, 0, cycles);
+    double seconds = (System.nanoTime() - start) / 1e9;
+    double micros = (cpuSeconds(node) - before) * 1e6 / cycles;
+    System.out.printf("%-70s %6.2f us/cycle%s  (%,.0f cycles/s)%n", name, micros,
+        Double.isNaN(floor) ? "" : String.format("  %.2fx", micros / floor), cycles / seconds);
+    return micros;
+  }
+
+  private static void run(IntFunction<CompletableFuture<?>> cycle, int from, int to) throws InterruptedException {
+    Semaphore slots = new Semaphore(IN_FLIGHT);
+    for (int i = from; i < to; i++) {
+      slots.acquire();
+      cycle.apply(i).whenComplete((r, failure) -> {
+        if (failure != null) {
+          failure.printStackTrace();
+        }
+        slots.release();
+      });
+    }
+    slots.acquire(IN_FLIGHT);
+  }
+
+  private static CompletableFuture<?> plainCycle(RedisNode node, String key) {
+    return node.command("SET", key, TOKEN, "NX", "PX", TTL_MS)
+        .thenCompose(ok -> node.eval(COMPARE_AND_DELETE, List.of(key), List.of(TOKEN)));
+  }
+
+  private static CompletableFuture<?> redlockdCycle(RedisNode node, String resource) {
+    String lock = PREFIX + "{" + resource + "}:lock";
+    List<String> acquireKeys = List.of(lock, PREFIX + "node:incarnation", PREFIX + "{" + resource + "}:fence",
+        PREFIX + "node:fence-max");
+    return node.eval(ACQUIRE, acquireKeys, List.of(TOKEN, TTL_MS, "", "r1"))
+        .thenCompose(granted -> node.eval(RELEASE, List.of(lock, PREFIX + "node:incarnation"), List.of(TOKEN)));
+  }
+
+  private static double cpuSeconds(RedisNode node) {
+    String info = String.valueOf(node.command("INFO", "cpu").join());
+    double total = 0;
+    for (String line : info.split("\r?\n")) {
+      if (line.startsWith("used_cpu_user:") || line.startsWith("used_cpu_sys:")) {
+        total += Double.parseDouble(line.substring(line.indexOf(':') + 1).trim());
+      }
+    }
+    return total;
+  }
+}
