@@ -395,6 +395,7 @@ public final class KeepAliveLoad {
 
         Produced by:
 
+        <!-- untested: the command that measured this page; a load run, not part of the suite -->
         ```sh
         mvn -B -q -DskipTests -pl bench -am package
         java -cp bench/target/redlockd-bench.jar dev.redlockd.bench.KeepAliveLoad \\

@@ -28,6 +28,8 @@ final class Report {
   String markdown() {
     StringBuilder md = new StringBuilder();
     md.append("## Latest run\n\n");
+    // The marker above each code block is docs/README.md's convention (DocCodeBlocksTest).
+    md.append("<!-- untested: the command that measured this page; a load run, not part of the suite -->\n");
     md.append("```sh\n").append(run.commandLine).append("\n```\n\n");
     md.append(String.format(Locale.ROOT, """
         - date: %s; commit: %s; total runtime: %s
@@ -138,7 +140,8 @@ final class Report {
   private String keepAlive() {
     KeepAliveFigures k = run.keepAlive;
     if (k == null) {
-      return "Not run, and no docs/keepalive.md to quote. Measure it with:\n\n```sh\n" + KeepAliveFigures.COMMAND
+      return "Not run, and no docs/keepalive.md to quote. Measure it with:\n\n"
+          + "<!-- untested: a load run, not part of the suite -->\n```sh\n" + KeepAliveFigures.COMMAND
           + "\n```\n";
     }
     return String.format(Locale.ROOT, """
@@ -146,6 +149,7 @@ final class Report {
         LockCycleBench does not re-implement this; `--keepalive` runs KeepAliveLoad for 30 s as a last \
         phase, and the full figure comes from:
 
+        <!-- untested: a load run, not part of the suite -->
         ```sh
         %s
         ```
@@ -269,6 +273,7 @@ final class Report {
           Redis lock on one node, and two bare gRPC round trips), all measured in one run on the
           same 5 local Redis nodes. Everything between the `bench:` markers is written by:
 
+          <!-- untested: a load run, not part of the suite -->
           ```sh
           mvn -B -q -DskipTests -pl bench -am package
           java -cp bench/target/redlockd-bench.jar dev.redlockd.bench.LockCycleBench --write docs/performance.md

@@ -22,7 +22,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The Lettuce node client logs in and encrypts as the built-in one does: the README's ACL
+ * The Lettuce node client logs in and encrypts as the built-in one does: docs/operating.md's ACL
  * user (which may not PING), passwords in the URI, and TLS from the server's SSLContext with
  * the host checked against the certificate.
  */

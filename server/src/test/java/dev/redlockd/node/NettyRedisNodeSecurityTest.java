@@ -23,15 +23,16 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * ACL users, passwords and TLS against real redis-server processes: the node URI forms the
- * README promises ({@code redis://user:pass@}, {@code rediss://}) really log in and really encrypt.
+ * ACL users, passwords and TLS against real redis-server processes: the node URI forms
+ * docs/operating.md promises ({@code redis://user:pass@}, {@code rediss://}) really log in and
+ * really encrypt.
  */
 class NettyRedisNodeSecurityTest {
   private static final LuaScript RELEASE = LuaScript.of("compare-and-delete",
       "if redis.call('GET', KEYS[1]) == ARGV[1] then return {redis.call('DEL', KEYS[1]), 0} end return {0, 0}");
   /** Roomy: a cold JVM's first TLS handshake is not what these tests measure. */
   private static final Duration TIMEOUT = Duration.ofSeconds(2);
-  /** '/', '@' and '+' must survive the URI: percent-escaped there, as the README says. */
+  /** '/', '@' and '+' must survive the URI: percent-escaped there, as docs/operating.md says. */
   private static final String PASSWORD = "s3cr3t/p@ss+word";
   private static final String PASSWORD_IN_URI = "s3cr3t%2Fp%40ss+word";
   /** Least privilege for redlockd: its own keys, its scripts and what they call. */

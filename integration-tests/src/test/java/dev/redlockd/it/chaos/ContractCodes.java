@@ -4,7 +4,7 @@ import io.grpc.Status;
 import java.util.EnumSet;
 import java.util.Set;
 
-/** The status codes the contract (lock.proto, and the README's status table) names for each call under faults. */
+/** The status codes the contract (lock.proto, and the status table of docs/api.md) names for each call under faults. */
 final class ContractCodes {
   /**
    * Acquire: granted, held by someone else, no quorum, the caller's deadline, a server limit.

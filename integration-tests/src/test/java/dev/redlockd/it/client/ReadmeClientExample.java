@@ -10,8 +10,9 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The README's "Java client" example, verbatim between the markers (ReadmeClientExampleTest
- * checks that the README still says exactly this, then runs it against the real server).
+ * The Java client example of README.md and docs/clients.md, verbatim between the markers
+ * (ReadmeClientExampleTest checks that both pages still say exactly this, then runs it against
+ * the real server).
  */
 final class ReadmeClientExample {
   /** A stand-in for the store the lock protects: it refuses writes with an old fencing token. */

@@ -12,7 +12,10 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
-/** The README's Java example is this module's code, and it runs. */
+/**
+ * The Java example in README.md and in docs/clients.md is this module's code
+ * (ReadmeClientExample), and it runs.
+ */
 class ReadmeClientExampleTest {
   private static final Path MODULE = Path.of(System.getProperty("user.dir"));
 
@@ -25,8 +28,10 @@ class ReadmeClientExampleTest {
     assertThat(m.find()).isTrue();
     String example = String.join("\n", dedent(m.group(1).lines().toList()));
 
-    String readme = Files.readString(MODULE.resolve("../README.md"));
-    assertThat(readme).as("README.md's Java client example").contains("```java\n" + example + "\n```");
+    for (String page : List.of("README.md", "docs/clients.md")) {
+      assertThat(Files.readString(MODULE.resolve("../" + page))).as(page + "'s Java client example")
+          .contains("```java\n" + example + "\n```");
+    }
   }
 
   @Test

@@ -12,9 +12,9 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 /**
- * The README's example for each language is the part of that language's example program
- * between its README markers, verbatim: ClientExampleTest runs those programs, so the README
- * shows code that works.
+ * The example for each language in README.md and docs/clients.md is the part of that language's
+ * example program between its README markers, verbatim: ClientExampleTest runs those programs,
+ * so both pages show code that works.
  */
 class ReadmeClientsTest {
   private final Path root = Runtimes.repositoryRoot();
@@ -38,9 +38,11 @@ class ReadmeClientsTest {
       case NODE -> "js";
       default -> "go";
     };
-    assertThat(Files.readString(root.resolve("README.md")))
-        .as("README.md's " + language.id + " example, quoted from " + root.relativize(file))
-        .contains("```" + fence + "\n" + example + "\n```");
+    for (String page : List.of("README.md", "docs/clients.md")) {
+      assertThat(Files.readString(root.resolve(page)))
+          .as(page + "'s " + language.id + " example, quoted from " + root.relativize(file))
+          .contains("```" + fence + "\n" + example + "\n```");
+    }
   }
 
   /** Removes the indentation every non-blank line shares (spaces or tabs). */

@@ -129,7 +129,7 @@ class GrpcTlsTest {
       assertThat(plaintext.getCode()).isEqualTo(Status.Code.UNAVAILABLE);
 
       assertThat(process.log()).contains("gRPC security: mutual TLS");
-      // The README's client example, run as written.
+      // The Java snippet of docs/operating.md's TLS section, run as written.
       ReadmeTlsClientExample.Connected connected = ReadmeTlsClientExample.connect("127.0.0.1:" + process.port(),
           ca.cert().toFile(), client.cert().toFile(), client.key().toFile());
       try (Lease lease = connected.locks().acquire("readme-tls", Duration.ofSeconds(10), Duration.ZERO)) {
@@ -142,7 +142,7 @@ class GrpcTlsTest {
   }
 
   @Test
-  void readmeShowsTheTlsClientExampleVerbatim() throws IOException {
+  void operatingDocShowsTheTlsClientExampleVerbatim() throws IOException {
     Path module = Path.of(System.getProperty("user.dir"));
     String source = Files.readString(module.resolve(
         "src/test/java/dev/redlockd/it/security/ReadmeTlsClientExample.java"));
@@ -153,7 +153,8 @@ class GrpcTlsTest {
     int indent = lines.stream().filter(l -> !l.isBlank())
         .mapToInt(l -> l.length() - l.stripLeading().length()).min().orElse(0);
     String example = String.join("\n", lines.stream().map(l -> l.isBlank() ? "" : l.substring(indent)).toList());
-    assertThat(Files.readString(module.resolve("../README.md"))).contains("```java\n" + example + "\n```");
+    assertThat(Files.readString(module.resolve("../docs/operating.md"))).as("docs/operating.md's TLS client example")
+        .contains("```java\n" + example + "\n```");
   }
 
   private static String[] run(String... flags) throws IOException, InterruptedException {

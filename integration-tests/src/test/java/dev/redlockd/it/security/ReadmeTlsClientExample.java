@@ -9,8 +9,9 @@ import java.io.File;
 import java.io.IOException;
 
 /**
- * The README's Java client over (mutual) TLS, verbatim between the markers; GrpcTlsTest checks
- * the README still says exactly this and runs it against a server started with --tls-client-ca.
+ * The Java client over (mutual) TLS as docs/operating.md shows it, verbatim between the markers;
+ * GrpcTlsTest checks that page still says exactly this and runs it against a server started with
+ * --tls-client-ca.
  */
 final class ReadmeTlsClientExample {
   private ReadmeTlsClientExample() {}

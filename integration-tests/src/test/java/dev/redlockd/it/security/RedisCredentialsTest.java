@@ -16,6 +16,7 @@ import io.grpc.Status;
 import io.grpc.health.v1.HealthCheckRequest;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.health.v1.HealthGrpc;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -42,6 +43,14 @@ class RedisCredentialsTest {
 
   @TempDir
   Path dir;
+
+  /** docs/operating.md's least-privilege ACL user is the one these tests log in as (with its own password). */
+  @Test
+  void operatingDocShowsTheAclUserTheseTestsLogInAs() throws Exception {
+    String user = "user " + String.join(" ", ACL.subList(4, ACL.size())).replace(">" + PASSWORD, ">s3cret");
+    assertThat(Files.readString(Path.of(System.getProperty("user.dir"), "../docs/operating.md")))
+        .as("docs/operating.md's ACL user").contains("```text\n" + user + "\n```");
+  }
 
   private static String redisFlag(List<SecuredRedis> nodes, String userInfo) {
     return nodes.stream().map(n -> n.uri(userInfo)).collect(Collectors.joining(","));
@@ -77,7 +86,7 @@ class RedisCredentialsTest {
   @Test
   void locksThroughAclUsersAndNeverLogsThePassword() throws Exception {
     List<SecuredRedis> nodes = start(() -> SecuredRedis.plain(dir, ACL.toArray(String[]::new)));
-    // Through the environment, as the README advises: a flag would show the password in ps.
+    // Through the environment, as docs/operating.md advises: a flag would show the password in ps.
     try (ServerProcess process = ServerProcess.start(List.of(), List.of(),
         Map.of("REDLOCKD_REDIS", redisFlag(nodes, "redlockd:" + PASSWORD_IN_URI)))) {
       assertThat(lockOnce(process, "acl").isOk()).isTrue();
