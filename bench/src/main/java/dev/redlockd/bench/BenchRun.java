@@ -9,15 +9,13 @@ import java.util.TreeMap;
 /** Everything one LockCycleBench run found, filled in as it goes and rendered by {@link Report}. */
 final class BenchRun {
   static final String REDLOCKD = "redlockd";
-  /** The same server with -Dredlockd.node-client=lettuce (LockCycleBench --with-lettuce). */
-  static final String REDLOCKD_LETTUCE = "redlockd (Lettuce node client)";
   static final String REDISSON_REDLOCK = "RedissonRedLock";
   static final String REDISSON_LOCK = "Redisson RLock (1 node)";
   static final String ETCD = "etcd";
   static final String FLOOR = "one-node floor";
   static final String ECHO = "gRPC echo";
   /** The order of the rows, whatever the order of measurement. */
-  static final List<String> ROWS = List.of(REDLOCKD, REDLOCKD_LETTUCE, REDISSON_REDLOCK, REDISSON_LOCK, ETCD, FLOOR, ECHO);
+  static final List<String> ROWS = List.of(REDLOCKD, REDISSON_REDLOCK, REDISSON_LOCK, ETCD, FLOOR, ECHO);
 
   String commandLine;
   String date;

@@ -24,13 +24,9 @@ import java.util.concurrent.Callable;
  *
  * <pre>java -cp bench/target/redlockd-bench.jar dev.redlockd.bench.LockCycleBench
  *     [--seconds-per-point 10] [--warmup-seconds 3] [--system-warmup-seconds 10] [--levels 1,32,128]
- *     [--channels 4] [--handoff-clients 8] [--handoff-hold-us 1000] [--keepalive] [--with-lettuce]
- *     [--systems echo,floor,redlockd,redlockd-lettuce,redisson-redlock,redisson-lock,etcd]
+ *     [--channels 4] [--handoff-clients 8] [--handoff-hold-us 1000] [--keepalive]
+ *     [--systems echo,floor,redlockd,redisson-redlock,redisson-lock,etcd]
  *     [--server-jar server/target/redlockd-server.jar] [--write docs/performance.md]</pre>
- *
- * --with-lettuce adds a row for the same server jar started with
- * -Dredlockd.node-client=lettuce, measured right after the redlockd row and in the same way
- * (its hand-off is not measured: that table is the built-in client's).
  *
  * -Dbench.serverJvm="..." adds JVM flags to the redlockd server (e.g. a JFR recording), and
  * -Dbench.serverFlags="..." server flags, as for KeepAliveLoad.
@@ -40,12 +36,9 @@ public final class LockCycleBench {
       java -cp bench/target/redlockd-bench.jar dev.redlockd.bench.LockCycleBench
           [--seconds-per-point 10] [--warmup-seconds 3] [--system-warmup-seconds 10] [--levels 1,32,128]
           [--channels 4] [--handoff-clients 8] [--handoff-hold-us 1000] [--keepalive]
-          [--with-lettuce]   also measure the server on its Lettuce node client (-Dredlockd.node-client=lettuce)
-          [--systems echo,floor,redlockd,redlockd-lettuce,redisson-redlock,redisson-lock,etcd]
+          [--systems echo,floor,redlockd,redisson-redlock,redisson-lock,etcd]
           [--server-jar server/target/redlockd-server.jar] [--quiet-wait-seconds 900] [--write docs/performance.md]
       -Dbench.serverJvm="..." adds JVM flags to the redlockd server, -Dbench.serverFlags="..." server flags.""";
-  /** The --systems name of the row --with-lettuce adds. */
-  private static final String LETTUCE_SYSTEM = "redlockd-lettuce";
   private static final int NODES = 5;
   /** Warm-up points for each system run at this many in flight, so both JVMs compile the hot path. */
   private static final int SYSTEM_WARMUP_IN_FLIGHT = 32;
@@ -60,7 +53,6 @@ public final class LockCycleBench {
   private int handOffClients = 8;
   private long handOffHoldMicros = 1000;
   private boolean keepAlive;
-  private boolean withLettuce;
   private Set<String> systems = Set.of("echo", "floor", "redlockd", "redisson-redlock", "redisson-lock", "etcd");
   private Path serverJar = Path.of("server/target/redlockd-server.jar");
   private Path write;
@@ -80,10 +72,6 @@ public final class LockCycleBench {
       }
       if (flag.equals("--keepalive")) {
         bench.keepAlive = true;
-        continue;
-      }
-      if (flag.equals("--with-lettuce")) {
-        bench.withLettuce = true;
         continue;
       }
       if (i + 1 >= args.length) {
@@ -143,9 +131,6 @@ public final class LockCycleBench {
       }
       if (systems.contains("redlockd")) {
         measureRedlockd();
-      }
-      if (withLettuce || systems.contains(LETTUCE_SYSTEM)) {
-        measureRedlockdOnLettuce();
       }
       if (systems.contains("redisson-redlock")) {
         measureInProcess(() -> new RedissonRedLockContender(redisUris));
@@ -218,31 +203,6 @@ public final class LockCycleBench {
         System.out.printf("   %,d hand-offs, p50 %s ms, p99 %s ms, %d waited out, %d errors%n",
             run.handOff.handOffs().count(), Report.ms(run.handOff.handOffs().percentile(50)),
             Report.ms(run.handOff.handOffs().percentile(99)), run.handOff.timedOut(), run.handOff.errors());
-      } finally {
-        GrpcChannels.close(pool);
-      }
-    }
-  }
-
-  /**
-   * The same server jar with its Redis nodes on Lettuce instead of the built-in client, so the
-   * two node clients meet on the same machine, nodes and load in one run. Flushed first for
-   * the same reason as {@link #measureRedlockd}.
-   */
-  private void measureRedlockdOnLettuce() throws Exception {
-    RedisAdmin.flushAll(redisUris);
-    if (!Files.isReadable(serverJar)) {
-      throw new IllegalStateException(serverJar + " missing: mvn -B -q -DskipTests -pl bench -am package");
-    }
-    List<String> jvmArgs = serverJvmArgs(true);
-    jvmArgs.add("-Dredlockd.node-client=lettuce");
-    try (ServerUnderTest server = ServerUnderTest.start(serverJar, jvmArgs, serverFlags())) {
-      if (!server.log().contains("Lettuce")) {
-        throw new IllegalStateException("the server did not say it runs on Lettuce:\n" + server.log());
-      }
-      List<ManagedChannel> pool = GrpcChannels.open(server.port(), channels);
-      try (RedlockdGrpc contender = RedlockdGrpc.onLettuce(pool)) {
-        measure(contender, new CpuProbe(server.pid(), redisPids));
       } finally {
         GrpcChannels.close(pool);
       }

@@ -21,34 +21,20 @@ final class RedlockdGrpc implements Contender {
 
   private final List<LockServiceGrpc.LockServiceStub> stubs;
   private final AtomicInteger next = new AtomicInteger();
-  private final String name;
-  private final String nodeClient;
 
   RedlockdGrpc(List<ManagedChannel> channels) {
-    this(channels, BenchRun.REDLOCKD, "its built-in node client");
-  }
-
-  private RedlockdGrpc(List<ManagedChannel> channels, String name, String nodeClient) {
     this.stubs = channels.stream().map(LockServiceGrpc::newStub).toList();
-    this.name = name;
-    this.nodeClient = nodeClient;
-  }
-
-  /** The same calls, to a server started with -Dredlockd.node-client=lettuce. */
-  static RedlockdGrpc onLettuce(List<ManagedChannel> channels) {
-    return new RedlockdGrpc(channels, BenchRun.REDLOCKD_LETTUCE,
-        "Lettuce as node client (-Dredlockd.node-client=lettuce), on the server's own event loops");
   }
 
   @Override
   public String name() {
-    return name;
+    return BenchRun.REDLOCKD;
   }
 
   @Override
   public String how() {
     return "gRPC Acquire(ttl 10 s, no wait, fresh client token) then Release, async stubs over "
-        + stubs.size() + " channels, to the server jar in its own JVM (Redlock over the 5 nodes, " + nodeClient + ")";
+        + stubs.size() + " channels, to the server jar in its own JVM (Redlock over the 5 nodes)";
   }
 
   @Override

@@ -2,8 +2,8 @@ package dev.redlockd.server;
 
 import dev.redlockd.engine.EngineConfig;
 import dev.redlockd.engine.LockEngine;
+import dev.redlockd.node.NettyRedisNode;
 import dev.redlockd.node.NodeAddress;
-import dev.redlockd.node.NodeClients;
 import dev.redlockd.node.RedisIo;
 import dev.redlockd.node.RedisNode;
 import dev.redlockd.server.dev.DevCluster;
@@ -106,7 +106,7 @@ public final class RedlockdServer implements AutoCloseable {
       SSLContext redisTls = config.redisTls().orElse(null);
       List<NodeAddress> addresses = NodeAddress.parseList(redis);
       for (NodeAddress address : addresses) {
-        nodes.add(metrics.meter(NodeClients.open(address, config.nodeTimeout, io, redisTls)));
+        nodes.add(metrics.meter(new NettyRedisNode(address, config.nodeTimeout, io, redisTls)));
       }
       // NodeAddress prints the scheme (is it TLS?) and never the password.
       log.info("Redlock over {} Redis nodes (quorum {}): {}; {}", nodes.size(), nodes.size() / 2 + 1, addresses,
