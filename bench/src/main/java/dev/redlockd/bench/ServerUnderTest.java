@@ -108,5 +108,10 @@ final class ServerUnderTest implements AutoCloseable {
     if (!process.waitFor(20, TimeUnit.SECONDS)) {
       process.destroyForcibly();
     }
+    try {
+      Files.deleteIfExists(log); // a run that got this far needs the server's log no more
+    } catch (IOException e) {
+      System.err.println("could not delete " + log + ": " + e.getMessage());
+    }
   }
 }
