@@ -9,13 +9,14 @@ import java.util.TreeMap;
 /** Everything one LockCycleBench run found, filled in as it goes and rendered by {@link Report}. */
 final class BenchRun {
   static final String REDLOCKD = "redlockd";
+  static final String JEDIS_REDLOCK = "Redlock over JedisPool (in process)";
   static final String REDISSON_REDLOCK = "RedissonRedLock";
   static final String REDISSON_LOCK = "Redisson RLock (1 node)";
   static final String ETCD = "etcd";
   static final String FLOOR = "one-node floor";
   static final String ECHO = "gRPC echo";
   /** The order of the rows, whatever the order of measurement. */
-  static final List<String> ROWS = List.of(REDLOCKD, REDISSON_REDLOCK, REDISSON_LOCK, ETCD, FLOOR, ECHO);
+  static final List<String> ROWS = List.of(REDLOCKD, JEDIS_REDLOCK, REDISSON_REDLOCK, REDISSON_LOCK, ETCD, FLOOR, ECHO);
 
   String commandLine;
   String date;

@@ -13,8 +13,8 @@ import redis.clients.jedis.params.SetParams;
  * script on one node, from a pooled blocking client in the bench JVM. No quorum, no fencing,
  * no fault tolerance.
  */
-// JedisPool is deprecated in Jedis 8 (RedisClient replaces it), but it is the pool the
-// server's own node client uses: the floor should pay what redlockd pays per call.
+// JedisPool is deprecated in Jedis 8 (RedisClient replaces it); a pooled blocking client is
+// the plainest way to call one node, which is what a floor should be.
 @SuppressWarnings("deprecation")
 final class JedisFloor implements Contender {
   private static final String COMPARE_AND_DELETE =

@@ -25,7 +25,7 @@ import java.util.concurrent.Callable;
  * <pre>java -cp bench/target/redlockd-bench.jar dev.redlockd.bench.LockCycleBench
  *     [--seconds-per-point 10] [--warmup-seconds 3] [--system-warmup-seconds 10] [--levels 1,32,128]
  *     [--channels 4] [--handoff-clients 8] [--handoff-hold-us 1000] [--keepalive]
- *     [--systems echo,floor,redlockd,redisson-redlock,redisson-lock,etcd]
+ *     [--systems echo,floor,redlockd,jedis-redlock,redisson-redlock,redisson-lock,etcd]
  *     [--server-jar server/target/redlockd-server.jar] [--write docs/performance.md]</pre>
  *
  * -Dbench.serverJvm="..." adds JVM flags to the redlockd server (e.g. a JFR recording), and
@@ -36,7 +36,7 @@ public final class LockCycleBench {
       java -cp bench/target/redlockd-bench.jar dev.redlockd.bench.LockCycleBench
           [--seconds-per-point 10] [--warmup-seconds 3] [--system-warmup-seconds 10] [--levels 1,32,128]
           [--channels 4] [--handoff-clients 8] [--handoff-hold-us 1000] [--keepalive]
-          [--systems echo,floor,redlockd,redisson-redlock,redisson-lock,etcd]
+          [--systems echo,floor,redlockd,jedis-redlock,redisson-redlock,redisson-lock,etcd]
           [--server-jar server/target/redlockd-server.jar] [--quiet-wait-seconds 900] [--write docs/performance.md]
       -Dbench.serverJvm="..." adds JVM flags to the redlockd server, -Dbench.serverFlags="..." server flags.""";
   private static final int NODES = 5;
@@ -53,7 +53,7 @@ public final class LockCycleBench {
   private int handOffClients = 8;
   private long handOffHoldMicros = 1000;
   private boolean keepAlive;
-  private Set<String> systems = Set.of("echo", "floor", "redlockd", "redisson-redlock", "redisson-lock", "etcd");
+  private Set<String> systems = Set.of("echo", "floor", "redlockd", "jedis-redlock", "redisson-redlock", "redisson-lock", "etcd");
   private Path serverJar = Path.of("server/target/redlockd-server.jar");
   private Path write;
   private long quietWaitSeconds = 900;
@@ -131,6 +131,9 @@ public final class LockCycleBench {
       }
       if (systems.contains("redlockd")) {
         measureRedlockd();
+      }
+      if (systems.contains("jedis-redlock")) {
+        measureInProcess(() -> new JedisRedlockContender(redisUris, levels.stream().max(Integer::compare).orElse(1)));
       }
       if (systems.contains("redisson-redlock")) {
         measureInProcess(() -> new RedissonRedLockContender(redisUris));
