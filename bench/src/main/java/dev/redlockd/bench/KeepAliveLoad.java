@@ -1,5 +1,6 @@
 package dev.redlockd.bench;
 
+import dev.redlockd.client.LockTokens;
 import dev.redlockd.proto.v1.AcquireRequest;
 import dev.redlockd.proto.v1.AcquireResponse;
 import dev.redlockd.proto.v1.KeepAliveRequest;
@@ -7,7 +8,6 @@ import dev.redlockd.proto.v1.KeepAliveResponse;
 import dev.redlockd.proto.v1.Lease;
 import dev.redlockd.proto.v1.LeaseState;
 import dev.redlockd.proto.v1.LockServiceGrpc;
-import dev.redlockd.client.LockTokens;
 import dev.redlockd.server.dev.DevCluster;
 import io.grpc.Grpc;
 import io.grpc.InsecureChannelCredentials;

@@ -1,8 +1,8 @@
 package dev.redlockd.server;
 
+import dev.redlockd.engine.Grant;
 import dev.redlockd.engine.InvalidRequestException;
 import dev.redlockd.engine.KeptLease;
-import dev.redlockd.engine.Grant;
 import dev.redlockd.engine.LockEngine;
 import dev.redlockd.engine.LockEngineException;
 import dev.redlockd.proto.v1.KeepAliveRequest;

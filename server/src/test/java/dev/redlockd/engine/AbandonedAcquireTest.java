@@ -3,8 +3,8 @@ package dev.redlockd.engine;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.redlockd.node.NettyRedisNode;
 import dev.redlockd.node.LuaScript;
+import dev.redlockd.node.NettyRedisNode;
 import dev.redlockd.node.NodeAddress;
 import dev.redlockd.node.RedisNode;
 import dev.redlockd.testing.RedisCluster;

@@ -1,7 +1,7 @@
 package dev.redlockd.sim;
 
-import dev.redlockd.engine.KeptLease;
 import dev.redlockd.engine.Grant;
+import dev.redlockd.engine.KeptLease;
 import dev.redlockd.engine.LeaseNotHeldException;
 import dev.redlockd.engine.LockEngine;
 import dev.redlockd.engine.LockEngineException;
