@@ -29,6 +29,8 @@ public final class RedisCpuPerCycle {
   private static final LuaScript RELEASE = LuaScript.load(LockEngine.class, "release");
   private static final LuaScript COMPARE_AND_DELETE = LuaScript.of("compare-and-delete",
       "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0");
+  /** What any script costs before it does anything: the floor under a cycle of two scripts. */
+  private static final LuaScript EMPTY = LuaScript.of("empty", "return {1, '0', 1}");
 
   private RedisCpuPerCycle() {}
 
@@ -47,6 +49,8 @@ public final class RedisCpuPerCycle {
         // The same 1,000 resources over and over: each one's fence counter is still alive.
         row(node, "redlockd acquire.lua + release.lua, a resource locked within its ttl", cycles, floor,
             i -> redlockdCycle(node, "hot-" + (i % 1_000)));
+        row(node, "two scripts that do nothing, with acquire's and release's keys and arguments", cycles, floor,
+            i -> emptyCycle(node, "empty-" + i));
       } finally {
         node.close();
       }
@@ -97,6 +101,14 @@ public final class RedisCpuPerCycle {
         PREFIX + "node:fence-max");
     return node.eval(ACQUIRE, acquireKeys, List.of(TOKEN, TTL_MS, "", "r1"))
         .thenCompose(granted -> node.eval(RELEASE, List.of(lock, PREFIX + "node:incarnation"), List.of(TOKEN)));
+  }
+
+  private static CompletableFuture<?> emptyCycle(RedisNode node, String resource) {
+    String lock = PREFIX + "{" + resource + "}:lock";
+    List<String> acquireKeys = List.of(lock, PREFIX + "node:incarnation", PREFIX + "{" + resource + "}:fence",
+        PREFIX + "node:fence-max");
+    return node.eval(EMPTY, acquireKeys, List.of(TOKEN, TTL_MS, "", "r1"))
+        .thenCompose(done -> node.eval(EMPTY, List.of(lock, PREFIX + "node:incarnation"), List.of(TOKEN)));
   }
 
   private static double cpuSeconds(RedisNode node) {
