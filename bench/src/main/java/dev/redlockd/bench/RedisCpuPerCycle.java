@@ -96,19 +96,21 @@ public final class RedisCpuPerCycle {
   }
 
   private static CompletableFuture<?> redlockdCycle(RedisNode node, String resource) {
-    String lock = PREFIX + "{" + resource + "}:lock";
-    List<String> acquireKeys = List.of(lock, PREFIX + "node:incarnation", PREFIX + "{" + resource + "}:fence",
-        PREFIX + "node:fence-max");
-    return node.eval(ACQUIRE, acquireKeys, List.of(TOKEN, TTL_MS, "", "r1"))
-        .thenCompose(granted -> node.eval(RELEASE, List.of(lock, PREFIX + "node:incarnation"), List.of(TOKEN)));
+    return scriptCycle(node, ACQUIRE, RELEASE, resource);
   }
 
   private static CompletableFuture<?> emptyCycle(RedisNode node, String resource) {
+    return scriptCycle(node, EMPTY, EMPTY, resource);
+  }
+
+  /** An acquire-shaped script, then a release-shaped one, with redlockd's keys and arguments. */
+  private static CompletableFuture<?> scriptCycle(RedisNode node, LuaScript acquire, LuaScript release,
+      String resource) {
     String lock = PREFIX + "{" + resource + "}:lock";
     List<String> acquireKeys = List.of(lock, PREFIX + "node:incarnation", PREFIX + "{" + resource + "}:fence",
         PREFIX + "node:fence-max");
-    return node.eval(EMPTY, acquireKeys, List.of(TOKEN, TTL_MS, "", "r1"))
-        .thenCompose(done -> node.eval(EMPTY, List.of(lock, PREFIX + "node:incarnation"), List.of(TOKEN)));
+    return node.eval(acquire, acquireKeys, List.of(TOKEN, TTL_MS, "", "r1"))
+        .thenCompose(done -> node.eval(release, List.of(lock, PREFIX + "node:incarnation"), List.of(TOKEN)));
   }
 
   private static double cpuSeconds(RedisNode node) {

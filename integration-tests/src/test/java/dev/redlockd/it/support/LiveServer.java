@@ -1,78 +1,25 @@
 package dev.redlockd.it.support;
 
 import dev.redlockd.proto.v1.AcquireRequest;
-import dev.redlockd.proto.v1.LockServiceGrpc;
 import dev.redlockd.server.RedlockdServer;
-import dev.redlockd.server.ServerConfig;
 import dev.redlockd.testing.RedisCluster;
 import io.grpc.Grpc;
 import io.grpc.InsecureChannelCredentials;
-import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 
 /** Real redis-server processes, the real server over Netty on a free port, and a channel to it. */
-public final class LiveServer implements ServerHarness {
-  public final RedisCluster cluster;
-  public final RedlockdServer server;
-  public final ManagedChannel channel;
-  public final LockServiceGrpc.LockServiceBlockingStub blocking;
-  public final LockServiceGrpc.LockServiceStub async;
-
+public final class LiveServer extends StartedServer {
   public LiveServer(int nodes, String... flags) throws Exception {
     this(RedisCluster.start(nodes), flags);
   }
 
   /** A server over an existing cluster; closing the server closes the cluster too. */
   public LiveServer(RedisCluster cluster, String... flags) throws Exception {
-    this.cluster = cluster;
-    List<String> args = new ArrayList<>(List.of("--port", "0", "--redis", cluster.redisFlag()));
-    args.addAll(List.of(flags));
-    RedlockdServer started;
-    try {
-      started = RedlockdServer.start(ServerConfig.parse(args.toArray(String[]::new)));
-    } catch (Exception e) {
-      cluster.close();
-      throw e;
-    }
-    server = started;
-    channel = newChannel();
-    blocking = LockServiceGrpc.newBlockingStub(channel);
-    async = LockServiceGrpc.newStub(channel);
-  }
-
-  @Override
-  public RedisCluster cluster() {
-    return cluster;
-  }
-
-  @Override
-  public RedlockdServer server() {
-    return server;
-  }
-
-  @Override
-  public ManagedChannel channel() {
-    return channel;
-  }
-
-  @Override
-  public LockServiceGrpc.LockServiceBlockingStub blocking() {
-    return blocking;
-  }
-
-  @Override
-  public LockServiceGrpc.LockServiceStub async() {
-    return async;
-  }
-
-  @Override
-  public ManagedChannel newChannel() {
-    return Grpc.newChannelBuilder("127.0.0.1:" + server.port(), InsecureChannelCredentials.create()).build();
+    super(cluster, List.of("--port", "0"), flags, RedlockdServer::start,
+        server -> Grpc.newChannelBuilder("127.0.0.1:" + server.port(), InsecureChannelCredentials.create()).build());
   }
 
   /** An Acquire with every field; an empty token lets the server choose one. */
@@ -101,15 +48,5 @@ public final class LiveServer implements ServerHarness {
 
   public static Duration fromProto(com.google.protobuf.Duration d) {
     return Duration.ofSeconds(d.getSeconds(), d.getNanos());
-  }
-
-  @Override
-  public void close() throws InterruptedException {
-    channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
-    try {
-      server.close();
-    } finally {
-      cluster.close();
-    }
   }
 }
