@@ -84,7 +84,7 @@ final class JedisRedlockContender implements Contender {
     List<String> releaseKeys = List.of(lock, PREFIX + "node:incarnation");
     return onAll(ACQUIRE, acquireKeys, acquireArgs).thenCompose(replies -> {
       long granted = replies.stream().filter(r -> ((Number) r.get(0)).longValue() == 1).count();
-      return onAll(RELEASE, releaseKeys, List.of(token)).thenAccept(released -> {
+      return onAll(RELEASE, releaseKeys, List.of(token, lock + ":released", round)).thenAccept(released -> {
         if (granted < quorum()) {
           throw new IllegalStateException(granted + " of " + pools.size() + " nodes granted " + resource);
         }

@@ -110,7 +110,8 @@ public final class RedisCpuPerCycle {
     List<String> acquireKeys = List.of(lock, PREFIX + "node:incarnation", PREFIX + "{" + resource + "}:fence",
         PREFIX + "node:fence-max");
     return node.eval(acquire, acquireKeys, List.of(TOKEN, TTL_MS, "", "r1"))
-        .thenCompose(done -> node.eval(release, List.of(lock, PREFIX + "node:incarnation"), List.of(TOKEN)));
+        .thenCompose(done -> node.eval(release, List.of(lock, PREFIX + "node:incarnation"),
+            List.of(TOKEN, lock + ":released", "n" + resource)));
   }
 
   private static double cpuSeconds(RedisNode node) {

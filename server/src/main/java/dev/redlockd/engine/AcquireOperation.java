@@ -97,7 +97,7 @@ final class AcquireOperation {
   private void afterRound(Grant lease, Throwable failure) {
     if (lease != null) {
       if (!result.complete(lease) && releaseIfAbandoned) {
-        redlock.release(resource, token);
+        redlock.release(resource, token, redlock.newNotice());
       }
       return;
     }

@@ -54,7 +54,7 @@ public final class KeptLease {
   static final long MAX_RENEWAL_GRID_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
   private static final int RENEWAL_GRID_STEPS_PER_TTL = 12;
 
-  private final LockEngine engine;
+  private final Leases space;
   private final ScheduledExecutorService scheduler;
   private final RenewalBatch batch;
   private final LongSupplier nanoClock;
@@ -74,9 +74,9 @@ public final class KeptLease {
   private boolean renewAgain;
   private boolean ended;
 
-  KeptLease(LockEngine engine, ScheduledExecutorService scheduler, RenewalBatch batch, LongSupplier nanoClock,
+  KeptLease(Leases space, ScheduledExecutorService scheduler, RenewalBatch batch, LongSupplier nanoClock,
       String resource, String token, Duration ttl, Listener listener) {
-    this.engine = engine;
+    this.space = space;
     this.scheduler = scheduler;
     this.batch = batch;
     this.nanoClock = nanoClock;
@@ -153,7 +153,7 @@ public final class KeptLease {
   }
 
   private CompletableFuture<Boolean> releaseBefore(long validUntil) {
-    return engine.release(resource, token).handle((released, failure) -> {
+    return space.release(resource, token).handle((released, failure) -> {
       if (failure == null) {
         return CompletableFuture.completedFuture(released);
       }
@@ -253,6 +253,9 @@ public final class KeptLease {
     if (stillValid != null) {
       listener.jeopardy(stillValid, (LockEngineException) cause, markAtStart);
     } else {
+      if (lost instanceof LeaseNotHeldException) {
+        space.announceFree(resource); // it ran out, perhaps, and someone may be waiting for it
+      }
       listener.lost(lost);
     }
   }

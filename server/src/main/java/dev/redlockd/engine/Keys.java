@@ -8,21 +8,48 @@ import java.util.List;
  * acquire.lua); its counter key lives a ttl past each take, so a resource leaves nothing behind
  * for good. The node-wide keys describe the node itself (its incarnation, its quarantine, the
  * highest fence it ever granted).
+ *
+ * <p>Leases live in spaces: the user's locks in the empty one, elections in {@code election:}.
+ * A space's keys start with the space before the hash tag, so no resource name of one space can
+ * make a key of another; the node-wide keys are shared by all spaces.
  */
 final class Keys {
+  static final String LOCKS = "";
+  static final String ELECTIONS = "election:";
+
   private final String prefix;
+  private final String space;
 
   Keys(String prefix) {
+    this(prefix, LOCKS);
+  }
+
+  Keys(String prefix, String space) {
     this.prefix = prefix;
+    this.space = space;
+  }
+
+  Keys inSpace(String otherSpace) {
+    return new Keys(prefix, otherSpace);
   }
 
   String lock(String resource) {
-    return prefix + "{" + resource + "}:lock";
+    return prefix + space + "{" + resource + "}:lock";
   }
 
   /** The resource's last fence on the node; the name is the one its never-expiring predecessor had, so an upgrade keeps counting from it. */
   String counter(String resource) {
-    return prefix + "{" + resource + "}:fence";
+    return prefix + space + "{" + resource + "}:fence";
+  }
+
+  /** The pub/sub channel on which release.lua announces that the resource's lock was deleted. */
+  String releasedChannel(String resource) {
+    return prefix + space + "{" + resource + "}:released";
+  }
+
+  /** The pub/sub channel on which an election's changes of leader are announced. */
+  String changesChannel(String resource) {
+    return prefix + space + "{" + resource + "}:changes";
   }
 
   String incarnation() {

@@ -25,32 +25,32 @@ public final class LockEngine implements AutoCloseable {
   private final List<RedisNode> nodes;
   private final EngineConfig config;
   private final RequestRules rules;
-  private final Redlock redlock;
-  private final OperatorRounds operator;
   private final NodeMonitor monitor;
-  private final Waiters waiters = new Waiters();
+  private final NodeEvents events;
+  private final Leases locks;
+  private final Leases elections;
   private final ScheduledExecutorService scheduler;
   private final boolean ownsScheduler;
-  private final RenewalBatch renewals;
-  private final LongSupplier nanoClock;
-  private final Random jitter;
-  private final SecureRandom tokens;
   private final AtomicInteger waitingCalls = new AtomicInteger();
 
   private LockEngine(Builder b) {
     this.nodes = List.copyOf(b.nodes);
     this.config = b.config;
     this.rules = new RequestRules(config);
-    this.nanoClock = b.nanoClock;
-    this.jitter = b.jitter;
-    this.tokens = b.tokens;
     this.ownsScheduler = b.scheduler == null;
     this.scheduler = ownsScheduler ? defaultScheduler() : b.scheduler;
-    this.renewals = new RenewalBatch(this, scheduler, nanoClock);
     Keys keys = new Keys(config.keyPrefix());
-    this.monitor = new NodeMonitor(nodes, keys, config, scheduler, b.wallMicros, nanoClock, tokens);
-    this.redlock = new Redlock(nodes, keys, config, nanoClock, monitor, tokens.nextLong());
-    this.operator = new OperatorRounds(nodes, keys, monitor);
+    this.monitor = new NodeMonitor(nodes, keys, config, scheduler, b.wallMicros, b.nanoClock, b.tokens);
+    this.events = new NodeEvents(nodes, b.notices);
+    Leases.Shared shared = new Leases.Shared(config, events, scheduler, b.nanoClock, b.jitter, b.tokens,
+        waitingCalls);
+    this.locks = space(shared, rules, keys, b);
+    this.elections = space(shared, rules.forElections(), keys.inSpace(Keys.ELECTIONS), b);
+  }
+
+  private Leases space(Leases.Shared shared, RequestRules spaceRules, Keys keys, Builder b) {
+    Redlock redlock = new Redlock(nodes, keys, config, b.nanoClock, monitor, b.tokens.nextLong());
+    return new Leases(shared, spaceRules, keys, redlock, new OperatorRounds(nodes, keys, monitor));
   }
 
   public static Builder builder(List<RedisNode> nodes, EngineConfig config) {
@@ -76,134 +76,55 @@ public final class LockEngine implements AutoCloseable {
 
   /**
    * Takes the lock, retrying while it is held by someone else until {@code wait} runs out.
-   * An empty {@code token} makes the engine choose one. Cancel the future to give up: a
-   * lease granted in the meantime is released when the engine chose its token; with the
-   * caller's token it is left to the caller (who may be retrying with it) and runs out at its ttl.
+   * An empty {@code token} makes the engine choose one. See {@link Leases#acquire}.
    */
   public CompletableFuture<Grant> acquire(String resource, Duration ttl, Duration wait, String token) {
-    return acquire(resource, ttl, wait, token, "");
+    return locks.acquire(resource, ttl, wait, token, "");
   }
 
-  /**
-   * As {@link #acquire(String, Duration, Duration, String)}, storing {@code owner} (free text,
-   * at most 256 UTF-8 bytes) with the lock for {@link #describe}; a refresh with the same token
-   * replaces it.
-   */
+  /** See {@link Leases#acquire}. */
   public CompletableFuture<Grant> acquire(String resource, Duration ttl, Duration wait, String token, String owner) {
-    try {
-      rules.resource(resource);
-      rules.ttl(resource, ttl);
-      rules.waitTime(resource, Objects.requireNonNull(wait, "wait"));
-      rules.token(resource, token, false);
-      rules.owner(resource, Objects.requireNonNull(owner, "owner"));
-    } catch (InvalidRequestException e) {
-      return CompletableFuture.failedFuture(e);
-    }
-    String leaseToken = token.isEmpty() ? LockToken.generate(tokens) : token;
-    boolean waits = !wait.isZero();
-    AcquireOperation operation = new AcquireOperation(redlock, waiters, scheduler, nanoClock, jitter,
-        config.retryDelay(), resource, leaseToken, !token.isEmpty(), owner, ttl, wait);
-    if (waits && waitingCalls.incrementAndGet() > config.maxWaitingAcquires()) {
-      waitingCalls.decrementAndGet();
-      return CompletableFuture.failedFuture(new LimitExceededException("resource '" + resource
-          + "': " + config.maxWaitingAcquires() + " Acquire calls are already waiting on this server"));
-    }
-    CompletableFuture<Grant> result = operation.start();
-    if (waits) {
-      result.whenComplete((lease, failure) -> waitingCalls.decrementAndGet());
-    }
-    return result;
+    return locks.acquire(resource, ttl, wait, token, owner);
   }
 
-  /** Renews a held lease for {@code ttl} from now; {@link LeaseNotHeldException} if it is not held. */
+  /** See {@link Leases#extend}. */
   public CompletableFuture<Grant> extend(String resource, String token, Duration ttl) {
-    try {
-      rules.resource(resource);
-      rules.token(resource, token, true);
-      rules.ttl(resource, ttl);
-    } catch (InvalidRequestException e) {
-      return CompletableFuture.failedFuture(e);
-    }
-    return redlock.extend(resource, token, ttl);
+    return locks.extend(resource, token, ttl);
   }
 
-  /** Kept leases due together; their resources, tokens and ttls were checked when they were kept. */
-  List<CompletableFuture<Grant>> extendAll(List<Redlock.Extension> extensions) {
-    return redlock.extendAll(extensions);
-  }
-
-  /**
-   * Releases on every node; true when a quorum still held the lease, false when it was no
-   * longer held. When nodes that did not answer could make the difference, the outcome is
-   * unknown: {@link QuorumUnavailableException}, and the call may be retried.
-   */
+  /** See {@link Leases#release}. */
   public CompletableFuture<Boolean> release(String resource, String token) {
-    try {
-      rules.resource(resource);
-      rules.token(resource, token, true);
-    } catch (InvalidRequestException e) {
-      return CompletableFuture.failedFuture(e);
-    }
-    return redlock.release(resource, token).thenApply(tally -> {
-      if (tally.yes() > 0) {
-        waiters.wakeNext(resource);
-      }
-      if (tally.quorumSaidYes()) {
-        return true;
-      }
-      if (!tally.quorumVoted() || Redlock.silentCouldMakeAQuorum(tally)) {
-        throw QuorumUnavailableException.of(resource, tally);
-      }
-      return false;
-    });
+    return locks.release(resource, token);
   }
 
-  /**
-   * Who holds the resource, read from every node at once: a snapshot, not a linearizable read
-   * (the lock may change hands while it is read). Nodes that do not answer within the node
-   * timeout are left out; when they could make the difference, {@link QuorumUnavailableException}.
-   */
+  /** See {@link Leases#describe}. */
   public CompletableFuture<LockDescription> describe(String resource) {
-    try {
-      rules.resource(resource);
-    } catch (InvalidRequestException e) {
-      return CompletableFuture.failedFuture(e);
-    }
-    return operator.describe(resource);
+    return locks.describe(resource);
   }
 
-  /**
-   * Deletes the resource's lock on every node whatever its token, for an operator whose holder
-   * is gone. True when some node that answered held a lock key. Fencing counters are left alone,
-   * so the next grant's fencing token is still above the deleted lease's. Fewer than a quorum
-   * answering is {@link QuorumUnavailableException}: the lock may still be held.
-   */
+  /** See {@link Leases#forceRelease}. */
   public CompletableFuture<Boolean> forceRelease(String resource) {
-    try {
-      rules.resource(resource);
-    } catch (InvalidRequestException e) {
-      return CompletableFuture.failedFuture(e);
-    }
-    return operator.forceRelease(resource).thenApply(tally -> {
-      if (tally.yes() > 0) {
-        waiters.wakeNext(resource);
-      }
-      if (!tally.quorumVoted()) {
-        throw QuorumUnavailableException.of(resource, tally);
-      }
-      return tally.yes() > 0;
-    });
+    return locks.forceRelease(resource);
   }
 
-  /**
-   * A lease to keep alive for its holder; nothing is sent until {@link KeptLease#renewNow}.
-   * The first renewal checks that the lease is held.
-   */
+  /** See {@link Leases#keep}. */
   public KeptLease keep(String resource, String token, Duration ttl, KeptLease.Listener listener) {
-    rules.resource(resource);
-    rules.token(resource, token, true);
-    rules.ttl(resource, ttl);
-    return new KeptLease(this, scheduler, renewals, nanoClock, resource, token, ttl, listener);
+    return locks.keep(resource, token, ttl, listener);
+  }
+
+  /** The user's locks: what the methods above act on. */
+  public Leases locks() {
+    return locks;
+  }
+
+  /** The elections' leases: the same rules in a space of their own, where an election's name is the resource. */
+  public Leases elections() {
+    return elections;
+  }
+
+  /** Pub/sub between the servers on the same nodes. */
+  NodeEvents events() {
+    return events;
   }
 
   public RequestRules rules() {
@@ -249,6 +170,7 @@ public final class LockEngine implements AutoCloseable {
   @Override
   public void close() {
     monitor.close();
+    events.close();
     if (ownsScheduler) {
       scheduler.shutdownNow();
     }
@@ -274,6 +196,7 @@ public final class LockEngine implements AutoCloseable {
     private ScheduledExecutorService scheduler;
     private Random jitter = new Random();
     private SecureRandom tokens = new SecureRandom();
+    private boolean notices = true;
 
     private Builder(List<RedisNode> nodes, EngineConfig config) {
       if (nodes.isEmpty()) {
@@ -306,6 +229,15 @@ public final class LockEngine implements AutoCloseable {
 
     public Builder tokens(SecureRandom random) {
       this.tokens = random;
+      return this;
+    }
+
+    /**
+     * Whether releases are announced to the waiters of every server on the same nodes through
+     * the nodes' pub/sub (default); off, a waiter on another server finds out at its next retry.
+     */
+    public Builder notices(boolean enabled) {
+      this.notices = enabled;
       return this;
     }
 

@@ -36,6 +36,11 @@ final class Redlock {
     this.monitor = monitor;
   }
 
+  /** Names one release, unique across replicas, for the copies of its announcement to be told apart. */
+  String newNotice() {
+    return roundPrefix + "r" + Long.toString(rounds.incrementAndGet(), 36);
+  }
+
   int quorum() {
     return Tally.quorumOf(nodes.size());
   }
@@ -237,11 +242,13 @@ final class Redlock {
 
   /**
    * Compare-and-delete on every node; the tally's yes counts voting nodes that deleted it.
+   * Each node that deletes it announces {@code notice} (see {@link #newNotice()}) to waiters.
    * Complete as soon as a quorum deleted it (the lease is gone then, whatever the others say;
    * their deletes are on the way), else once every node answered or timed out.
    */
-  CompletableFuture<Tally> release(String resource, String token) {
-    return untilAQuorumSaysYes(Scripts.RELEASE, keys.forLock(resource), List.of(token), Replies::release,
+  CompletableFuture<Tally> release(String resource, String token, String notice) {
+    List<String> args = List.of(token, keys.releasedChannel(resource), notice);
+    return untilAQuorumSaysYes(Scripts.RELEASE, keys.forLock(resource), args, Replies::release,
             Replies.Release::incarnated, Replies.Release::deleted)
         .thenApply(results -> Tally.of(results, Replies.Release::incarnated, Replies.Release::deleted));
   }

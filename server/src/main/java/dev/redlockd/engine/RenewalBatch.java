@@ -14,13 +14,13 @@ import java.util.function.LongSupplier;
  * after every renewal due at the same grid time.
  */
 final class RenewalBatch {
-  private final LockEngine engine;
+  private final Leases space;
   private final ScheduledExecutorService scheduler;
   private final LongSupplier nanoClock;
   private List<KeptLease> due = new ArrayList<>(); // guarded by this
 
-  RenewalBatch(LockEngine engine, ScheduledExecutorService scheduler, LongSupplier nanoClock) {
-    this.engine = engine;
+  RenewalBatch(Leases space, ScheduledExecutorService scheduler, LongSupplier nanoClock) {
+    this.space = space;
     this.scheduler = scheduler;
     this.nanoClock = nanoClock;
   }
@@ -47,7 +47,7 @@ final class RenewalBatch {
     List<Redlock.Extension> extensions = starts.stream().map(KeptLease.Start::extension).toList();
     long sent = nanoClock.getAsLong();
     List<CompletableFuture<Grant>> renewed = new ArrayList<>();
-    Pipelining.together(() -> renewed.addAll(engine.extendAll(extensions)));
+    Pipelining.together(() -> renewed.addAll(space.extendAll(extensions)));
     for (int i = 0; i < batch.size(); i++) {
       batch.get(i).whenRenewed(renewed.get(i), sent, starts.get(i));
     }

@@ -9,35 +9,50 @@ public final class RequestRules {
   public static final int MAX_OWNER_BYTES = 256;
 
   private final EngineConfig config;
+  /** What the name names, in messages: a resource, or an election. */
+  private final String noun;
+  /** What the free text is called: a lock's owner, an election's value. */
+  private final String ownerNoun;
 
   public RequestRules(EngineConfig config) {
+    this(config, "resource", "owner");
+  }
+
+  private RequestRules(EngineConfig config, String noun, String ownerNoun) {
     this.config = config;
+    this.noun = noun;
+    this.ownerNoun = ownerNoun;
+  }
+
+  /** The same rules, in the words of elections: an election's name and its leader's value. */
+  RequestRules forElections() {
+    return new RequestRules(config, "election", "value");
   }
 
   public void resource(String resource) {
     if (resource == null || resource.isEmpty()) {
-      throw new InvalidRequestException("resource must not be empty");
+      throw new InvalidRequestException(noun + " must not be empty");
     }
     int bytes = resource.getBytes(StandardCharsets.UTF_8).length;
     if (bytes > MAX_RESOURCE_BYTES) {
-      throw new InvalidRequestException("resource is " + bytes + " bytes long, the limit is "
+      throw new InvalidRequestException(noun + " is " + bytes + " bytes long, the limit is "
           + MAX_RESOURCE_BYTES);
     }
   }
 
   public void ttl(String resource, Duration ttl) {
     if (ttl == null) {
-      throw new InvalidRequestException("resource '" + resource + "': ttl is required");
+      throw new InvalidRequestException(noun + " '" + resource + "': ttl is required");
     }
     if (ttl.compareTo(config.minTtl()) < 0 || ttl.compareTo(config.maxTtl()) > 0) {
-      throw new InvalidRequestException("resource '" + resource + "': ttl " + ttl.toMillis()
+      throw new InvalidRequestException(noun + " '" + resource + "': ttl " + ttl.toMillis()
           + "ms is outside [" + config.minTtl().toMillis() + "ms, " + config.maxTtl().toMillis() + "ms]");
     }
   }
 
   public void waitTime(String resource, Duration wait) {
     if (wait.isNegative()) {
-      throw new InvalidRequestException("resource '" + resource + "': wait must not be negative");
+      throw new InvalidRequestException(noun + " '" + resource + "': wait must not be negative");
     }
   }
 
@@ -48,7 +63,7 @@ public final class RequestRules {
     }
     if (!LockToken.isWellFormed(token)) {
       // The message describes the rule, never the token itself.
-      throw new InvalidRequestException("resource '" + resource + "': token must be "
+      throw new InvalidRequestException(noun + " '" + resource + "': token must be "
           + LockToken.MIN_LENGTH + " to " + LockToken.MAX_LENGTH
           + " characters of the base64url alphabet (A-Z a-z 0-9 - _), got " + token.length() + " characters");
     }
@@ -57,7 +72,7 @@ public final class RequestRules {
   public void owner(String resource, String owner) {
     int bytes = owner.getBytes(StandardCharsets.UTF_8).length;
     if (bytes > MAX_OWNER_BYTES) {
-      throw new InvalidRequestException("resource '" + resource + "': owner is " + bytes
+      throw new InvalidRequestException(noun + " '" + resource + "': " + ownerNoun + " is " + bytes
           + " bytes long, the limit is " + MAX_OWNER_BYTES);
     }
   }

@@ -1,21 +1,53 @@
 package dev.redlockd.engine;
 
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * Acquire calls on this server waiting for a resource, oldest first, so a release through
- * this server hands the lock on at once instead of after a retry delay. Concurrent maps and
- * queues: waiters come and go from gRPC and node threads alike.
+ * Acquire calls on this server waiting for a resource, oldest first, so that a release hands
+ * the lock on at once instead of after a retry delay: a release through this server directly,
+ * a release through any other server by the notice release.lua publishes on the resource's
+ * channel, which this server listens to while anyone waits here for the resource.
+ *
+ * <p>One release wakes one waiter here: its notice comes from each node that deleted the lock,
+ * and every copy goes to the waiter the first one woke (whose next round then runs at once if
+ * the one under way fails because other nodes had not yet deleted it). Concurrent maps and
+ * queues: waiters come and go from gRPC, engine and I/O threads alike.
  */
 final class Waiters {
+  /** Releases remembered, far more than arrive within the time their copies take. */
+  private static final int RECENT_RELEASES = 1024;
+
   private final ConcurrentHashMap<String, Queue<AcquireOperation>> byResource = new ConcurrentHashMap<>();
+  private final Map<String, AcquireOperation> wokenBy = Collections.synchronizedMap(
+      new LinkedHashMap<>(64, 0.75f, false) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, AcquireOperation> eldest) {
+          return size() > RECENT_RELEASES;
+        }
+      });
+  private final Keys keys;
+  private final NodeEvents events;
+
+  Waiters(Keys keys, NodeEvents events) {
+    this.keys = keys;
+    this.events = events;
+  }
 
   void add(AcquireOperation op) {
-    // Inside compute, so a concurrent remove cannot drop the queue between lookup and add.
+    // Inside compute, so a concurrent remove cannot drop the queue between lookup and add, and
+    // the channel's subscribe and unsubscribe calls reach the nodes in order.
     byResource.compute(op.resource(), (r, queue) -> {
-      Queue<AcquireOperation> q = queue == null ? new ConcurrentLinkedQueue<>() : queue;
+      Queue<AcquireOperation> q = queue;
+      if (q == null) {
+        q = new ConcurrentLinkedQueue<>();
+        events.listen(keys.releasedChannel(r), handler(r));
+      }
       q.add(op);
       return q;
     });
@@ -24,19 +56,57 @@ final class Waiters {
   void remove(AcquireOperation op) {
     byResource.computeIfPresent(op.resource(), (r, queue) -> {
       queue.remove(op);
-      return queue.isEmpty() ? null : queue;
+      if (!queue.isEmpty()) {
+        return queue;
+      }
+      events.stop(keys.releasedChannel(r));
+      return null;
     });
   }
 
-  /** Wakes the oldest waiter still waiting (see {@link AcquireOperation#wake()}). */
-  void wakeNext(String resource) {
+  /** The release named {@code notice} freed the resource: wake the waiter it woke, or the oldest. */
+  void released(String resource, String notice) {
+    AcquireOperation earlier = wokenBy.get(notice);
+    if (earlier != null) {
+      earlier.wake();
+      return;
+    }
+    AcquireOperation woken = wakeOldest(resource);
+    if (woken != null) {
+      wokenBy.put(notice, woken);
+    }
+  }
+
+  /** Wakes the oldest waiter still waiting (see {@link AcquireOperation#wake()}); null if none. */
+  AcquireOperation wakeOldest(String resource) {
     Queue<AcquireOperation> queue = byResource.get(resource);
     if (queue != null) {
       for (AcquireOperation op : queue) {
         if (op.wake()) {
-          return;
+          return op;
         }
       }
     }
+    return null;
+  }
+
+  private NodeEvents.Handler handler(String resource) {
+    AtomicBoolean heard = new AtomicBoolean();
+    return new NodeEvents.Handler() {
+      @Override
+      public void message(String notice) {
+        released(resource, notice);
+      }
+
+      @Override
+      public void subscribed() {
+        // A release between the first waiter's last round and the first node's subscription
+        // went unheard: one more round finds out. Later confirmations (other nodes, a node
+        // reconnecting) change nothing while any node still delivers.
+        if (heard.compareAndSet(false, true)) {
+          wakeOldest(resource);
+        }
+      }
+    };
   }
 }

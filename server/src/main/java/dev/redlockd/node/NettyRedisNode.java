@@ -23,7 +23,12 @@ public final class NettyRedisNode implements RedisNode {
 
   private final NodeAddress address;
   private final List<RedisConnection> connections = new ArrayList<>();
+  private final List<Subscriber> subscribers = new ArrayList<>();
   private final List<List<String>> handshake;
+  private final Duration timeout;
+  private final RedisIo io;
+  private final SSLContext tls;
+  private final OffLoopResolver resolver;
   private volatile boolean closed;
   /** Why the node last refused us (login, TLS); null once it answered. Logged once per reason. */
   private final AtomicReference<String> refusal = new AtomicReference<>();
@@ -46,6 +51,10 @@ public final class NettyRedisNode implements RedisNode {
       int maxPending) {
     this.address = address;
     this.handshake = handshake(address);
+    this.timeout = timeout;
+    this.io = io;
+    this.tls = tls;
+    this.resolver = resolver;
     for (EventLoop loop : io.loops()) {
       connections.add(new RedisConnection(this, loop, io.channelType(), timeout.toNanos(), tls, resolver, maxPending));
     }
@@ -124,6 +133,18 @@ public final class NettyRedisNode implements RedisNode {
     return connections.get(Math.floorMod(Long.hashCode(Thread.currentThread().getId()), connections.size()));
   }
 
+  /** A pub/sub connection of its own on one of the I/O loops; it connects on its first subscription. */
+  @Override
+  public synchronized Subscriber subscriber(Subscriber.Listener listener) {
+    if (closed) {
+      return Subscriber.NONE;
+    }
+    Subscriber subscriber = new SubscriberConnection(this, io.loops().get(0), io.channelType(), timeout.toNanos(), tls,
+        resolver, listener);
+    subscribers.add(subscriber);
+    return subscriber;
+  }
+
   IllegalStateException closedFailure() {
     return new IllegalStateException("node " + name() + " is closed");
   }
@@ -159,7 +180,10 @@ public final class NettyRedisNode implements RedisNode {
 
   @Override
   public void close() {
-    closed = true;
+    synchronized (this) {
+      closed = true;
+      subscribers.forEach(Subscriber::close);
+    }
     connections.forEach(RedisConnection::close);
   }
 

@@ -21,6 +21,14 @@ public interface RedisNode extends AutoCloseable {
   /** Runs a plain command (used at start-up, for configuration checks). */
   CompletableFuture<Object> command(String... args);
 
+  /**
+   * Pub/sub on this node, delivering to {@code listener}. Without it (the default) nothing is
+   * delivered, and whoever listens falls back on polling.
+   */
+  default Subscriber subscriber(Subscriber.Listener listener) {
+    return Subscriber.NONE;
+  }
+
   @Override
   void close();
 }

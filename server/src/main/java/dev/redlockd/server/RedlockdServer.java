@@ -111,7 +111,7 @@ public final class RedlockdServer implements AutoCloseable {
       // NodeAddress prints the scheme (is it TLS?) and never the password.
       log.info("Redlock over {} Redis nodes (quorum {}): {}; {}", nodes.size(), nodes.size() / 2 + 1, addresses,
           io.transport());
-      engine = LockEngine.builder(nodes, engineConfig).build().start();
+      engine = LockEngine.builder(nodes, engineConfig).notices(config.notifyWaiters).build().start();
       StartupGate.awaitNodes(engine, StartupGate.MAX_WAIT);
       HealthStatusManager health = new HealthStatusManager();
       new HealthPublisher(health, engine);

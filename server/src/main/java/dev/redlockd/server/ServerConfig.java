@@ -111,6 +111,13 @@ public final class ServerConfig {
           + "at once instead of letting it run out (default ${DEFAULT-VALUE}).")
   boolean releaseOnDisconnect;
 
+  @Option(names = "--notify-waiters", defaultValue = "${env:REDLOCKD_NOTIFY_WAITERS:-true}",
+      fallbackValue = "true", arity = "0..1",
+      description = "Announce each release on the Redis nodes' pub/sub, so that Acquire calls and candidates "
+          + "waiting on other servers try again at once; false: they find out at their next retry "
+          + "(--retry-delay) (default ${DEFAULT-VALUE}).")
+  boolean notifyWaiters;
+
   @Option(names = "--allow-force-release", defaultValue = "${env:REDLOCKD_ALLOW_FORCE_RELEASE:-false}",
       fallbackValue = "true", arity = "0..1",
       description = "Serve the ForceRelease RPC, which deletes a resource's lock whatever its token; without "

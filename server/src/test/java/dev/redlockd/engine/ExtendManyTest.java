@@ -43,7 +43,7 @@ class ExtendManyTest {
       extensions.add(new Redlock.Extension(resource, i % 3 == 0 ? LockToken.generate(RANDOM) : token, ttl));
     }
 
-    List<CompletableFuture<Grant>> renewed = harness.engine.extendAll(extensions);
+    List<CompletableFuture<Grant>> renewed = harness.engine.locks().extendAll(extensions);
 
     assertThat(renewed).hasSize(leases);
     for (int i = 0; i < leases; i++) {

@@ -96,7 +96,7 @@ class OperatorRoundsTest {
       Grant lease = h.engine.acquire(resource, Duration.ofSeconds(1), Duration.ZERO, "", "holder " + i).join();
       extensions.add(new Redlock.Extension(resource, lease.token(), Duration.ofSeconds(30)));
     }
-    for (CompletableFuture<Grant> renewed : h.engine.extendAll(extensions)) {
+    for (CompletableFuture<Grant> renewed : h.engine.locks().extendAll(extensions)) {
       renewed.join();
     }
     for (int i = 0; i < 5; i++) {

@@ -200,7 +200,7 @@ class RedlockRoundTest {
     List<RedisNode> nodes = List.of(late1, late2, answering("a", List.of()), answering("b", List.of()),
         answering("c", List.of()));
 
-    CompletableFuture<Tally> released = redlock(nodes).release("r", TOKEN);
+    CompletableFuture<Tally> released = redlock(nodes).release("r", TOKEN, "notice-1");
     assertThat(released).isCompleted();
     assertThat(released.join().quorumSaidYes()).isTrue();
     assertThat(late1.calls).containsExactly("release");

@@ -32,7 +32,8 @@ public final class SimKeyspace {
   private static final Map<String, Integer> ARITY = Map.ofEntries(
       Map.entry("GET", 2), Map.entry("SET", -3), Map.entry("DEL", -2), Map.entry("EXISTS", -2),
       Map.entry("PEXPIRE", -3), Map.entry("PTTL", 2), Map.entry("INCR", 2), Map.entry("FLUSHALL", -1),
-      Map.entry("DBSIZE", 1), Map.entry("KEYS", 2), Map.entry("CONFIG", -2), Map.entry("PING", -1));
+      Map.entry("DBSIZE", 1), Map.entry("KEYS", 2), Map.entry("CONFIG", -2), Map.entry("PING", -1),
+      Map.entry("PUBLISH", 3));
   /** What CONFIG GET maxmemory* answers on a default redis-server: no limit, so no eviction. */
   private static final Map<String, String> CONFIG = Map.of(
       "maxmemory", "0", "maxmemory-policy", "noeviction", "maxmemory-clients", "0",
@@ -110,6 +111,8 @@ public final class SimKeyspace {
       case "KEYS" -> new ArrayList<Object>(liveKeys(argv.get(1)));
       case "CONFIG" -> config(argv);
       case "PING" -> argv.size() == 1 ? SimStatus.PONG : argv.get(1);
+      // The simulation has no subscribers: a notice reaches no one, as on a node nobody listens to.
+      case "PUBLISH" -> 0L;
       default -> throw new IllegalStateException(name);
     };
   }

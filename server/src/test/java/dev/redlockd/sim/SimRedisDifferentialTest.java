@@ -219,7 +219,7 @@ class SimRedisDifferentialTest {
         return script(EXTEND, keys, args, null);
       } else if (roll < 44) {
         String r = resource();
-        return script(RELEASE, List.of(lock(r), INCARNATION), List.of(token(r)), null);
+        return script(RELEASE, List.of(lock(r), INCARNATION), List.of(token(r), lock(r) + ":released", "n1"), null);
       } else if (roll < 52) {
         String r = resource();
         return script(RAISE, List.of(lock(r), fence(r), FENCE_MAX), List.of(token(r), target(r), ttl()), null);

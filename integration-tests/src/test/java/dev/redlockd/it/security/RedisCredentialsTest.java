@@ -38,8 +38,8 @@ class RedisCredentialsTest {
   private static final String PASSWORD = "Tr0ub4dor/&3@x+y";
   private static final String PASSWORD_IN_URI = "Tr0ub4dor%2F%263%40x+y";
   private static final List<String> ACL = List.of("--user", "default", "off",
-      "--user", "redlockd", "on", ">" + PASSWORD, "~redlock:*", "+evalsha", "+eval", "+get", "+set", "+del",
-      "+exists", "+pexpire", "+pttl", "+incr", "+client|setname");
+      "--user", "redlockd", "on", ">" + PASSWORD, "~redlock:*", "&redlock:*", "+evalsha", "+eval", "+get", "+set",
+      "+del", "+exists", "+pexpire", "+pttl", "+incr", "+publish", "+subscribe", "+unsubscribe", "+client|setname");
 
   @TempDir
   Path dir;

@@ -2,6 +2,7 @@ package dev.redlockd.server.metrics;
 
 import dev.redlockd.node.LuaScript;
 import dev.redlockd.node.RedisNode;
+import dev.redlockd.node.Subscriber;
 import io.prometheus.metrics.core.datapoints.CounterDataPoint;
 import io.prometheus.metrics.core.datapoints.DistributionDataPoint;
 import java.util.List;
@@ -44,6 +45,11 @@ final class MeteredRedisNode implements RedisNode {
   @Override
   public CompletableFuture<Object> command(String... args) {
     return timed(() -> node.command(args));
+  }
+
+  @Override
+  public Subscriber subscriber(Subscriber.Listener listener) {
+    return node.subscriber(listener);
   }
 
   private CompletableFuture<Object> timed(Supplier<CompletableFuture<Object>> request) {

@@ -1,0 +1,229 @@
+package dev.redlockd.engine;
+
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
+import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.LongSupplier;
+
+/**
+ * The leases of one space on the nodes (see {@link Keys}): the user's locks, or the elections.
+ * The same algorithm and rules in each, with keys, waiters and release notices of its own.
+ * Every method validates its input ({@link InvalidRequestException}) and completes
+ * asynchronously; failures are the typed {@link LockEngineException}s.
+ */
+public final class Leases {
+  private final EngineConfig config;
+  private final RequestRules rules;
+  private final Keys keys;
+  private final Redlock redlock;
+  private final OperatorRounds operator;
+  private final NodeEvents events;
+  private final Waiters waiters;
+  private final RenewalBatch renewals;
+  private final ScheduledExecutorService scheduler;
+  private final LongSupplier nanoClock;
+  private final Random jitter;
+  private final SecureRandom tokens;
+  private final AtomicInteger waitingCalls;
+
+  Leases(Shared shared, RequestRules rules, Keys keys, Redlock redlock, OperatorRounds operator) {
+    this.config = shared.config;
+    this.rules = rules;
+    this.keys = keys;
+    this.redlock = redlock;
+    this.operator = operator;
+    this.events = shared.events;
+    this.waiters = new Waiters(keys, events);
+    this.scheduler = shared.scheduler;
+    this.nanoClock = shared.nanoClock;
+    this.jitter = shared.jitter;
+    this.tokens = shared.tokens;
+    this.waitingCalls = shared.waitingCalls;
+    this.renewals = new RenewalBatch(this, scheduler, nanoClock);
+  }
+
+  /** What every space of one engine shares. */
+  record Shared(EngineConfig config, NodeEvents events, ScheduledExecutorService scheduler,
+      LongSupplier nanoClock, Random jitter, SecureRandom tokens, AtomicInteger waitingCalls) {}
+
+  /**
+   * Takes the lock, retrying while it is held by someone else until {@code wait} runs out,
+   * storing {@code owner} (free text, at most 256 UTF-8 bytes) with it; a refresh with the same
+   * token replaces it. An empty {@code token} makes the engine choose one. Cancel the future to
+   * give up: a lease granted in the meantime is released when the engine chose its token; with
+   * the caller's token it is left to the caller (who may be retrying with it) and runs out at its ttl.
+   */
+  public CompletableFuture<Grant> acquire(String resource, Duration ttl, Duration wait, String token, String owner) {
+    try {
+      rules.resource(resource);
+      rules.ttl(resource, ttl);
+      rules.waitTime(resource, Objects.requireNonNull(wait, "wait"));
+      rules.token(resource, token, false);
+      rules.owner(resource, Objects.requireNonNull(owner, "owner"));
+    } catch (InvalidRequestException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+    String leaseToken = token.isEmpty() ? LockToken.generate(tokens) : token;
+    boolean waits = !wait.isZero();
+    AcquireOperation operation = new AcquireOperation(redlock, waiters, scheduler, nanoClock, jitter,
+        config.retryDelay(), resource, leaseToken, !token.isEmpty(), owner, ttl, wait);
+    if (waits && waitingCalls.incrementAndGet() > config.maxWaitingAcquires()) {
+      waitingCalls.decrementAndGet();
+      return CompletableFuture.failedFuture(new LimitExceededException("resource '" + resource
+          + "': " + config.maxWaitingAcquires() + " Acquire calls are already waiting on this server"));
+    }
+    CompletableFuture<Grant> result = operation.start();
+    if (waits) {
+      result.whenComplete((lease, failure) -> waitingCalls.decrementAndGet());
+    }
+    return result;
+  }
+
+  /** Renews a held lease for {@code ttl} from now; {@link LeaseNotHeldException} if it is not held. */
+  public CompletableFuture<Grant> extend(String resource, String token, Duration ttl) {
+    try {
+      rules.resource(resource);
+      rules.token(resource, token, true);
+      rules.ttl(resource, ttl);
+    } catch (InvalidRequestException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+    return redlock.extend(resource, token, ttl);
+  }
+
+  /** Kept leases due together; their resources, tokens and ttls were checked when they were kept. */
+  List<CompletableFuture<Grant>> extendAll(List<Redlock.Extension> extensions) {
+    return redlock.extendAll(extensions);
+  }
+
+  /**
+   * Releases on every node; true when a quorum still held the lease, false when it was no
+   * longer held. When nodes that did not answer could make the difference, the outcome is
+   * unknown: {@link QuorumUnavailableException}, and the call may be retried.
+   */
+  public CompletableFuture<Boolean> release(String resource, String token) {
+    try {
+      rules.resource(resource);
+      rules.token(resource, token, true);
+    } catch (InvalidRequestException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+    String notice = redlock.newNotice();
+    return redlock.release(resource, token, notice).thenApply(tally -> {
+      if (tally.yes() > 0) {
+        waiters.released(resource, notice);
+      }
+      if (tally.quorumSaidYes()) {
+        return true;
+      }
+      if (!tally.quorumVoted() || Redlock.silentCouldMakeAQuorum(tally)) {
+        throw QuorumUnavailableException.of(resource, tally);
+      }
+      return false;
+    });
+  }
+
+  /**
+   * Who holds the resource, read from every node at once: a snapshot, not a linearizable read
+   * (the lock may change hands while it is read). Nodes that do not answer within the node
+   * timeout are left out; when they could make the difference, {@link QuorumUnavailableException}.
+   */
+  public CompletableFuture<LockDescription> describe(String resource) {
+    try {
+      rules.resource(resource);
+    } catch (InvalidRequestException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+    return operator.describe(resource);
+  }
+
+  /**
+   * Deletes the resource's lock on every node whatever its token, for an operator whose holder
+   * is gone. True when some node that answered held a lock key. Fencing counters are left alone,
+   * so the next grant's fencing token is still above the deleted lease's. Fewer than a quorum
+   * answering is {@link QuorumUnavailableException}: the lock may still be held.
+   */
+  public CompletableFuture<Boolean> forceRelease(String resource) {
+    try {
+      rules.resource(resource);
+    } catch (InvalidRequestException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+    return operator.forceRelease(resource).thenApply(tally -> {
+      if (tally.yes() > 0) {
+        announceFree(resource);
+      }
+      if (!tally.quorumVoted()) {
+        throw QuorumUnavailableException.of(resource, tally);
+      }
+      return tally.yes() > 0;
+    });
+  }
+
+  /**
+   * A lease to keep alive for its holder; nothing is sent until {@link KeptLease#renewNow}.
+   * The first renewal checks that the lease is held.
+   */
+  public KeptLease keep(String resource, String token, Duration ttl, KeptLease.Listener listener) {
+    rules.resource(resource);
+    rules.token(resource, token, true);
+    rules.ttl(resource, ttl);
+    return new KeptLease(this, scheduler, renewals, nanoClock, resource, token, ttl, listener);
+  }
+
+  /**
+   * The resource's lock went away without a release through this space's release.lua (deleted
+   * by force, or found gone by a renewal, perhaps expired): tell the waiters on every server.
+   */
+  void announceFree(String resource) {
+    String notice = redlock.newNotice();
+    waiters.released(resource, notice);
+    events.publish(keys.releasedChannel(resource), notice);
+  }
+
+  /** The input rules of this space, in its words. */
+  public RequestRules rules() {
+    return rules;
+  }
+
+  /** Told of what is announced about one resource (see {@link #announceChange}); called on an I/O thread. */
+  public interface ChangeListener {
+    void changed(String payload);
+
+    /** A node now delivers the announcements: any made before may have been missed. */
+    void subscribed();
+  }
+
+  /**
+   * Tells every server that listens to the resource's changes (on all nodes, best effort):
+   * what builds on these leases (elections) says who holds them, without a read.
+   */
+  public void announceChange(String resource, String payload) {
+    events.publish(keys.changesChannel(resource), payload);
+  }
+
+  /**
+   * Hands the resource's announcements to {@code listener} until the returned handle is
+   * closed. One listener per resource per engine; opening and closing one must not race.
+   */
+  public AutoCloseable listenForChanges(String resource, ChangeListener listener) {
+    String channel = keys.changesChannel(resource);
+    events.listen(channel, new NodeEvents.Handler() {
+      @Override
+      public void message(String payload) {
+        listener.changed(payload);
+      }
+
+      @Override
+      public void subscribed() {
+        listener.subscribed();
+      }
+    });
+    return () -> events.stop(channel);
+  }
+}
