@@ -6,4 +6,9 @@ public final class LeaseNotHeldException extends LockEngineException {
     super("lease on resource '" + resource + "' is not held (" + holding
         + " nodes hold it, quorum is " + quorum + ")");
   }
+
+  /** With a message of the caller's, which names what was lost (never a token). */
+  public LeaseNotHeldException(String message) {
+    super(message);
+  }
 }

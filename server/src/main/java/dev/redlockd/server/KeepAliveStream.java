@@ -22,11 +22,11 @@ import org.slf4j.LoggerFactory;
  * run out (or releases it, with --release-on-disconnect); a lost lease ends the stream with
  * NOT_FOUND or UNAVAILABLE; server shutdown releases and ends it with UNAVAILABLE.
  */
-final class KeepAliveStream implements StreamObserver<KeepAliveRequest>, KeptLease.Listener {
+final class KeepAliveStream implements StreamObserver<KeepAliveRequest>, KeptLease.Listener, OpenStreams.OpenStream {
   private static final Logger log = LoggerFactory.getLogger(KeepAliveStream.class);
 
   private final LockEngine engine;
-  private final KeepAliveStreams registry;
+  private final OpenStreams registry;
   private final ServerCallStreamObserver<KeepAliveResponse> call;
   private final boolean releaseOnDisconnect;
 
@@ -34,7 +34,7 @@ final class KeepAliveStream implements StreamObserver<KeepAliveRequest>, KeptLea
   /** The response side is closed (or the client went away): nothing more is sent. */
   private boolean finished; // guarded by this
 
-  KeepAliveStream(LockEngine engine, KeepAliveStreams registry, ServerCallStreamObserver<KeepAliveResponse> call,
+  KeepAliveStream(LockEngine engine, OpenStreams registry, ServerCallStreamObserver<KeepAliveResponse> call,
       boolean releaseOnDisconnect) {
     this.engine = engine;
     this.registry = registry;
@@ -113,7 +113,8 @@ final class KeepAliveStream implements StreamObserver<KeepAliveRequest>, KeptLea
   }
 
   /** Server shutdown: release the lease, then end the stream with UNAVAILABLE. */
-  CompletableFuture<Void> shutdown() {
+  @Override
+  public CompletableFuture<Void> shutdown() {
     KeptLease kept = detach();
     CompletableFuture<?> released = kept == null ? CompletableFuture.completedFuture(null) : kept.release();
     return released.handle((r, f) -> {

@@ -37,11 +37,11 @@ final class LockServiceAdapter extends LockServiceGrpc.LockServiceImplBase {
   private static final Logger log = LoggerFactory.getLogger(LockServiceAdapter.class);
 
   private final LockEngine engine;
-  private final KeepAliveStreams streams;
+  private final OpenStreams streams;
   private final boolean releaseOnDisconnect;
   private final boolean allowForceRelease;
 
-  LockServiceAdapter(LockEngine engine, KeepAliveStreams streams, boolean releaseOnDisconnect,
+  LockServiceAdapter(LockEngine engine, OpenStreams streams, boolean releaseOnDisconnect,
       boolean allowForceRelease) {
     this.engine = engine;
     this.streams = streams;

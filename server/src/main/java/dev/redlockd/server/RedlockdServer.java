@@ -1,6 +1,7 @@
 package dev.redlockd.server;
 
 import dev.redlockd.engine.EngineConfig;
+import dev.redlockd.election.Elections;
 import dev.redlockd.engine.LockEngine;
 import dev.redlockd.node.NettyRedisNode;
 import dev.redlockd.node.NodeAddress;
@@ -35,20 +36,22 @@ public final class RedlockdServer implements AutoCloseable {
 
   private final Server server;
   private final LockEngine engine;
+  private final Elections elections;
   private final List<RedisNode> nodes;
   private final RedisIo redisIo;
   private final HealthStatusManager health;
-  private final KeepAliveStreams streams;
+  private final OpenStreams streams;
   private final DevCluster devCluster;
   private final Metrics metrics;
   private final Duration shutdownGrace;
   private final AtomicBoolean closed = new AtomicBoolean();
 
-  private RedlockdServer(Server server, LockEngine engine, List<RedisNode> nodes, RedisIo io,
-      HealthStatusManager health, KeepAliveStreams streams, DevCluster devCluster, Metrics metrics,
+  private RedlockdServer(Server server, LockEngine engine, Elections elections, List<RedisNode> nodes, RedisIo io,
+      HealthStatusManager health, OpenStreams streams, DevCluster devCluster, Metrics metrics,
       Duration shutdownGrace) {
     this.server = server;
     this.engine = engine;
+    this.elections = elections;
     this.nodes = nodes;
     this.redisIo = io;
     this.health = health;
@@ -101,6 +104,7 @@ public final class RedlockdServer implements AutoCloseable {
     }
     List<RedisNode> nodes = new ArrayList<>();
     LockEngine engine = null;
+    Elections elections = null;
     Metrics metrics = config.metricsPort == 0 ? Metrics.off() : Metrics.on(System::nanoTime);
     try {
       SSLContext redisTls = config.redisTls().orElse(null);
@@ -115,13 +119,16 @@ public final class RedlockdServer implements AutoCloseable {
       StartupGate.awaitNodes(engine, StartupGate.MAX_WAIT);
       HealthStatusManager health = new HealthStatusManager();
       new HealthPublisher(health, engine);
-      KeepAliveStreams streams = new KeepAliveStreams(config.maxStreams);
+      OpenStreams streams = new OpenStreams(config.maxStreams);
+      elections = new Elections(engine);
       metrics.watch(engine, streams::size);
       metrics.serve(config.metricsPort);
       Server server = builder
           // Metered outside the refusal, so refused requests count with their INVALID_ARGUMENT.
           .addService(metrics.meter(UnparseableRequests.refuse(
               new LockServiceAdapter(engine, streams, config.releaseOnDisconnect, config.allowForceRelease).bind())))
+          .addService(metrics.meter(UnparseableRequests.refuse(
+              new ElectionServiceAdapter(elections, streams, config.releaseOnDisconnect).bindService())))
           .addService(health.getHealthService())
           .addService(ProtoReflectionServiceV1.newInstance())
           .addService(olderReflection())
@@ -136,9 +143,13 @@ public final class RedlockdServer implements AutoCloseable {
       } else {
         log.info("redlockd listening on {} (no TCP port)", server.getListenSockets());
       }
-      return new RedlockdServer(server, engine, nodes, io, health, streams, dev, metrics, config.shutdownGrace);
+      return new RedlockdServer(server, engine, elections, nodes, io, health, streams, dev, metrics,
+          config.shutdownGrace);
     } catch (IOException | RuntimeException e) {
       metrics.close();
+      if (elections != null) {
+        elections.close();
+      }
       if (engine != null) {
         engine.close();
       }
@@ -184,14 +195,14 @@ public final class RedlockdServer implements AutoCloseable {
     server.awaitTermination();
   }
 
-  /** Open KeepAlive streams. */
+  /** Open KeepAlive, Campaign and Observe streams. */
   public int openStreams() {
     return streams.size();
   }
 
   /**
-   * Graceful shutdown: health says NOT_SERVING, no new calls, the leases of open KeepAlive
-   * streams are released and their streams end with UNAVAILABLE, calls under way get the
+   * Graceful shutdown: health says NOT_SERVING, no new calls, the leases of open KeepAlive and
+   * Campaign streams are released and every open stream ends with UNAVAILABLE, calls under way get the
    * grace period, then the engine and the node connections close (and dev-mode Redis nodes stop).
    */
   @Override
@@ -218,6 +229,7 @@ public final class RedlockdServer implements AutoCloseable {
       server.shutdownNow();
       Thread.currentThread().interrupt();
     }
+    elections.close();
     engine.close();
     nodes.forEach(RedisNode::close);
     redisIo.close();

@@ -1,0 +1,324 @@
+package dev.redlockd.election;
+
+import dev.redlockd.engine.Grant;
+import dev.redlockd.engine.KeptLease;
+import dev.redlockd.engine.LeaseNotHeldException;
+import dev.redlockd.engine.Leases;
+import dev.redlockd.engine.LockEngineException;
+import dev.redlockd.engine.LockHeldException;
+import dev.redlockd.engine.QuorumUnavailableException;
+import java.time.Duration;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One candidate in one election: waits for the election's lease (an Acquire that waits as long
+ * as the candidacy lives, woken by any release on any server), then leads while the lease is
+ * kept alive, and says so to everyone through announcements. The lease's fencing token is the
+ * term; the lease's owner text is the leader's value, so a read of the nodes finds both.
+ */
+public final class Candidacy {
+  private static final Logger log = LoggerFactory.getLogger(Candidacy.class);
+  /** A candidate waits for as long as its caller keeps the campaign open: in effect forever. */
+  private static final Duration FOREVER = Duration.ofDays(365L * 100);
+  private static final long PROCLAIM_RETRY_MS = 50;
+
+  /** What the candidate's caller hears; called from engine and I/O threads, one call at a time per candidacy. */
+  public interface Listener {
+    /** Leading: just elected, renewed, or with a new value. */
+    void leading(Leadership leadership, long mark);
+
+    /** A renewal missed the quorum; {@code leadership} is the last confirmed one, still valid. */
+    void jeopardy(Leadership leadership, LockEngineException cause, long mark);
+
+    /** The candidacy is over without the caller asking: lost, or refused before it began. */
+    void lost(LockEngineException cause);
+  }
+
+  /** The caller's leadership as last confirmed: its term, the value everyone sees, and its validity. */
+  public record Leadership(long term, String value, Duration validity) {}
+
+  private final Leases elections;
+  private final String election;
+  private final Listener listener;
+
+  // All guarded by this.
+  /** The value asked for last; {@link #value} until a proclaim is confirmed. */
+  private String wanted;
+  private String value;
+  private Duration ttl;
+  private long mark;
+  private CompletableFuture<Grant> acquiring;
+  private KeptLease kept;
+  private String token;
+  private long term;
+  /** Proclaims made within this term, for observers to order them. */
+  private long seq;
+  private boolean proclaiming;
+  private boolean ended;
+
+  Candidacy(Leases elections, String election, String value, Duration ttl, long mark, Listener listener) {
+    this.elections = elections;
+    this.election = election;
+    this.wanted = value;
+    this.value = value;
+    this.ttl = ttl;
+    this.mark = mark;
+    this.listener = listener;
+  }
+
+  void start() {
+    CompletableFuture<Grant> acquire = elections.acquire(election, ttl, FOREVER, "", value);
+    synchronized (this) {
+      acquiring = acquire;
+    }
+    acquire.whenComplete(this::granted);
+  }
+
+  public String election() {
+    return election;
+  }
+
+  /**
+   * A later request of the caller: a new value is proclaimed (at once when leading, else when
+   * elected), a new ttl applies from the next renewal, and a leader renews at once.
+   */
+  public void update(String newValue, Duration newTtl, long newMark) {
+    KeptLease renew;
+    boolean proclaim;
+    synchronized (this) {
+      if (ended) {
+        return;
+      }
+      mark = Math.max(mark, newMark);
+      if (newTtl != null) {
+        ttl = newTtl;
+      }
+      wanted = newValue;
+      renew = kept;
+      proclaim = kept != null && !wanted.equals(value) && !proclaiming;
+      proclaiming |= proclaim;
+    }
+    if (proclaim) {
+      proclaim();
+    } else if (renew != null) {
+      renew.renewNow(newTtl, newMark);
+    }
+  }
+
+  /** Resigns (or withdraws): the lease is released and its end announced. Idempotent. */
+  public CompletableFuture<Void> resign() {
+    return end(true);
+  }
+
+  /** The caller went away: renewals stop and the lease runs out, or it is released when {@code release}. */
+  public void abandon(boolean release) {
+    end(release);
+  }
+
+  private CompletableFuture<Void> end(boolean release) {
+    KeptLease lease;
+    long endedTerm;
+    synchronized (this) {
+      if (ended) {
+        return CompletableFuture.completedFuture(null);
+      }
+      ended = true;
+      lease = kept;
+      kept = null;
+      endedTerm = term;
+      if (lease == null) {
+        acquiring.cancel(false); // a grant made meanwhile is released by the engine: it chose the token
+        return CompletableFuture.completedFuture(null);
+      }
+    }
+    if (!release) {
+      lease.stop();
+      return CompletableFuture.completedFuture(null);
+    }
+    return lease.release().handle((released, failure) -> {
+      if (failure != null) {
+        log.debug("election '{}': resigning: {}", election, failure.getMessage());
+      }
+      announce(Announcement.vacant(endedTerm));
+      return null;
+    });
+  }
+
+  private void granted(Grant grant, Throwable failure) {
+    if (failure != null) {
+      Throwable cause = unwrap(failure);
+      boolean withdrawn;
+      synchronized (this) {
+        withdrawn = ended;
+        ended = true;
+      }
+      if (!withdrawn && !(cause instanceof CancellationException)) {
+        listener.lost(asEngineException(cause));
+      }
+      return;
+    }
+    Leadership leadership;
+    long at;
+    boolean proclaim;
+    KeptLease lease;
+    synchronized (this) {
+      if (ended) {
+        // Withdrawn while the grant was on its way, after the cancel could stop it.
+        elections.release(election, grant.token());
+        return;
+      }
+      token = grant.token();
+      term = grant.fencingToken();
+      seq = 0;
+      kept = elections.keep(election, token, ttl, new Renewals());
+      lease = kept;
+      leadership = new Leadership(term, value, grant.validity());
+      at = mark;
+      proclaim = !wanted.equals(value);
+      proclaiming = proclaim;
+    }
+    announce(Announcement.leading(new Leader(leadership.value(), leadership.term()), 0));
+    listener.leading(leadership, at);
+    // Renewals run from here on; the first confirms the grant on the nodes it did not wait for.
+    lease.renewNow(null, at);
+    if (proclaim) {
+      proclaim();
+    }
+  }
+
+  /** Refreshes the lease under its own token with the wanted value as its owner text: same term, new value. */
+  private void proclaim() {
+    String next;
+    String leaseToken;
+    Duration leaseTtl;
+    synchronized (this) {
+      if (ended) {
+        return;
+      }
+      next = wanted;
+      leaseToken = token;
+      leaseTtl = ttl;
+    }
+    elections.acquire(election, leaseTtl, Duration.ZERO, leaseToken, next).whenComplete((grant, failure) -> {
+      Throwable cause = failure == null ? null : unwrap(failure);
+      if (cause instanceof LockHeldException) {
+        lostBy(new LeaseNotHeldException("election '" + election + "': the leadership was taken over"));
+        return;
+      }
+      if (cause != null) {
+        // The value did not reach a quorum; try again while leading.
+        log.debug("election '{}': proclaiming a new value: {}", election, cause.getMessage());
+        CompletableFuture.delayedExecutor(PROCLAIM_RETRY_MS, TimeUnit.MILLISECONDS).execute(this::proclaim);
+        return;
+      }
+      Leadership leadership;
+      long at;
+      boolean again;
+      long atSeq;
+      synchronized (this) {
+        if (ended) {
+          return;
+        }
+        value = next;
+        term = Math.max(term, grant.fencingToken());
+        atSeq = ++seq;
+        leadership = new Leadership(term, value, grant.validity());
+        at = mark;
+        again = !wanted.equals(value);
+        proclaiming = again;
+      }
+      announce(Announcement.leading(new Leader(leadership.value(), leadership.term()), atSeq));
+      listener.leading(leadership, at);
+      if (again) {
+        proclaim();
+      }
+    });
+  }
+
+  private void lostBy(LockEngineException cause) {
+    KeptLease lease;
+    long endedTerm;
+    synchronized (this) {
+      if (ended) {
+        return;
+      }
+      ended = true;
+      lease = kept;
+      kept = null;
+      endedTerm = term;
+    }
+    if (lease != null) {
+      lease.stop();
+    }
+    announce(Announcement.vacant(endedTerm));
+    listener.lost(cause);
+  }
+
+  private void announce(Announcement announcement) {
+    elections.announceChange(election, announcement.encode());
+  }
+
+  /** The kept lease's reports, in the words of leadership. */
+  private final class Renewals implements KeptLease.Listener {
+    @Override
+    public void held(Grant lease, long at) {
+      Leadership leadership;
+      boolean newTerm;
+      long atSeq;
+      synchronized (Candidacy.this) {
+        if (ended) {
+          return;
+        }
+        // After a fault a renewal may report a higher fencing token: the term moves with it.
+        newTerm = lease.fencingToken() > term;
+        term = Math.max(term, lease.fencingToken());
+        atSeq = seq;
+        leadership = new Leadership(term, value, lease.validity());
+      }
+      if (newTerm) {
+        announce(Announcement.leading(new Leader(leadership.value(), leadership.term()), atSeq));
+      }
+      listener.leading(leadership, at);
+    }
+
+    @Override
+    public void jeopardy(Grant lease, LockEngineException cause, long at) {
+      Leadership leadership;
+      synchronized (Candidacy.this) {
+        if (ended) {
+          return;
+        }
+        leadership = new Leadership(term, value, lease.validity());
+      }
+      listener.jeopardy(leadership, cause, at);
+    }
+
+    @Override
+    public void lost(LockEngineException cause) {
+      lostBy(cause);
+    }
+  }
+
+  private static Throwable unwrap(Throwable t) {
+    return t instanceof CompletionException && t.getCause() != null ? t.getCause() : t;
+  }
+
+  private LockEngineException asEngineException(Throwable cause) {
+    if (cause instanceof LockEngineException e) {
+      return e;
+    }
+    log.error("campaign in election '{}' failed unexpectedly", election, cause);
+    return new QuorumUnavailableException("election '" + election + "': campaign failed ("
+        + cause.getClass().getSimpleName() + ")");
+  }
+
+  @Override
+  public String toString() {
+    return "Candidacy[election=" + election + "]";
+  }
+}

@@ -1,0 +1,177 @@
+package dev.redlockd.server;
+
+import dev.redlockd.election.Candidacy;
+import dev.redlockd.election.Elections;
+import dev.redlockd.engine.InvalidRequestException;
+import dev.redlockd.engine.LockEngineException;
+import dev.redlockd.proto.v1.CampaignRequest;
+import dev.redlockd.proto.v1.CampaignResponse;
+import dev.redlockd.proto.v1.LeaseState;
+import io.grpc.Status;
+import io.grpc.stub.ServerCallStreamObserver;
+import io.grpc.stub.StreamObserver;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One Campaign stream: one candidacy for the stream's life. The ways out are KeepAlive's:
+ * half-close resigns (or withdraws) and ends OK; cancel or disconnect lets the leadership run
+ * out (or releases it, with --release-on-disconnect); a lost leadership ends the stream with
+ * NOT_FOUND or UNAVAILABLE; server shutdown resigns and ends it with UNAVAILABLE.
+ */
+final class CampaignStream implements StreamObserver<CampaignRequest>, Candidacy.Listener, OpenStreams.OpenStream {
+  private static final Logger log = LoggerFactory.getLogger(CampaignStream.class);
+
+  private final Elections elections;
+  private final OpenStreams registry;
+  private final ServerCallStreamObserver<CampaignResponse> call;
+  private final boolean releaseOnDisconnect;
+
+  private Candidacy candidacy; // guarded by this
+  private boolean finished; // guarded by this
+
+  CampaignStream(Elections elections, OpenStreams registry, ServerCallStreamObserver<CampaignResponse> call,
+      boolean releaseOnDisconnect) {
+    this.elections = elections;
+    this.registry = registry;
+    this.call = call;
+    this.releaseOnDisconnect = releaseOnDisconnect;
+    call.setOnCancelHandler(this::clientGone);
+  }
+
+  @Override
+  public void onNext(CampaignRequest request) {
+    String election = request.getElection();
+    Candidacy current;
+    Duration ttl;
+    try {
+      ttl = request.hasTtl() ? ProtoDurations.fromProto(election, "ttl", request.getTtl()) : null;
+      synchronized (this) {
+        if (finished) {
+          return;
+        }
+        if (candidacy == null) {
+          candidacy = elections.campaign(election, request.getValue(), ttl, request.getSequence(), this);
+          return;
+        }
+        if (!candidacy.election().equals(election)) {
+          throw new InvalidRequestException("election '" + election
+              + "': a Campaign stream runs one candidacy; this request names another election");
+        }
+        elections.checkUpdate(election, request.getValue(), ttl);
+        current = candidacy;
+      }
+    } catch (InvalidRequestException e) {
+      Candidacy dropped = detach();
+      if (dropped != null) {
+        dropped.abandon(true);
+      }
+      finish(StatusMapper.toStatus(e));
+      return;
+    }
+    current.update(request.getValue(), ttl, request.getSequence());
+  }
+
+  /** Client half-close: resign (or withdraw), then end OK. */
+  @Override
+  public void onCompleted() {
+    Candidacy running = detach();
+    if (running == null) {
+      finish(Status.OK);
+      return;
+    }
+    running.resign().whenComplete((done, failure) -> finish(Status.OK));
+  }
+
+  @Override
+  public void onError(Throwable t) {
+    clientGone();
+  }
+
+  private void clientGone() {
+    synchronized (this) {
+      finished = true;
+    }
+    Candidacy running = detach();
+    if (running != null) {
+      running.abandon(releaseOnDisconnect);
+    }
+    registry.closed(this);
+  }
+
+  @Override
+  public CompletableFuture<Void> shutdown() {
+    Candidacy running = detach();
+    CompletableFuture<Void> resigned = running == null ? CompletableFuture.completedFuture(null) : running.resign();
+    return resigned.handle((r, f) -> {
+      finish(StatusMapper.shuttingDown());
+      return null;
+    });
+  }
+
+  @Override
+  public void leading(Candidacy.Leadership leadership, long mark) {
+    send(leadership, LeaseState.LEASE_STATE_HELD, mark);
+  }
+
+  @Override
+  public void jeopardy(Candidacy.Leadership leadership, LockEngineException cause, long mark) {
+    log.debug("leadership in election '{}' in jeopardy: {}", LockServiceAdapter.printable(
+        candidacyElection()), cause.getMessage());
+    send(leadership, LeaseState.LEASE_STATE_JEOPARDY, mark);
+  }
+
+  @Override
+  public void lost(LockEngineException cause) {
+    detach();
+    Status status = StatusMapper.toStatus(cause);
+    log.info("campaign ends {}: {}", status.getCode(), cause.getMessage());
+    finish(status);
+  }
+
+  private synchronized String candidacyElection() {
+    return candidacy == null ? "" : candidacy.election();
+  }
+
+  private synchronized Candidacy detach() {
+    Candidacy running = candidacy;
+    candidacy = null;
+    return running;
+  }
+
+  private synchronized void send(Candidacy.Leadership leadership, LeaseState state, long mark) {
+    if (!finished && !call.isCancelled()) {
+      call.onNext(CampaignResponse.newBuilder()
+          .setTerm(leadership.term())
+          .setValue(leadership.value())
+          .setValidity(ProtoDurations.toProto(leadership.validity()))
+          .setState(state)
+          .setSequence(mark)
+          .build());
+    }
+  }
+
+  /** Ends the stream with this status, once. */
+  void end(Status status) {
+    finish(status);
+  }
+
+  private void finish(Status status) {
+    synchronized (this) {
+      if (finished) {
+        return;
+      }
+      finished = true;
+      if (!call.isCancelled()) {
+        if (status.isOk()) {
+          call.onCompleted();
+        } else {
+          call.onError(status.asRuntimeException());
+        }
+      }
+    }
+    registry.closed(this);
+  }
+}

@@ -1,0 +1,48 @@
+package dev.redlockd.server;
+
+import dev.redlockd.engine.LimitExceededException;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * The open streams of this server (KeepAlive, Campaign, Observe): enforces --max-streams and,
+ * on shutdown, ends each (releasing what it holds). A concurrent set: streams open and close on
+ * gRPC and engine threads alike.
+ */
+final class OpenStreams {
+  /** A stream that shutdown must end: it releases what it holds, then ends with UNAVAILABLE. */
+  interface OpenStream {
+    CompletableFuture<Void> shutdown();
+  }
+
+  private final int max;
+  private final Set<OpenStream> open = ConcurrentHashMap.newKeySet();
+
+  OpenStreams(int max) {
+    this.max = max;
+  }
+
+  /** Registers a stream, or throws when the limit is reached. */
+  void opened(OpenStream stream) {
+    // Checked before adding: a burst may overshoot by the number of racing calls, which is
+    // harmless for a limit that protects memory.
+    if (open.size() >= max) {
+      throw new LimitExceededException(max + " streams are already open on this server");
+    }
+    open.add(stream);
+  }
+
+  void closed(OpenStream stream) {
+    open.remove(stream);
+  }
+
+  int size() {
+    return open.size();
+  }
+
+  /** Releases the lease of every open stream and ends each with UNAVAILABLE. */
+  CompletableFuture<Void> shutdown() {
+    return CompletableFuture.allOf(open.stream().map(OpenStream::shutdown).toArray(CompletableFuture[]::new));
+  }
+}
