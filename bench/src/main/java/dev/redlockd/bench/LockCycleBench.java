@@ -201,15 +201,53 @@ public final class LockCycleBench {
         measure(contender, new CpuProbe(server.pid(), redisPids));
         System.out.printf("== hand-off: %d clients on one resource, hold %d us, %d s warm-up, %d s measured%n",
             handOffClients, handOffHoldMicros, warmUpSeconds, secondsPerPoint);
-        run.handOff = HandOff.run(pool, handOffClients, handOffHoldMicros, Duration.ofSeconds(warmUpSeconds),
-            Duration.ofSeconds(secondsPerPoint));
-        System.out.printf("   %,d hand-offs, p50 %s ms, p99 %s ms, %d waited out, %d errors%n",
-            run.handOff.handOffs().count(), Report.ms(run.handOff.handOffs().percentile(50)),
-            Report.ms(run.handOff.handOffs().percentile(99)), run.handOff.timedOut(), run.handOff.errors());
+        run.handOff = handOff(List.of(pool));
+        System.out.println("== hand-off across two servers on the same nodes, notices on (the default)");
+        run.handOffAcross = handOffAcross(pool, List.of());
       } finally {
         GrpcChannels.close(pool);
       }
     }
+    System.out.println("== hand-off across two servers on the same nodes, --notify-waiters false (as before notices)");
+    try (ServerUnderTest first = ServerUnderTest.start(serverJar, serverJvmArgs(false), silent())) {
+      List<ManagedChannel> pool = GrpcChannels.open(first.port(), channels);
+      try {
+        run.handOffAcrossSilent = handOffAcross(pool, List.of("--notify-waiters", "false"));
+      } finally {
+        GrpcChannels.close(pool);
+      }
+    }
+  }
+
+  private List<String> silent() {
+    List<String> flags = new ArrayList<>(serverFlags());
+    flags.addAll(List.of("--notify-waiters", "false"));
+    return flags;
+  }
+
+  /** Clients spread over {@code pool}'s server and a second one started with {@code extraFlags}. */
+  private HandOff.Result handOffAcross(List<ManagedChannel> pool, List<String> extraFlags) throws Exception {
+    List<String> flags = new ArrayList<>(serverFlags());
+    flags.addAll(extraFlags);
+    try (ServerUnderTest second = ServerUnderTest.start(serverJar, serverJvmArgs(false), flags)) {
+      List<ManagedChannel> secondPool = GrpcChannels.open(second.port(), channels);
+      try {
+        return handOff(List.of(pool, secondPool));
+      } finally {
+        GrpcChannels.close(secondPool);
+      }
+    }
+  }
+
+  private HandOff.Result handOff(List<List<ManagedChannel>> servers) throws InterruptedException {
+    HandOff.Result h = HandOff.run(servers, handOffClients, handOffHoldMicros, Duration.ofSeconds(warmUpSeconds),
+        Duration.ofSeconds(secondsPerPoint));
+    System.out.printf("   %,d hand-offs, p50 %s ms, p99 %s ms; %,d across servers, p50 %s ms, p99 %s ms; "
+            + "%d waited out, %d errors%n",
+        h.handOffs().count(), Report.ms(h.handOffs().percentile(50)), Report.ms(h.handOffs().percentile(99)),
+        h.acrossServers().count(), Report.ms(h.acrossServers().percentile(50)),
+        Report.ms(h.acrossServers().percentile(99)), h.timedOut(), h.errors());
+    return h;
   }
 
   private void measureEtcd() throws Exception {

@@ -134,7 +134,24 @@ final class Report {
     t.row("hand-off max", ms(h.handOffs().percentile(100)) + " ms");
     t.row("Acquire calls that waited the whole 5 s (ABORTED)", Long.toString(h.timedOut()));
     t.row("other errors", Long.toString(h.errors()));
+    across(t, "notices on (default)", run.handOffAcross);
+    across(t, "`--notify-waiters false` (before notices)", run.handOffAcrossSilent);
     return t.render();
+  }
+
+  /**
+   * The same clients spread over two servers on the same nodes, alternately; only hand-offs
+   * whose grant came through the other server than the Release count here.
+   */
+  private static void across(Table t, String how, HandOff.Result h) {
+    if (h == null) {
+      return;
+    }
+    String label = "two servers, " + how + ": hand-off to a client of the other server";
+    t.row(label + ", p50 / p99", ms(h.acrossServers().percentile(50)) + " ms / "
+        + ms(h.acrossServers().percentile(99)) + " ms (" + String.format(Locale.ROOT, "%,d of %,d hand-offs",
+        h.acrossServers().count(), h.handOffs().count()) + ", " + h.timedOut() + " waited out, " + h.errors()
+        + " errors)");
   }
 
   private String keepAlive() {

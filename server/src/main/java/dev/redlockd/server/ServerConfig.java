@@ -101,7 +101,7 @@ public final class ServerConfig {
   int maxWaitingAcquires;
 
   @Option(names = "--max-streams", defaultValue = "${env:REDLOCKD_MAX_STREAMS:-100000}",
-      description = "KeepAlive streams that may be open at once; past it RESOURCE_EXHAUSTED "
+      description = "KeepAlive, Campaign and Observe streams that may be open at once; past it RESOURCE_EXHAUSTED "
           + "(default ${DEFAULT-VALUE}).")
   int maxStreams;
 

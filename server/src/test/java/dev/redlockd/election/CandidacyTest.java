@@ -29,7 +29,7 @@ class CandidacyTest {
   static void start() {
     cluster = RedisCluster.start(5);
     nodes = cluster.uris().stream()
-        .map(uri -> (RedisNode) new NettyRedisNode(NodeAddress.parse(uri), Duration.ofMillis(50))).toList();
+        .map(uri -> (RedisNode) new NettyRedisNode(NodeAddress.parse(uri), Duration.ofMillis(Long.getLong("candidacy.nodeTimeoutMs", 50)))).toList();
     EngineConfig config = EngineConfig.defaults().withProbeInterval(Duration.ofMillis(100));
     one = LockEngine.builder(nodes, config).build().start();
     two = LockEngine.builder(nodes, config).build().start();
@@ -69,7 +69,7 @@ class CandidacyTest {
     Candidacy leader = sides[0].campaign("hand", "first", TTL, 0, heard);
     heard.leading.get(5, TimeUnit.SECONDS);
     Heard leaderHeard = heard;
-    for (int i = 1; i <= 30; i++) {
+    for (int i = 1; i <= Integer.getInteger("candidacy.rounds", 30); i++) {
       Heard nextHeard = new Heard();
       Candidacy next = sides[i % 2].campaign("hand", "n" + i, TTL, 0, nextHeard);
       Thread.sleep(20);

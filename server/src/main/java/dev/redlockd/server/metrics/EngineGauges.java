@@ -26,7 +26,7 @@ final class EngineGauges {
         .labelNames("node")
         .callback(cb -> engine.nodeStates().forEach((node, state) -> cb.call(state == NodeState.UP ? 1 : 0, node)))
         .register(registry);
-    gauge(registry, "redlockd_keepalive_streams_open", "KeepAlive streams open on this server", openStreams);
+    gauge(registry, "redlockd_keepalive_streams_open", "KeepAlive, Campaign and Observe streams open on this server", openStreams);
     gauge(registry, "redlockd_acquires_waiting",
         "Acquire calls with a wait under way on this server (limited by --max-waiting-acquires)",
         engine::waitingAcquires);
