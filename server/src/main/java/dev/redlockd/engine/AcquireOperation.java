@@ -31,6 +31,13 @@ final class AcquireOperation {
 
   /** The next round while between rounds, else null. */
   private ScheduledFuture<?> pendingRound; // guarded by this
+  /**
+   * A round is in flight. Cancelling the pending round is not enough to know none is: a
+   * FutureTask whose run has begun still cancels "successfully". Two rounds of one call could
+   * both be granted, and the later grant, finding the call answered, would release the lease
+   * its caller now holds.
+   */
+  private boolean roundUnderway; // guarded by this
   private boolean waiting; // guarded by this
   /** A release woke this call while a round was under way: the next round runs at once. */
   private boolean wokenDuringRound; // guarded by this
@@ -86,17 +93,23 @@ final class AcquireOperation {
 
   private void round() {
     synchronized (this) {
+      if (roundUnderway || result.isDone()) {
+        return; // a wake-up and the retry it replaced both got here: one round is enough
+      }
+      roundUnderway = true;
       pendingRound = null;
-    }
-    if (result.isDone()) {
-      return;
     }
     redlock.acquire(resource, token, owner, ttl).whenComplete(this::afterRound);
   }
 
   private void afterRound(Grant lease, Throwable failure) {
     if (lease != null) {
-      if (!result.complete(lease) && releaseIfAbandoned) {
+      // Answered before the round counts as over: a wake-up in between must find the call done.
+      boolean delivered = result.complete(lease);
+      synchronized (this) {
+        roundUnderway = false;
+      }
+      if (!delivered && releaseIfAbandoned) {
         redlock.release(resource, token, redlock.newNotice());
       }
       return;
@@ -107,12 +120,16 @@ final class AcquireOperation {
     boolean retryable = cause instanceof LockHeldException || cause instanceof QuorumUnavailableException;
     if (!retryable || left <= 0) {
       result.completeExceptionally(cause);
+      synchronized (this) {
+        roundUnderway = false;
+      }
       return;
     }
     long half = retryDelay.toNanos() / 2;
     long delay = Math.min(left, half + (long) (random.nextDouble() * half));
     boolean first;
     synchronized (this) {
+      roundUnderway = false;
       if (result.isDone()) {
         return;
       }
@@ -143,11 +160,15 @@ final class AcquireOperation {
       if (result.isDone()) {
         return false;
       }
-      if (pendingRound == null || !pendingRound.cancel(false)) {
-        wokenDuringRound = true; // a round is under way or starting now
+      if (roundUnderway) {
+        wokenDuringRound = true;
         return true;
       }
-      pendingRound = null;
+      if (pendingRound != null) {
+        // If it has begun to run, round() sees the one started below (or this one sees it).
+        pendingRound.cancel(false);
+        pendingRound = null;
+      }
     }
     scheduler.execute(this::round);
     return true;

@@ -24,6 +24,9 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtensionContext;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.extension.TestWatcher;
 
 /**
  * Leader election and cross-replica wake-ups end to end: two server processes on the same 5
@@ -52,6 +55,15 @@ class ElectionAcrossReplicasTest {
       cluster.close();
     }
   }
+
+  /** A failure here is about what two processes did: their logs go into the report with it. */
+  @RegisterExtension
+  final TestWatcher serverLogsOnFailure = new TestWatcher() {
+    @Override
+    public void testFailed(ExtensionContext context, Throwable cause) {
+      System.out.println("== replica A's log\n" + a.log() + "\n== replica B's log\n" + b.log());
+    }
+  };
 
   private static ServerProcess replica(int i) {
     return i % 2 == 0 ? a : b;
