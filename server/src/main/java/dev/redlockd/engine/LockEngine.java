@@ -122,11 +122,6 @@ public final class LockEngine implements AutoCloseable {
     return elections;
   }
 
-  /** Pub/sub between the servers on the same nodes. */
-  NodeEvents events() {
-    return events;
-  }
-
   public RequestRules rules() {
     return rules;
   }
