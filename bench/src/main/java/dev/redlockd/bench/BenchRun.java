@@ -38,9 +38,9 @@ final class BenchRun {
   final Map<String, Map<Integer, ClosedLoop.Point>> points = new LinkedHashMap<>();
   final List<String> notes = new ArrayList<>();
   HandOff.Result handOff;
-  /** Clients spread over two servers: with release notices, and with --notify-waiters false. */
-  HandOff.Result handOffAcross;
-  HandOff.Result handOffAcrossSilent;
+  /** Clients over two servers: with release notices, and with --notify-waiters false. */
+  HandOff.Across handOffAcross;
+  HandOff.Across handOffAcrossSilent;
   KeepAliveFigures keepAlive;
   double totalSeconds;
 

@@ -45,6 +45,9 @@ final class HandOff {
   private volatile boolean recording;
   private volatile boolean running = true;
 
+  /** Two servers: two clients, one on each (every hand-off crosses), and the usual clients spread over both. */
+  record Across(Result pair, Result spread) {}
+
   /** {@code acrossServers}: the hand-offs whose grant came through another server than the Release. */
   record Result(int clients, int servers, double holdMs, double seconds, Latencies.Sorted handOffs,
       Latencies.Sorted acrossServers, long timedOut, long errors) {

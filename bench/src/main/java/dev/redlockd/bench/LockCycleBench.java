@@ -225,14 +225,21 @@ public final class LockCycleBench {
     return flags;
   }
 
-  /** Clients spread over {@code pool}'s server and a second one started with {@code extraFlags}. */
-  private HandOff.Result handOffAcross(List<ManagedChannel> pool, List<String> extraFlags) throws Exception {
+  /**
+   * {@code pool}'s server and a second one started with {@code extraFlags}: first two clients,
+   * one on each server, so that every hand-off crosses; then the usual clients spread over
+   * both, where what share of the grants crosses says how fair the servers are to each other.
+   */
+  private HandOff.Across handOffAcross(List<ManagedChannel> pool, List<String> extraFlags) throws Exception {
     List<String> flags = new ArrayList<>(serverFlags());
     flags.addAll(extraFlags);
     try (ServerUnderTest second = ServerUnderTest.start(serverJar, serverJvmArgs(false), flags)) {
       List<ManagedChannel> secondPool = GrpcChannels.open(second.port(), channels);
       try {
-        return handOff(List.of(pool, secondPool));
+        System.out.println("   two clients, one per server:");
+        HandOff.Result pair = handOff(List.of(pool, secondPool), 2);
+        System.out.printf("   %d clients over both servers:%n", handOffClients);
+        return new HandOff.Across(pair, handOff(List.of(pool, secondPool), handOffClients));
       } finally {
         GrpcChannels.close(secondPool);
       }
@@ -240,7 +247,11 @@ public final class LockCycleBench {
   }
 
   private HandOff.Result handOff(List<List<ManagedChannel>> servers) throws InterruptedException {
-    HandOff.Result h = HandOff.run(servers, handOffClients, handOffHoldMicros, Duration.ofSeconds(warmUpSeconds),
+    return handOff(servers, handOffClients);
+  }
+
+  private HandOff.Result handOff(List<List<ManagedChannel>> servers, int clients) throws InterruptedException {
+    HandOff.Result h = HandOff.run(servers, clients, handOffHoldMicros, Duration.ofSeconds(warmUpSeconds),
         Duration.ofSeconds(secondsPerPoint));
     System.out.printf("   %,d hand-offs, p50 %s ms, p99 %s ms; %,d across servers, p50 %s ms, p99 %s ms; "
             + "%d waited out, %d errors%n",

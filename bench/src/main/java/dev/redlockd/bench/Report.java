@@ -134,24 +134,28 @@ final class Report {
     t.row("hand-off max", ms(h.handOffs().percentile(100)) + " ms");
     t.row("Acquire calls that waited the whole 5 s (ABORTED)", Long.toString(h.timedOut()));
     t.row("other errors", Long.toString(h.errors()));
-    across(t, "notices on (default)", run.handOffAcross);
+    across(t, "release notices on (default)", run.handOffAcross);
     across(t, "`--notify-waiters false` (before notices)", run.handOffAcrossSilent);
     return t.render();
   }
 
-  /**
-   * The same clients spread over two servers on the same nodes, alternately; only hand-offs
-   * whose grant came through the other server than the Release count here.
-   */
-  private static void across(Table t, String how, HandOff.Result h) {
-    if (h == null) {
+  /** Hand-offs whose grant came through the other server than the Release. */
+  private static void across(Table t, String how, HandOff.Across a) {
+    if (a == null) {
       return;
     }
-    String label = "two servers, " + how + ": hand-off to a client of the other server";
-    t.row(label + ", p50 / p99", ms(h.acrossServers().percentile(50)) + " ms / "
-        + ms(h.acrossServers().percentile(99)) + " ms (" + String.format(Locale.ROOT, "%,d of %,d hand-offs",
-        h.acrossServers().count(), h.handOffs().count()) + ", " + h.timedOut() + " waited out, " + h.errors()
-        + " errors)");
+    HandOff.Result pair = a.pair();
+    t.row("two servers, " + how + ": 2 clients, one per server, hand-offs to the other server's client, p50 / p99",
+        ms(pair.acrossServers().percentile(50)) + " ms / " + ms(pair.acrossServers().percentile(99)) + " ms ("
+        + String.format(Locale.ROOT, "%,d of %,d hand-offs; the others went back to the releasing client, which "
+            + "queues again at once; %d waited out, %d errors", pair.acrossServers().count(),
+            pair.handOffs().count(), pair.timedOut(), pair.errors()) + ")");
+    HandOff.Result spread = a.spread();
+    t.row("two servers, " + how + ": " + spread.clients() + " clients over both, grants through the other server",
+        String.format(Locale.ROOT, "%,d of %,d hand-offs (%.0f %%), p50 %s ms, p99 %s ms",
+            spread.acrossServers().count(), spread.handOffs().count(),
+            100.0 * spread.acrossServers().count() / Math.max(1, spread.handOffs().count()),
+            ms(spread.acrossServers().percentile(50)), ms(spread.acrossServers().percentile(99))));
   }
 
   private String keepAlive() {
