@@ -99,7 +99,8 @@ public final class TestCertificates {
 
     /**
      * A certificate for {@code name}, good for TLS servers and clients, valid now, with these
-     * subject alternative names (IP literals become IP entries, the rest DNS ones).
+     * subject alternative names (names with "://" become URI entries, such as SPIFFE IDs; IP
+     * literals IP entries; the rest DNS ones).
      */
     public Issued issue(String name, String... altNames) {
       Instant now = Instant.now();
@@ -124,8 +125,10 @@ public final class TestCertificates {
         JcaX509ExtensionUtils ext = new JcaX509ExtensionUtils();
         GeneralName[] names = new GeneralName[altNames.length];
         for (int i = 0; i < altNames.length; i++) {
-          boolean ip = altNames[i].matches("[0-9.]+") || altNames[i].contains(":");
-          names[i] = new GeneralName(ip ? GeneralName.iPAddress : GeneralName.dNSName, altNames[i]);
+          boolean uri = altNames[i].contains("://");
+          boolean ip = !uri && (altNames[i].matches("[0-9.]+") || altNames[i].contains(":"));
+          int type = uri ? GeneralName.uniformResourceIdentifier : ip ? GeneralName.iPAddress : GeneralName.dNSName;
+          names[i] = new GeneralName(type, altNames[i]);
         }
         int usage = KeyUsage.digitalSignature | ("RSA".equals(algorithm) ? KeyUsage.keyEncipherment : 0);
         X509v3CertificateBuilder builder = new JcaX509v3CertificateBuilder(certificate, serial(),
