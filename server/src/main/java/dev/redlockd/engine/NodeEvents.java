@@ -53,10 +53,6 @@ final class NodeEvents implements AutoCloseable {
     }
   }
 
-  boolean enabled() {
-    return enabled;
-  }
-
   /**
    * Hands the channel's messages to {@code handler} until {@link #stop}. Calls for one channel
    * must not race each other (the caller orders them), so that subscribe and unsubscribe

@@ -21,24 +21,20 @@ import org.slf4j.LoggerFactory;
  * out (or releases it, with --release-on-disconnect); a lost leadership ends the stream with
  * NOT_FOUND or UNAVAILABLE; server shutdown resigns and ends it with UNAVAILABLE.
  */
-final class CampaignStream implements StreamObserver<CampaignRequest>, Candidacy.Listener, OpenStreams.OpenStream {
+final class CampaignStream extends ServerStream<CampaignResponse>
+    implements StreamObserver<CampaignRequest>, Candidacy.Listener {
   private static final Logger log = LoggerFactory.getLogger(CampaignStream.class);
 
   private final Elections elections;
-  private final OpenStreams registry;
-  private final ServerCallStreamObserver<CampaignResponse> call;
   private final boolean releaseOnDisconnect;
 
   private Candidacy candidacy; // guarded by this
-  private boolean finished; // guarded by this
 
   CampaignStream(Elections elections, OpenStreams registry, ServerCallStreamObserver<CampaignResponse> call,
       boolean releaseOnDisconnect) {
+    super(registry, call);
     this.elections = elections;
-    this.registry = registry;
-    this.call = call;
     this.releaseOnDisconnect = releaseOnDisconnect;
-    call.setOnCancelHandler(this::clientGone);
   }
 
   @Override
@@ -49,7 +45,7 @@ final class CampaignStream implements StreamObserver<CampaignRequest>, Candidacy
     try {
       ttl = request.hasTtl() ? ProtoDurations.fromProto(election, "ttl", request.getTtl()) : null;
       synchronized (this) {
-        if (finished) {
+        if (finished()) {
           return;
         }
         if (candidacy == null) {
@@ -68,7 +64,7 @@ final class CampaignStream implements StreamObserver<CampaignRequest>, Candidacy
       if (dropped != null) {
         dropped.abandon(true);
       }
-      finish(StatusMapper.toStatus(e));
+      end(StatusMapper.toStatus(e));
       return;
     }
     current.update(request.getValue(), ttl, request.getSequence());
@@ -79,10 +75,10 @@ final class CampaignStream implements StreamObserver<CampaignRequest>, Candidacy
   public void onCompleted() {
     Candidacy running = detach();
     if (running == null) {
-      finish(Status.OK);
+      end(Status.OK);
       return;
     }
-    running.resign().whenComplete((done, failure) -> finish(Status.OK));
+    running.resign().whenComplete((done, failure) -> end(Status.OK));
   }
 
   @Override
@@ -90,15 +86,12 @@ final class CampaignStream implements StreamObserver<CampaignRequest>, Candidacy
     clientGone();
   }
 
-  private void clientGone() {
-    synchronized (this) {
-      finished = true;
-    }
+  @Override
+  protected void abandoned() {
     Candidacy running = detach();
     if (running != null) {
       running.abandon(releaseOnDisconnect);
     }
-    registry.closed(this);
   }
 
   @Override
@@ -106,7 +99,7 @@ final class CampaignStream implements StreamObserver<CampaignRequest>, Candidacy
     Candidacy running = detach();
     CompletableFuture<Void> resigned = running == null ? CompletableFuture.completedFuture(null) : running.resign();
     return resigned.handle((r, f) -> {
-      finish(StatusMapper.shuttingDown());
+      end(StatusMapper.shuttingDown());
       return null;
     });
   }
@@ -128,7 +121,7 @@ final class CampaignStream implements StreamObserver<CampaignRequest>, Candidacy
     detach();
     Status status = StatusMapper.toStatus(cause);
     log.info("campaign ends {}: {}", status.getCode(), cause.getMessage());
-    finish(status);
+    end(status);
   }
 
   private synchronized String candidacyElection() {
@@ -141,37 +134,13 @@ final class CampaignStream implements StreamObserver<CampaignRequest>, Candidacy
     return running;
   }
 
-  private synchronized void send(Candidacy.Leadership leadership, LeaseState state, long mark) {
-    if (!finished && !call.isCancelled()) {
-      call.onNext(CampaignResponse.newBuilder()
-          .setTerm(leadership.term())
-          .setValue(leadership.value())
-          .setValidity(ProtoDurations.toProto(leadership.validity()))
-          .setState(state)
-          .setSequence(mark)
-          .build());
-    }
-  }
-
-  /** Ends the stream with this status, once. */
-  void end(Status status) {
-    finish(status);
-  }
-
-  private void finish(Status status) {
-    synchronized (this) {
-      if (finished) {
-        return;
-      }
-      finished = true;
-      if (!call.isCancelled()) {
-        if (status.isOk()) {
-          call.onCompleted();
-        } else {
-          call.onError(status.asRuntimeException());
-        }
-      }
-    }
-    registry.closed(this);
+  private void send(Candidacy.Leadership leadership, LeaseState state, long mark) {
+    send(CampaignResponse.newBuilder()
+        .setTerm(leadership.term())
+        .setValue(leadership.value())
+        .setValidity(ProtoDurations.toProto(leadership.validity()))
+        .setState(state)
+        .setSequence(mark)
+        .build());
   }
 }

@@ -22,25 +22,20 @@ import org.slf4j.LoggerFactory;
  * run out (or releases it, with --release-on-disconnect); a lost lease ends the stream with
  * NOT_FOUND or UNAVAILABLE; server shutdown releases and ends it with UNAVAILABLE.
  */
-final class KeepAliveStream implements StreamObserver<KeepAliveRequest>, KeptLease.Listener, OpenStreams.OpenStream {
+final class KeepAliveStream extends ServerStream<KeepAliveResponse>
+    implements StreamObserver<KeepAliveRequest>, KeptLease.Listener {
   private static final Logger log = LoggerFactory.getLogger(KeepAliveStream.class);
 
   private final LockEngine engine;
-  private final OpenStreams registry;
-  private final ServerCallStreamObserver<KeepAliveResponse> call;
   private final boolean releaseOnDisconnect;
 
   private KeptLease lease; // guarded by this
-  /** The response side is closed (or the client went away): nothing more is sent. */
-  private boolean finished; // guarded by this
 
   KeepAliveStream(LockEngine engine, OpenStreams registry, ServerCallStreamObserver<KeepAliveResponse> call,
       boolean releaseOnDisconnect) {
+    super(registry, call);
     this.engine = engine;
-    this.registry = registry;
-    this.call = call;
     this.releaseOnDisconnect = releaseOnDisconnect;
-    call.setOnCancelHandler(this::clientGone);
   }
 
   @Override
@@ -51,7 +46,7 @@ final class KeepAliveStream implements StreamObserver<KeepAliveRequest>, KeptLea
     try {
       Duration ttl = request.hasTtl() ? ProtoDurations.fromProto(resource, "ttl", request.getTtl()) : null;
       synchronized (this) {
-        if (finished) {
+        if (finished()) {
           return;
         }
         if (lease == null) {
@@ -73,7 +68,7 @@ final class KeepAliveStream implements StreamObserver<KeepAliveRequest>, KeptLea
       if (dropped != null) {
         dropped.stop();
       }
-      finish(StatusMapper.toStatus(e));
+      end(StatusMapper.toStatus(e));
       return;
     }
     current.renewNow(newTtl, request.getSequence());
@@ -84,11 +79,11 @@ final class KeepAliveStream implements StreamObserver<KeepAliveRequest>, KeptLea
   public void onCompleted() {
     KeptLease kept = detach();
     if (kept == null) {
-      finish(Status.OK);
+      end(Status.OK);
       return;
     }
     kept.release().whenComplete((released, failure) ->
-        finish(failure == null ? Status.OK : StatusMapper.toStatus(failure)));
+        end(failure == null ? Status.OK : StatusMapper.toStatus(failure)));
   }
 
   /** The client cancelled or disconnected. */
@@ -97,10 +92,8 @@ final class KeepAliveStream implements StreamObserver<KeepAliveRequest>, KeptLea
     clientGone();
   }
 
-  private void clientGone() {
-    synchronized (this) {
-      finished = true;
-    }
+  @Override
+  protected void abandoned() {
     KeptLease kept = detach();
     if (kept != null) {
       if (releaseOnDisconnect) {
@@ -109,7 +102,6 @@ final class KeepAliveStream implements StreamObserver<KeepAliveRequest>, KeptLea
         kept.stop();
       }
     }
-    registry.closed(this);
   }
 
   /** Server shutdown: release the lease, then end the stream with UNAVAILABLE. */
@@ -118,7 +110,7 @@ final class KeepAliveStream implements StreamObserver<KeepAliveRequest>, KeptLea
     KeptLease kept = detach();
     CompletableFuture<?> released = kept == null ? CompletableFuture.completedFuture(null) : kept.release();
     return released.handle((r, f) -> {
-      finish(StatusMapper.shuttingDown());
+      end(StatusMapper.shuttingDown());
       return null;
     });
   }
@@ -141,7 +133,7 @@ final class KeepAliveStream implements StreamObserver<KeepAliveRequest>, KeptLea
     Status status = StatusMapper.toStatus(cause);
     // Once per lost lease; the engine's messages name the resource, never the token.
     log.info("kept lease lost, its KeepAlive stream ends {}: {}", status.getCode(), cause.getMessage());
-    finish(status);
+    end(status);
   }
 
   private synchronized KeptLease detach() {
@@ -150,35 +142,11 @@ final class KeepAliveStream implements StreamObserver<KeepAliveRequest>, KeptLea
     return kept;
   }
 
-  private synchronized void send(Grant lease, LeaseState state, long sequence) {
-    if (!finished && !call.isCancelled()) {
-      call.onNext(KeepAliveResponse.newBuilder()
-          .setLease(LockServiceAdapter.toProto(lease))
-          .setState(state)
-          .setSequence(sequence)
-          .build());
-    }
-  }
-
-  /** Ends the stream with this status, once; later calls do nothing. */
-  void end(Status status) {
-    finish(status);
-  }
-
-  private void finish(Status status) {
-    synchronized (this) {
-      if (finished) {
-        return;
-      }
-      finished = true;
-      if (!call.isCancelled()) {
-        if (status.isOk()) {
-          call.onCompleted();
-        } else {
-          call.onError(status.asRuntimeException());
-        }
-      }
-    }
-    registry.closed(this);
+  private void send(Grant lease, LeaseState state, long sequence) {
+    send(KeepAliveResponse.newBuilder()
+        .setLease(LockServiceAdapter.toProto(lease))
+        .setState(state)
+        .setSequence(sequence)
+        .build());
   }
 }

@@ -12,18 +12,13 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /** One Observe stream: the election's leader (or none) and every change, until the client leaves or the server stops. */
-final class ObserveStream implements Consumer<Optional<Leader>>, OpenStreams.OpenStream {
+final class ObserveStream extends ServerStream<ObserveResponse> implements Consumer<Optional<Leader>> {
   private static final Logger log = LoggerFactory.getLogger(ObserveStream.class);
 
-  private final OpenStreams registry;
-  private final ServerCallStreamObserver<ObserveResponse> call;
   private AutoCloseable observation; // guarded by this
-  private boolean finished; // guarded by this
 
   ObserveStream(OpenStreams registry, ServerCallStreamObserver<ObserveResponse> call) {
-    this.registry = registry;
-    this.call = call;
-    call.setOnCancelHandler(() -> finish(null));
+    super(registry, call);
   }
 
   /** Starts observing; an invalid election name ends the stream at once. */
@@ -31,7 +26,7 @@ final class ObserveStream implements Consumer<Optional<Leader>>, OpenStreams.Ope
     AutoCloseable started = elections.observe(election, this);
     boolean keep;
     synchronized (this) {
-      keep = !finished;
+      keep = !finished();
       if (keep) {
         observation = started;
       }
@@ -42,13 +37,10 @@ final class ObserveStream implements Consumer<Optional<Leader>>, OpenStreams.Ope
   }
 
   @Override
-  public synchronized void accept(Optional<Leader> leader) {
-    if (finished || call.isCancelled()) {
-      return;
-    }
+  public void accept(Optional<Leader> leader) {
     ObserveResponse.Builder response = ObserveResponse.newBuilder();
     leader.ifPresent(l -> response.setLeader(ElectionServiceAdapter.toProto(l)));
-    call.onNext(response.build());
+    send(response.build());
   }
 
   @Override
@@ -57,24 +49,22 @@ final class ObserveStream implements Consumer<Optional<Leader>>, OpenStreams.Ope
     return CompletableFuture.completedFuture(null);
   }
 
-  /** Ends the stream with this status (null: the client left), once. */
+  /** Ends the stream with this status and stops observing. */
   void finish(Status status) {
+    end(status);
+    abandoned();
+  }
+
+  @Override
+  protected void abandoned() {
     AutoCloseable stopped;
     synchronized (this) {
-      if (finished) {
-        return;
-      }
-      finished = true;
       stopped = observation;
       observation = null;
-      if (status != null && !call.isCancelled()) {
-        call.onError(status.asRuntimeException());
-      }
     }
     if (stopped != null) {
       close(stopped);
     }
-    registry.closed(this);
   }
 
   private static void close(AutoCloseable observation) {

@@ -66,29 +66,13 @@ class ElectionStatusCodesTest {
 
   @Test
   void aLaterRequestNamingAnotherElectionEndsTheCampaignAndResigns() throws Exception {
-    CompletableFuture<CampaignResponse> led = new CompletableFuture<>();
-    CompletableFuture<Status> ended = new CompletableFuture<>();
-    StreamObserver<CampaignRequest> requests = async.campaign(new StreamObserver<>() {
-      @Override
-      public void onNext(CampaignResponse value) {
-        led.complete(value);
-      }
-
-      @Override
-      public void onError(Throwable t) {
-        ended.complete(Status.fromThrowable(t));
-      }
-
-      @Override
-      public void onCompleted() {
-        ended.complete(Status.OK);
-      }
-    });
+    Ending<CampaignResponse> campaign = new Ending<>();
+    StreamObserver<CampaignRequest> requests = async.campaign(campaign);
     requests.onNext(CampaignRequest.newBuilder().setElection("one").setValue("me").setTtl(proto(Duration.ofSeconds(5)))
         .build());
-    assertThat(led.get(5, TimeUnit.SECONDS).getValue()).isEqualTo("me");
+    assertThat(campaign.first.get(5, TimeUnit.SECONDS).getValue()).isEqualTo("me");
     requests.onNext(CampaignRequest.newBuilder().setElection("two").setValue("me").build());
-    Status status = ended.get(5, TimeUnit.SECONDS);
+    Status status = campaign.status.get(5, TimeUnit.SECONDS);
     assertThat(status.getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
     assertThat(status.getDescription()).contains("one candidacy");
     assertThat(blocking.leader(LeaderRequest.newBuilder().setElection("one").build()).hasLeader())
@@ -111,43 +95,37 @@ class ElectionStatusCodesTest {
   }
 
   private static CompletableFuture<Status> observe(String election) {
-    CompletableFuture<Status> ended = new CompletableFuture<>();
-    async.observe(ObserveRequest.newBuilder().setElection(election).build(), new StreamObserver<ObserveResponse>() {
-      @Override
-      public void onNext(ObserveResponse value) {}
-
-      @Override
-      public void onError(Throwable t) {
-        ended.complete(Status.fromThrowable(t));
-      }
-
-      @Override
-      public void onCompleted() {
-        ended.complete(Status.OK);
-      }
-    });
-    return ended;
+    Ending<ObserveResponse> observation = new Ending<>();
+    async.observe(ObserveRequest.newBuilder().setElection(election).build(), observation);
+    return observation.status;
   }
 
   private static Status campaign(CampaignRequest first) throws Exception {
-    CompletableFuture<Status> ended = new CompletableFuture<>();
-    StreamObserver<CampaignRequest> requests = async.campaign(new StreamObserver<>() {
-      @Override
-      public void onNext(CampaignResponse value) {
-        ended.completeExceptionally(new AssertionError("led with a refused request: " + value));
-      }
+    Ending<CampaignResponse> campaign = new Ending<>();
+    async.campaign(campaign).onNext(first);
+    Status status = campaign.status.get(5, TimeUnit.SECONDS);
+    assertThat(campaign.first).as("led with a refused request").isNotDone();
+    return status;
+  }
 
-      @Override
-      public void onError(Throwable t) {
-        ended.complete(Status.fromThrowable(t));
-      }
+  /** A stream's first answer and how it ended. */
+  private static final class Ending<T> implements StreamObserver<T> {
+    final CompletableFuture<T> first = new CompletableFuture<>();
+    final CompletableFuture<Status> status = new CompletableFuture<>();
 
-      @Override
-      public void onCompleted() {
-        ended.complete(Status.OK);
-      }
-    });
-    requests.onNext(first);
-    return ended.get(5, TimeUnit.SECONDS);
+    @Override
+    public void onNext(T value) {
+      first.complete(value);
+    }
+
+    @Override
+    public void onError(Throwable t) {
+      status.complete(Status.fromThrowable(t));
+    }
+
+    @Override
+    public void onCompleted() {
+      status.complete(Status.OK);
+    }
   }
 }
