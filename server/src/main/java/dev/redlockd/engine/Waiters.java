@@ -66,6 +66,9 @@ final class Waiters {
 
   /** The release named {@code notice} freed the resource: wake the waiter it woke, or the oldest. */
   void released(String resource, String notice) {
+    if (!byResource.containsKey(resource)) {
+      return; // nobody waits here: the usual release, which then touches no shared map
+    }
     AcquireOperation earlier = wokenBy.get(notice);
     if (earlier != null) {
       earlier.wake();
