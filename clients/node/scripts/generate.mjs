@@ -1,9 +1,10 @@
 #!/usr/bin/env node
 // Copies the contract into the package and regenerates its TypeScript declarations.
 //
-//   node scripts/generate.mjs           copy proto/redlock/v1/lock.proto from the repository,
-//                                       regenerate src/proto/ with proto-loader-gen-types
-//   node scripts/generate.mjs --check   change nothing; exit 1 when the package's proto copy
+//   node scripts/generate.mjs           copy proto/redlock/v1/{lock,election}.proto from the
+//                                       repository, regenerate src/proto/ with
+//                                       proto-loader-gen-types
+//   node scripts/generate.mjs --check   change nothing; exit 1 when a proto copy in the package
 //                                       differs from the repository's, or when regenerating
 //                                       the declarations gives something else than src/proto/
 //
@@ -15,9 +16,11 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const pkg = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const PROTO = join('redlock', 'v1', 'lock.proto');
-const upstream = resolve(pkg, '..', '..', 'proto', 'src', 'main', 'proto', PROTO);
-const copy = join(pkg, 'proto', PROTO);
+// election.proto imports lock.proto; both are copied and generated together.
+const PROTOS = ['lock.proto', 'election.proto'].map((name) => join('redlock', 'v1', name));
+const upstreamDir = resolve(pkg, '..', '..', 'proto', 'src', 'main', 'proto');
+const upstream = (proto) => join(upstreamDir, proto);
+const copy = (proto) => join(pkg, 'proto', proto);
 const committedTypes = join(pkg, 'src', 'proto');
 const check = process.argv.includes('--check');
 
@@ -25,7 +28,7 @@ function generate(outDir) {
   const bin = join(pkg, 'node_modules', '@grpc', 'proto-loader', 'build', 'bin', 'proto-loader-gen-types.js');
   execFileSync(process.execPath, [bin,
     '--longs=String', '--enums=String', '--defaults', '--oneofs', '--includeComments',
-    '--grpcLib=@grpc/grpc-js', '-I', 'proto', '-O', outDir, PROTO],
+    '--grpcLib=@grpc/grpc-js', '-I', 'proto', '-O', outDir, ...PROTOS],
     // A relative include dir: the generated files name the proto by a path that does not
     // depend on where the repository is checked out.
     { cwd: pkg, stdio: 'inherit' });
@@ -44,22 +47,27 @@ function files(dir) {
   return out;
 }
 
-if (!existsSync(upstream)) {
-  console.error(`generate: the repository's contract is not at ${upstream}`);
-  process.exit(2);
+for (const proto of PROTOS) {
+  if (!existsSync(upstream(proto))) {
+    console.error(`generate: the repository's contract is not at ${upstream(proto)}`);
+    process.exit(2);
+  }
 }
 
 if (!check) {
-  copyFileSync(upstream, copy);
+  for (const proto of PROTOS) copyFileSync(upstream(proto), copy(proto));
   rmSync(committedTypes, { recursive: true, force: true });
   generate(committedTypes);
-  console.log(`generate: copied ${relative(pkg, copy)} and regenerated ${relative(pkg, committedTypes)}/`);
+  console.log(`generate: copied ${PROTOS.map((p) => relative(pkg, copy(p))).join(' and ')} `
+    + `and regenerated ${relative(pkg, committedTypes)}/`);
   process.exit(0);
 }
 
 const problems = [];
-if (!existsSync(copy) || readFileSync(copy, 'utf8') !== readFileSync(upstream, 'utf8')) {
-  problems.push(`${relative(pkg, copy)} differs from ${upstream}`);
+for (const proto of PROTOS) {
+  if (!existsSync(copy(proto)) || readFileSync(copy(proto), 'utf8') !== readFileSync(upstream(proto), 'utf8')) {
+    problems.push(`${relative(pkg, copy(proto))} differs from ${upstream(proto)}`);
+  }
 }
 const tmp = mkdtempSync(join(tmpdir(), 'redlockd-node-gen-'));
 try {
@@ -81,4 +89,4 @@ if (problems.length > 0) {
   console.error('drift: run `npm run generate` in clients/node and commit the result');
   process.exit(1);
 }
-console.log('drift: the proto copy and src/proto/ match the contract');
+console.log('drift: the proto copies and src/proto/ match the contract');
