@@ -37,12 +37,21 @@ function emit(obj) {
   process.stdout.write(`${JSON.stringify(obj)}\n`);
 }
 
-// Standard input, a line at a time: the harness answers each await with one line.
+// Standard input, a line at a time: the harness answers each await with one line. Lines that
+// come early are kept for the next awaits, and reading pauses meanwhile (so that input piped
+// from `yes ''` does not keep the event loop busy while a scenario runs).
 const lines = [];
 const waiting = [];
 let stdinClosed = false;
 const stdin = createInterface({ input: process.stdin });
-stdin.on('line', (line) => (waiting.length > 0 ? waiting.shift().resolve(line) : lines.push(line)));
+stdin.on('line', (line) => {
+  if (waiting.length > 0) {
+    waiting.shift().resolve(line);
+  } else {
+    lines.push(line);
+    stdin.pause();
+  }
+});
 stdin.on('close', () => {
   stdinClosed = true;
   while (waiting.length > 0) waiting.shift().reject(new Error('the harness closed standard input'));
@@ -51,13 +60,40 @@ stdin.on('close', () => {
 /** Tells the harness this point is reached and waits for its answer line. */
 async function awaitPoint(name) {
   emit({ event: 'await', name });
-  if (lines.length > 0) return;
+  if (lines.length > 0) {
+    lines.shift();
+    if (lines.length === 0) stdin.resume();
+    return;
+  }
   if (stdinClosed) throw new Error(`the harness closed standard input at ${name}`);
   await new Promise((resolve, reject) => waiting.push({ resolve, reject }));
 }
 
 function describe(e) {
   return { type: e.name, code: e.codeName, message: String(e) };
+}
+
+/** A leader as the result facts show it: null for none, else [value, "term"]. */
+function leaderFact(leader) {
+  return leader === null ? null : [leader.value, leader.term];
+}
+
+/** Resolves with `promise`'s value, or rejects when it takes longer than `ms`. */
+async function within(ms, promise, what) {
+  const timeout = new AbortController();
+  try {
+    return await Promise.race([promise, sleep(ms, undefined, { signal: timeout.signal }).then(() => {
+      throw new Error(`${what} took longer than ${ms} ms`);
+    })]);
+  } finally {
+    timeout.abort();
+  }
+}
+
+/** Polls `condition` every 10 ms for up to `ms`. */
+async function until(condition, ms) {
+  const end = performance.now() + ms;
+  while (!condition() && performance.now() < end) await sleep(10);
 }
 
 /** The error a call failed with; failing itself when the call succeeds or fails otherwise. */
@@ -188,6 +224,69 @@ const scenarios = {
     };
     await Promise.all(Array.from({ length: 8 }, (_, w) => worker(shared[w % 2])));
     return { sections };
+  },
+
+  async 'campaign-handover'() {
+    const [a, b, c] = [client(), client(), client()];
+    const leaderA = await a.campaign(resource, 'a', { ttlMs: 2000 });
+    let aLost = 0;
+    leaderA.onLost(() => { aLost += 1; });
+    await awaitPoint('leading');
+    const cError = await errorOf(c.campaign(resource, 'c', { ttlMs: 2000, waitMs: 300 }));
+    let bReturnedAt;
+    const bCampaign = b.campaign(resource, 'b', { ttlMs: 2000 }).then((leadership) => {
+      bReturnedAt = performance.now();
+      return leadership;
+    });
+    bCampaign.catch(() => {}); // awaited below; not an unhandled rejection meanwhile
+    await sleep(1500); // A leads only by its renewals by now
+    const bLedEarly = bReturnedAt !== undefined;
+    await leaderA.proclaim('a2');
+    const leaderAfterProclaim = leaderFact(await a.leader(resource));
+    const resignStart = performance.now();
+    const resigned = await leaderA.resign();
+    const leaderB = await within(10_000, bCampaign, "B's campaign");
+    const facts = {
+      term_a: leaderA.term,
+      c_error: cError,
+      b_led_early: bLedEarly,
+      leader_after_proclaim: leaderAfterProclaim,
+      resigned,
+      handover_ms: bReturnedAt - resignStart,
+      a_leader_after_resign: leaderA.isLeader(),
+      a_lost: aLost > 0,
+      term_b: leaderB.term,
+      b_value: leaderB.value,
+      b_is_leader: leaderB.isLeader(),
+    };
+    facts.b_resigned = await leaderB.resign();
+    facts.second_resign = await leaderB.resign();
+    facts.leader_at_end = leaderFact(await a.leader(resource));
+    return facts;
+  },
+
+  async observe() {
+    const [first, second] = [client(), client()];
+    const events = [];
+    let closed = false;
+    let late = 0;
+    const observation = first.observe(resource, (leader) => {
+      if (closed) late += 1;
+      events.push(leaderFact(leader));
+    });
+    await until(() => events.length >= 1, 5000);
+    const leaderA = await first.campaign(resource, 'a', { ttlMs: 2000 });
+    await sleep(300);
+    await leaderA.resign();
+    await sleep(300);
+    const leaderB = await second.campaign(resource, 'b', { ttlMs: 2000 });
+    await sleep(300);
+    await leaderB.resign();
+    await until(() => events.length >= 5, 5000);
+    observation.close();
+    closed = true;
+    await sleep(300);
+    return { events, term_a: leaderA.term, term_b: leaderB.term, late_events: late };
   },
 };
 

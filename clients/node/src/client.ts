@@ -1,9 +1,14 @@
 import { hostname } from 'node:os';
 import { inspect, type InspectOptions } from 'node:util';
 import * as grpc from '@grpc/grpc-js';
+import {
+  CampaignStream, Leadership, Observation, checkValue, leaderOf, type CampaignOptions, type Leader,
+} from './election';
 import { LeaseLostError, LockNotAcquiredError, LockServiceError, errorFromStatus } from './errors';
 import { Lease } from './lease';
 import type { AcquireResponse__Output } from './proto/redlock/v1/AcquireResponse';
+import type { ElectionServiceClient } from './proto/redlock/v1/ElectionService';
+import type { LeaderResponse__Output } from './proto/redlock/v1/LeaderResponse';
 import type { LockServiceClient } from './proto/redlock/v1/LockService';
 import { RetryPolicy, type RetryOptions } from './retry';
 import { loadProto } from './service';
@@ -56,6 +61,7 @@ export class LockClient {
   readonly callTimeoutMs: number;
   readonly retry: RetryPolicy;
   readonly #stub: LockServiceClient;
+  readonly #elections: ElectionServiceClient;
   readonly #transport: Transport;
 
   constructor(target: string | ConnectOptions, opts: LockClientOptions = {}) {
@@ -67,13 +73,16 @@ export class LockClient {
       throw new RangeError('callTimeoutMs must be positive');
     }
     this.retry = new RetryPolicy(opts.retry);
-    const { LockService } = loadProto().redlock.v1;
-    this.#stub = new LockService(connect.address, connect.credentials ?? grpc.credentials.createInsecure(),
-      connect.channelOptions);
+    const { LockService, ElectionService } = loadProto().redlock.v1;
+    const credentials = connect.credentials ?? grpc.credentials.createInsecure();
+    this.#stub = new LockService(connect.address, credentials, connect.channelOptions);
+    // Elections go over the same channel.
+    this.#elections = new ElectionService(connect.address, credentials,
+      { ...connect.channelOptions, channelOverride: this.#stub.getChannel() });
     this.#transport = new Transport(this.#stub, this.callTimeoutMs, this.retry);
   }
 
-  /** Closes the channel. Leases still kept alive are then lost (their streams end). */
+  /** Closes the channel. Leases still kept alive and leaderships are then lost (their streams end). */
   close(): void {
     this.#stub.close();
   }
@@ -202,6 +211,103 @@ export class LockClient {
       throw lost;
     }
     return result;
+  }
+
+  /**
+   * Runs for leader of `election` with `value` (what Leader and Observe report while this
+   * candidate leads; at most 256 UTF-8 bytes). Resolves with the {@link Leadership} once this
+   * candidate leads; it is renewed every ttl/4 until resigned or lost.
+   *
+   * One Campaign stream carries the candidacy: its first request goes out at once, then one
+   * every ttl/4 while waiting too. Rejects with {@link LockNotAcquiredError} (ABORTED) when
+   * `waitMs` passes without leading (the candidacy is withdrawn), with a CANCELLED
+   * {@link LockServiceError} when `signal` aborts it (withdrawn the same way), and with
+   * {@link LockServiceError} carrying the stream's status for every other failure.
+   */
+  async campaign(election: string, value: string, opts: CampaignOptions): Promise<Leadership> {
+    if (typeof election !== 'string') {
+      throw new TypeError('election must be a string');
+    }
+    checkValue(election, value);
+    if (typeof opts?.ttlMs !== 'number' || Number.isNaN(opts.ttlMs)) {
+      throw new TypeError('ttlMs must be a number');
+    }
+    const { ttlMs, waitMs, signal } = opts;
+    if (waitMs !== undefined && (typeof waitMs !== 'number' || Number.isNaN(waitMs))) {
+      throw new TypeError('waitMs must be a number');
+    }
+    const aborted = () => new LockServiceError(grpc.status.CANCELLED,
+      `campaign in election '${election}' was aborted`, election, { cause: signal?.reason });
+    if (signal?.aborted) {
+      throw aborted();
+    }
+    const callTimeoutMs = this.callTimeoutMs;
+    return new Promise((resolve, reject) => {
+      let settled = false;
+      let waitTimer: NodeJS.Timeout | undefined;
+      const onAbort = () => withdraw(aborted());
+      const settle = () => {
+        settled = true;
+        clearTimeout(waitTimer);
+        signal?.removeEventListener('abort', onAbort);
+      };
+      const stream = new CampaignStream(this.#elections, election, value, ttlMs, {
+        answered: (response, sentAt) => {
+          if (!settled) {
+            settle();
+            resolve(new Leadership(stream, election, ttlMs, callTimeoutMs, response, sentAt));
+          }
+        },
+        ended: (end) => {
+          if (!settled) {
+            settle();
+            reject(end.code === grpc.status.OK
+              ? new LockServiceError(grpc.status.UNAVAILABLE,
+                `election '${election}': the Campaign stream ended before this candidate led`, election)
+              : errorFromStatus(end.code, end.details, election));
+          }
+        },
+      });
+      // Withdrawing half-closes: the server withdraws the candidacy, or resigns a leadership
+      // granted in that instant (its answer is not taken any more).
+      const withdraw = (error: LockServiceError) => {
+        if (!settled) {
+          settle();
+          void stream.halfClose();
+          reject(error);
+        }
+      };
+      if (waitMs !== undefined) {
+        waitTimer = setTimeout(() => withdraw(new LockNotAcquiredError(grpc.status.ABORTED,
+          `election '${election}': not leading after waiting ${waitMs} ms`, election)), Math.max(0, waitMs));
+      }
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  /** The current leader of `election`, or null when it has none (UNAVAILABLE is retried). */
+  async leader(election: string): Promise<Leader | null> {
+    if (typeof election !== 'string') {
+      throw new TypeError('election must be a string');
+    }
+    const response = await this.#transport.call<LeaderResponse__Output>(
+      (_stub, options, callback) => this.#elections.Leader({ election }, options, callback), election);
+    return leaderOf(response.leader);
+  }
+
+  /**
+   * Calls `callback` with the current leader of `election` (null when none), then with every
+   * change, until the returned {@link Observation} is closed. A stream that ends is opened
+   * again; states already delivered, or older than a term already seen, are not repeated.
+   */
+  observe(election: string, callback: (leader: Leader | null) => void): Observation {
+    if (typeof election !== 'string') {
+      throw new TypeError('election must be a string');
+    }
+    if (typeof callback !== 'function') {
+      throw new TypeError('callback must be a function');
+    }
+    return new Observation(this.#elections, election, callback, this.retry);
   }
 
   toString(): string {

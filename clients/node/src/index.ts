@@ -2,6 +2,8 @@ export { LockClient } from './client';
 export type { AcquireOptions, ConnectOptions, LockClientOptions } from './client';
 export { Lease, guardMs } from './lease';
 export type { LostCallback } from './lease';
+export { Leadership, Observation } from './election';
+export type { CampaignOptions, Leader } from './election';
 export { LockServiceError, LockNotAcquiredError, LeaseLostError, codeName } from './errors';
 export { RetryPolicy } from './retry';
 export type { RetryOptions } from './retry';

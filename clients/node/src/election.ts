@@ -1,0 +1,539 @@
+// Leader election on ElectionService: the Campaign stream of one candidacy, the Leadership it
+// yields, and Observe streams that follow an election across reconnects.
+//
+// A leadership is a kept lease under another name, and keeps the same rules: its deadline is
+// the send time of the request whose sequence an answer echoes plus the answer's validity,
+// moved only forward; it counts as held until a guard before that deadline; the stream ending
+// without a resign, or the guarded deadline passing, is a loss reported once.
+import { inspect, type InspectOptions } from 'node:util';
+import * as grpc from '@grpc/grpc-js';
+import { LeaseLostError, LockServiceError } from './errors';
+import type { StreamEnd } from './keeper';
+import { guardMs, type LostCallback } from './lease';
+import type { CampaignRequest } from './proto/redlock/v1/CampaignRequest';
+import type { CampaignResponse__Output } from './proto/redlock/v1/CampaignResponse';
+import type { ElectionServiceClient } from './proto/redlock/v1/ElectionService';
+import type { Leadership__Output } from './proto/redlock/v1/Leadership';
+import type { ObserveResponse__Output } from './proto/redlock/v1/ObserveResponse';
+import type { RetryPolicy } from './retry';
+import { fromDuration, now, toDuration } from './time';
+
+const Status = grpc.status;
+
+/** Who leads an election: the leader's value and its term (a uint64, as a decimal string). */
+export interface Leader {
+  value: string;
+  term: string;
+}
+
+export interface CampaignOptions {
+  /** The leadership's time to live; the client renews it every ttl/4 while it leads. */
+  ttlMs: number;
+  /** How long to wait for the leadership (default: as long as it takes). */
+  waitMs?: number;
+  /** Aborting withdraws the candidacy (a leadership granted in that instant is resigned). */
+  signal?: AbortSignal;
+}
+
+/** A value longer than this is INVALID_ARGUMENT, and the server would end the leadership for it. */
+const MAX_VALUE_BYTES = 256;
+
+/** When the last requests were sent, by sequence; older ones are too old to move a deadline. */
+const REMEMBERED = 16;
+
+/** @internal What a Campaign stream tells its owner. */
+export interface CampaignListener {
+  /** An answer whose sequence this stream sent, with that request's send time. */
+  answered(response: CampaignResponse__Output, sentAt: number): void;
+  /** The stream ended without the owner having closed it. */
+  ended(end: StreamEnd): void;
+}
+
+/**
+ * @internal The client end of one Campaign stream: the first request at once, then one every
+ * ttl/4 with a rising sequence (while waiting too), each carrying the value wanted now.
+ */
+export class CampaignStream {
+  listener: CampaignListener;
+  readonly #call: grpc.ClientDuplexStream<CampaignRequest, CampaignResponse__Output>;
+  readonly #request: { election: string; value: string; ttl: CampaignRequest['ttl'] };
+  readonly #sent = new Map<number, number>();
+  readonly #ended: Promise<StreamEnd>;
+  #timer: NodeJS.Timeout | undefined;
+  #nextSequence = 1;
+  #closing = false;
+  #done = false;
+
+  constructor(stub: ElectionServiceClient, election: string, value: string, ttlMs: number, listener: CampaignListener) {
+    this.listener = listener;
+    this.#request = { election, value, ttl: toDuration(ttlMs) };
+    this.#call = stub.Campaign();
+    this.#ended = new Promise((resolve) => {
+      this.#call.on('status', (status: grpc.StatusObject) => {
+        this.#done = true;
+        this.#stopRequests();
+        const end = { code: status.code, details: status.details };
+        resolve(end);
+        if (!this.#closing) {
+          this.listener.ended(end);
+        }
+      });
+    });
+    this.#call.on('data', (response: CampaignResponse__Output) => {
+      const sentAt = this.#sent.get(Number(response.sequence));
+      if (sentAt !== undefined && !this.#closing) {
+        this.listener.answered(response, sentAt);
+      }
+    });
+    // Every failure also comes as 'status'; without a listener 'error' would be thrown.
+    this.#call.on('error', () => {});
+    this.#send();
+    this.#timer = setInterval(() => this.#send(), Math.max(1, ttlMs / 4));
+    this.#timer.unref();
+  }
+
+  /** Sends the candidacy's value now (and with every later request). */
+  proclaim(value: string): void {
+    this.#request.value = value;
+    this.#send();
+  }
+
+  #send(): void {
+    if (this.#closing || this.#done) {
+      return;
+    }
+    const sequence = this.#nextSequence++;
+    this.#sent.set(sequence, now());
+    this.#sent.delete(sequence - REMEMBERED);
+    this.#call.write({ ...this.#request, sequence: String(sequence) });
+  }
+
+  #stopRequests(): void {
+    if (this.#timer !== undefined) {
+      clearInterval(this.#timer);
+      this.#timer = undefined;
+    }
+  }
+
+  /** Half-closes: the server resigns (or withdraws) and ends the stream OK; resolves with how it ended. */
+  halfClose(): Promise<StreamEnd> {
+    if (!this.#closing) {
+      this.#closing = true;
+      this.#stopRequests();
+      if (!this.#done) {
+        this.#call.end();
+      }
+    }
+    return this.#ended;
+  }
+
+  /** Stops the stream without waiting for it (grpc-js may half-close first: the server then resigns). */
+  cancel(): void {
+    this.#closing = true;
+    this.#stopRequests();
+    if (!this.#done) {
+      this.#call.cancel();
+    }
+  }
+
+  /** Half-closes and waits up to `timeoutMs` for the end; cancels and reports DEADLINE_EXCEEDED after that. */
+  close(timeoutMs: number): Promise<StreamEnd> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.cancel();
+        resolve({ code: Status.DEADLINE_EXCEEDED, details: `no end of the Campaign stream within ${timeoutMs} ms` });
+      }, timeoutMs);
+      void this.halfClose().then((end) => {
+        clearTimeout(timer);
+        resolve(end);
+      });
+    });
+  }
+}
+
+/** @internal Rejects a value the server would refuse (and end the leadership for). */
+export function checkValue(election: string, value: string): void {
+  if (typeof value !== 'string') {
+    throw new TypeError('value must be a string');
+  }
+  if (Buffer.byteLength(value, 'utf8') > MAX_VALUE_BYTES) {
+    throw new LockServiceError(Status.INVALID_ARGUMENT,
+      `election '${election}': a value may have at most ${MAX_VALUE_BYTES} UTF-8 bytes`, election);
+  }
+}
+
+interface ProclaimWaiter {
+  value: string;
+  resolve(): void;
+  reject(error: Error): void;
+  timer: NodeJS.Timeout;
+}
+
+/**
+ * The caller's leadership of an election, from {@link LockClient.campaign}. Renewed on its
+ * Campaign stream (a request every ttl/4) until it is resigned or lost.
+ *
+ * It counts as leading until a guard before its local deadline (ttl/20, at most 100 ms), and is
+ * reported lost then unless a renewal moved that deadline: a timer that runs a little late still
+ * tells the leader before another candidate can be elected.
+ */
+export class Leadership {
+  /** The name of the election. */
+  readonly election: string;
+  /** The ttl the leadership is renewed with, in ms. */
+  readonly ttlMs: number;
+
+  readonly #stream: CampaignStream;
+  readonly #callTimeoutMs: number;
+  readonly #guardMs: number;
+  readonly #lostController = new AbortController();
+  readonly #waiters = new Set<ProclaimWaiter>();
+  #listeners: LostCallback[] = [];
+  #term: bigint;
+  #value: string;
+  #deadline: number;
+  #resigned = false;
+  #lost: LeaseLostError | undefined;
+  #expiry: NodeJS.Timeout | undefined;
+
+  /** @internal Leaderships come from LockClient.campaign, with the stream's first answer. */
+  constructor(stream: CampaignStream, election: string, ttlMs: number, callTimeoutMs: number,
+    first: CampaignResponse__Output, sentAt: number) {
+    this.#stream = stream;
+    this.election = election;
+    this.ttlMs = ttlMs;
+    this.#callTimeoutMs = callTimeoutMs;
+    this.#guardMs = guardMs(ttlMs);
+    this.#term = BigInt(first.term);
+    this.#value = first.value;
+    this.#deadline = sentAt + fromDuration(first.validity);
+    stream.listener = {
+      answered: (response, at) => this.#answered(response, at),
+      ended: (end) => {
+        if (end.code === Status.OK) {
+          this.#lose(Status.UNAVAILABLE, `the Campaign stream of election '${election}' ended unexpectedly`);
+        } else {
+          this.#lose(end.code, end.details);
+        }
+      },
+    };
+    this.#scheduleExpiry();
+  }
+
+  /**
+   * The term: the leadership's fencing token (a uint64, as a decimal string). It strictly
+   * increases per election across leaders; pass it with every write the leader makes.
+   */
+  get term(): string {
+    return this.#term.toString();
+  }
+
+  /** The value everyone sees for this leader now (the last one an answer showed). */
+  get value(): string {
+    return this.#value;
+  }
+
+  /**
+   * The local deadline on `performance.now()`: the send time of the request the last renewal
+   * answered, plus the validity it returned. The leadership stops counting a guard before it.
+   */
+  get deadline(): number {
+    return this.#deadline;
+  }
+
+  /** Aborted when the leadership is lost, with the LeaseLostError as its reason. */
+  get signal(): AbortSignal {
+    return this.#lostController.signal;
+  }
+
+  /** Why the leadership was lost, once it is. */
+  get lostError(): LeaseLostError | undefined {
+    return this.#lost;
+  }
+
+  /** True until the guard before the local deadline is reached, the leadership is lost, or it is resigned. */
+  isLeader(): boolean {
+    return !this.#resigned && this.#lost === undefined && now() < this.#deadline - this.#guardMs;
+  }
+
+  /**
+   * Makes `value` the value everyone sees, keeping the term. Resolves once an answer shows it;
+   * rejects with LeaseLostError when the leadership is lost (or resigned) first, and with a
+   * DEADLINE_EXCEEDED LockServiceError when no answer showed it within the call timeout.
+   */
+  proclaim(value: string): Promise<void> {
+    try {
+      checkValue(this.election, value);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    if (this.#resigned) {
+      return Promise.reject(this.#resignedError());
+    }
+    if (this.#lost !== undefined) {
+      return Promise.reject(this.#lost);
+    }
+    return new Promise((resolve, reject) => {
+      const waiter: ProclaimWaiter = {
+        value,
+        resolve,
+        reject,
+        timer: setTimeout(() => {
+          this.#waiters.delete(waiter);
+          reject(new LockServiceError(Status.DEADLINE_EXCEEDED, `election '${this.election}': no answer showed `
+            + `the proclaimed value within ${this.#callTimeoutMs} ms`, this.election));
+        }, this.#callTimeoutMs),
+      };
+      this.#waiters.add(waiter);
+      this.#stream.proclaim(value);
+    });
+  }
+
+  /**
+   * Resigns: half-closes the stream and waits for its end (up to the call timeout). True only on
+   * the first call, and only when the stream ended OK. No loss is reported afterwards.
+   */
+  async resign(): Promise<boolean> {
+    if (this.#resigned) {
+      return false;
+    }
+    this.#resigned = true;
+    this.#clearExpiry();
+    this.#listeners = [];
+    this.#failWaiters(this.#resignedError());
+    if (this.#lost !== undefined) {
+      return false;
+    }
+    const end = await this.#stream.close(this.#callTimeoutMs);
+    return end.code === Status.OK;
+  }
+
+  /** Resigns and ignores failures (the leadership runs out by itself): for `await using`. */
+  async [Symbol.asyncDispose](): Promise<void> {
+    try {
+      await this.resign();
+    } catch {
+      // Lost or unreachable: the leadership runs out anyway.
+    }
+  }
+
+  /** Calls `callback` once when the leadership is lost; at once if it already is. Never after a resign. */
+  onLost(callback: LostCallback): this {
+    if (this.#lost !== undefined) {
+      callback(this.#lost);
+    } else if (!this.#resigned) {
+      this.#listeners.push(callback);
+    }
+    return this;
+  }
+
+  #answered(response: CampaignResponse__Output, sentAt: number): void {
+    if (this.#resigned || this.#lost !== undefined) {
+      return;
+    }
+    // After a fault a renewal may carry a higher fencing token: the term moves with it.
+    const term = BigInt(response.term);
+    if (term > this.#term) {
+      this.#term = term;
+    }
+    this.#value = response.value;
+    const deadline = sentAt + fromDuration(response.validity);
+    if (deadline > this.#deadline) {
+      this.#deadline = deadline;
+      this.#scheduleExpiry();
+    }
+    for (const waiter of [...this.#waiters]) {
+      if (waiter.value === response.value) {
+        this.#waiters.delete(waiter);
+        clearTimeout(waiter.timer);
+        waiter.resolve();
+      }
+    }
+  }
+
+  #resignedError(): LeaseLostError {
+    return new LeaseLostError(Status.FAILED_PRECONDITION, `leadership of election '${this.election}' was resigned`,
+      this.election);
+  }
+
+  #failWaiters(error: Error): void {
+    for (const waiter of this.#waiters) {
+      clearTimeout(waiter.timer);
+      waiter.reject(error);
+    }
+    this.#waiters.clear();
+  }
+
+  #lose(code: number, details: string): void {
+    if (this.#resigned || this.#lost !== undefined) {
+      return;
+    }
+    const error = new LeaseLostError(code, details, this.election);
+    this.#lost = error;
+    this.#clearExpiry();
+    this.#stream.cancel();
+    this.#failWaiters(error);
+    const listeners = this.#listeners;
+    this.#listeners = [];
+    this.#lostController.abort(error);
+    for (const listener of listeners) {
+      try {
+        listener(error);
+      } catch (e) {
+        process.emitWarning(`a loss callback of the leadership of election '${this.election}' threw: ${String(e)}`);
+      }
+    }
+  }
+
+  #scheduleExpiry(): void {
+    this.#clearExpiry();
+    const delay = this.#deadline - this.#guardMs - now();
+    this.#expiry = setTimeout(() => {
+      this.#expiry = undefined;
+      if (this.#resigned || this.#lost !== undefined) {
+        return;
+      }
+      if (now() < this.#deadline - this.#guardMs) {
+        this.#scheduleExpiry(); // woke a little early
+        return;
+      }
+      this.#lose(Status.DEADLINE_EXCEEDED, `leadership of election '${this.election}' ran out: its local `
+        + `deadline came within ${this.#guardMs} ms without a renewal`);
+    }, Math.max(0, Math.ceil(delay)));
+    this.#expiry.unref();
+  }
+
+  #clearExpiry(): void {
+    if (this.#expiry !== undefined) {
+      clearTimeout(this.#expiry);
+      this.#expiry = undefined;
+    }
+  }
+
+  toString(): string {
+    return `Leadership[election=${this.election}, term=${this.term}, value=${this.value}, `
+      + `leader=${this.isLeader()}]`;
+  }
+
+  toJSON(): { election: string; term: string; value: string; isLeader: boolean } {
+    return { election: this.election, term: this.term, value: this.value, isLeader: this.isLeader() };
+  }
+
+  [inspect.custom](_depth: number, options: InspectOptions): string {
+    return `Leadership ${inspect(this.toJSON(), options)}`;
+  }
+}
+
+/** @internal A Leadership message as a Leader (null when absent). */
+export function leaderOf(leadership: Leadership__Output | null | undefined): Leader | null {
+  return leadership == null ? null : { value: leadership.value, term: leadership.term };
+}
+
+function sameState(a: Leader | null, b: Leader | null): boolean {
+  return a === null || b === null ? a === b : a.value === b.value && a.term === b.term;
+}
+
+/**
+ * Follows an election, from {@link LockClient.observe}: calls back with the current leader
+ * (or null) and then with every change. When the stream ends without `close()`, it is opened
+ * again (backoff as the client's retry policy, without a limit of attempts), and only a state
+ * that differs from the last one delivered, with a term not below the highest seen, is passed on.
+ */
+export class Observation {
+  /** The name of the election. */
+  readonly election: string;
+
+  readonly #stub: ElectionServiceClient;
+  readonly #callback: (leader: Leader | null) => void;
+  readonly #retry: RetryPolicy;
+  #call: grpc.ClientReadableStream<ObserveResponse__Output> | undefined;
+  #reopen: NodeJS.Timeout | undefined;
+  #failures = 0;
+  #closed = false;
+  #delivered = false;
+  #last: Leader | null = null;
+  #highestTerm: bigint | undefined;
+
+  /** @internal Observations come from LockClient.observe. */
+  constructor(stub: ElectionServiceClient, election: string, callback: (leader: Leader | null) => void,
+    retry: RetryPolicy) {
+    this.election = election;
+    this.#stub = stub;
+    this.#callback = callback;
+    this.#retry = retry;
+    this.#open();
+  }
+
+  /** Whether close() was called. */
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /** Stops observing. No callback runs after this returns. */
+  close(): void {
+    this.#closed = true;
+    if (this.#reopen !== undefined) {
+      clearTimeout(this.#reopen);
+      this.#reopen = undefined;
+    }
+    const call = this.#call;
+    this.#call = undefined;
+    call?.cancel();
+  }
+
+  [Symbol.dispose](): void {
+    this.close();
+  }
+
+  #open(): void {
+    this.#reopen = undefined;
+    if (this.#closed) {
+      return;
+    }
+    const call = this.#stub.Observe({ election: this.election });
+    this.#call = call;
+    call.on('data', (response: ObserveResponse__Output) => {
+      if (this.#call !== call) {
+        return;
+      }
+      this.#failures = 0;
+      this.#deliver(leaderOf(response.leader));
+    });
+    call.on('error', () => {}); // every end also comes as 'status'
+    call.on('status', () => {
+      if (this.#closed || this.#call !== call) {
+        return;
+      }
+      this.#call = undefined;
+      this.#failures++;
+      this.#reopen = setTimeout(() => this.#open(), this.#retry.backoffMs(this.#failures));
+    });
+  }
+
+  #deliver(state: Leader | null): void {
+    if (this.#closed) {
+      return;
+    }
+    if (state !== null) {
+      const term = BigInt(state.term);
+      if (this.#highestTerm !== undefined && term < this.#highestTerm) {
+        return; // an older leader than one already seen (a lagging replica after a reconnect)
+      }
+      this.#highestTerm = term;
+    }
+    if (this.#delivered && sameState(this.#last, state)) {
+      return;
+    }
+    this.#delivered = true;
+    this.#last = state;
+    try {
+      this.#callback(state === null ? null : { ...state });
+    } catch (e) {
+      process.emitWarning(`an observer of election '${this.election}' threw: ${String(e)}`);
+    }
+  }
+
+  toString(): string {
+    return `Observation[election=${this.election}, closed=${this.#closed}]`;
+  }
+}
