@@ -37,9 +37,17 @@ export async function eventually(condition, ms = 2000) {
  * Starts a fake server. `handlers` may define acquire(call, callback, n), extend(call, callback),
  * release(call, callback) and keepAlive(stream, request, n) (called for each request of a
  * stream; `stream.ended` is set on half-close, after which `onEnd(stream)` runs: default OK).
+ *
+ * ElectionService: campaign(stream, request, n) for each request of a Campaign stream (n counts
+ * that stream's requests; `stream.index` is the stream's place in seen.campaignStreams), and
+ * onCampaignEnd(stream) after a half-close (default: end OK); leader(call, callback, n);
+ * observe(call, n) for the n-th Observe stream (`call.cancelled` is set when the client cancels).
  */
 export async function startFake(handlers = {}) {
-  const seen = { acquire: [], extend: [], release: [], keepAlive: [], streams: [] };
+  const seen = {
+    acquire: [], extend: [], release: [], keepAlive: [], streams: [],
+    campaign: [], campaignStreams: [], leader: [], observe: [],
+  };
   const pending = new Set();
   const server = new grpc.Server();
   server.addService(loadProto().redlock.v1.LockService.service, {
@@ -82,6 +90,35 @@ export async function startFake(handlers = {}) {
     },
     ForceRelease(call, callback) {
       callback(failure(status.UNIMPLEMENTED, 'not in the fake'));
+    },
+  });
+  server.addService(loadProto().redlock.v1.ElectionService.service, {
+    Campaign(stream) {
+      stream.index = seen.campaignStreams.length;
+      seen.campaignStreams.push(stream);
+      stream.requests = [];
+      stream.on('data', (request) => {
+        const entry = { request, at: performance.now() };
+        seen.campaign.push(entry);
+        stream.requests.push(entry);
+        handlers.campaign?.(stream, request, stream.requests.length);
+      });
+      stream.on('end', () => {
+        stream.ended = true;
+        (handlers.onCampaignEnd ?? ((s) => s.end()))(stream);
+      });
+      stream.on('cancelled', () => { stream.cancelled = true; });
+      stream.on('error', () => {});
+    },
+    Leader(call, callback) {
+      seen.leader.push({ request: call.request, at: performance.now() });
+      (handlers.leader ?? ((c, cb) => cb(null, {})))(call, callback, seen.leader.length);
+    },
+    Observe(call) {
+      seen.observe.push(call);
+      call.on('cancelled', () => { call.cancelled = true; });
+      call.on('error', () => {});
+      handlers.observe?.(call, seen.observe.length);
     },
   });
   const port = await new Promise((resolve, reject) => {
