@@ -82,7 +82,11 @@ export class LockClient {
     this.#transport = new Transport(this.#stub, this.callTimeoutMs, this.retry);
   }
 
-  /** Closes the channel. Leases still kept alive and leaderships are then lost (their streams end). */
+  /**
+   * Closes the channel: no new calls. Calls under way (KeepAlive, Campaign and Observe streams)
+   * go on until they end: release, resign and close them first. An observation whose stream
+   * ends after this stops instead of opening another.
+   */
   close(): void {
     this.#stub.close();
   }

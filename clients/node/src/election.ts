@@ -461,7 +461,7 @@ export class Observation {
     this.#stub = stub;
     this.#callback = callback;
     this.#retry = retry;
-    this.#open();
+    this.#call = this.#observe(); // a closed client throws here
   }
 
   /** Whether close() was called. */
@@ -485,13 +485,21 @@ export class Observation {
     this.close();
   }
 
-  #open(): void {
+  #reopenStream(): void {
     this.#reopen = undefined;
     if (this.#closed) {
       return;
     }
+    try {
+      this.#call = this.#observe();
+    } catch {
+      // The client was closed (its channel is shut down): nothing will come any more.
+      this.#closed = true;
+    }
+  }
+
+  #observe(): grpc.ClientReadableStream<ObserveResponse__Output> {
     const call = this.#stub.Observe({ election: this.election });
-    this.#call = call;
     call.on('data', (response: ObserveResponse__Output) => {
       if (this.#call !== call) {
         return;
@@ -506,8 +514,9 @@ export class Observation {
       }
       this.#call = undefined;
       this.#failures++;
-      this.#reopen = setTimeout(() => this.#open(), this.#retry.backoffMs(this.#failures));
+      this.#reopen = setTimeout(() => this.#reopenStream(), this.#retry.backoffMs(this.#failures));
     });
+    return call;
   }
 
   #deliver(state: Leader | null): void {

@@ -23,25 +23,26 @@ function lead(stream, request, validityMs, { term = '9', sequence = request.sequ
 test('campaign: one stream, the first request at once, then every ttl/4 while waiting too; leads on the first answer', async (t) => {
   const { fake, client } = await setup(t, {
     campaign(stream, request, n) {
-      if (n === 3) lead(stream, request, 800, { term: '18446744073709551615' }); // the largest uint64
+      if (n === 3) lead(stream, request, 2000, { term: '18446744073709551615' }); // the largest uint64
     },
   });
   const started = performance.now();
-  const leadership = await client.campaign('jobs', 'host-1', { ttlMs: 800 }); // a request every 200 ms
+  const leadership = await client.campaign('jobs', 'host-1', { ttlMs: 2000 }); // a request every 500 ms
   const elapsed = performance.now() - started;
   assert.ok(leadership instanceof Leadership);
-  assert.ok(elapsed >= 350, `led on the third request, after ${elapsed} ms`);
+  assert.ok(elapsed >= 950, `led on the third request, after ${elapsed} ms`);
   assert.equal(fake.seen.campaignStreams.length, 1, 'one stream');
   const requests = fake.seen.campaign.slice(0, 3);
-  assert.ok(requests[0].at - started < 150, `the first request goes out at once (${requests[0].at - started} ms)`);
+  assert.ok(requests[0].at - started < 400, `the first request goes out at once (${requests[0].at - started} ms)`);
   requests.forEach(({ request }, i) => {
     assert.equal(request.election, 'jobs');
     assert.equal(request.value, 'host-1');
-    assert.equal(millis(request.ttl), 800);
+    assert.equal(millis(request.ttl), 2000);
     assert.equal(request.sequence, String(i + 1));
   });
   const gaps = requests.slice(1).map((r, i) => r.at - requests[i].at);
-  assert.ok(gaps.every((g) => g > 120 && g < 400), `requests every ttl/4 while waiting: ${gaps}`);
+  // The first gap may be short by the time the stream took to connect.
+  assert.ok(gaps[0] > 150 && gaps[0] < 800 && gaps[1] > 350 && gaps[1] < 700, `requests every ttl/4 while waiting: ${gaps}`);
   assert.equal(leadership.election, 'jobs');
   assert.equal(leadership.term, '18446744073709551615', 'the term kept exactly');
   assert.equal(leadership.value, 'host-1');
@@ -77,29 +78,34 @@ test('the deadline is dated by the echoed sequence: send time + validity, only f
   await sleep(50);
   assert.equal(leadership.deadline, dated, 'the deadline only moves forward');
 
+  const count = stream.requests.length;
+  const before = performance.now();
+  assert.ok(await eventually(() => stream.requests.length > count)); // a request sent after `before`
   const last = stream.requests.at(-1);
   await sleep(150); // an answer that spends a while on its way
+  const answeredLate = performance.now();
   lead(stream, last.request, 3000);
   assert.ok(await eventually(() => leadership.deadline !== dated));
-  assert.ok(Math.abs(leadership.deadline - (last.at + 3000)) < 30,
-    `moved to that request's send time + validity (${leadership.deadline - (last.at + 3000)} ms off)`);
+  assert.ok(leadership.deadline >= before + 3000 && leadership.deadline <= last.at + 3000,
+    "moved to that request's send time + validity");
+  assert.ok(leadership.deadline <= answeredLate + 3000 - 140, 'not from the answer');
   await leadership.resign();
 });
 
 test('the guard: without renewals the leadership is lost ttl/20 before its deadline, once, by the timer', async (t) => {
   const { client } = await setup(t, {
     campaign(stream, request, n) {
-      if (n === 1) lead(stream, request, 400); // no renewal answers after the first
+      if (n === 1) lead(stream, request, 600); // no renewal answers after the first
     },
   });
-  const leadership = await client.campaign('guarded', 'v', { ttlMs: 400 }); // guard 20 ms
+  const leadership = await client.campaign('guarded', 'v', { ttlMs: 1200 }); // guard 60 ms
   const calls = [];
   leadership.onLost((e) => calls.push({ at: performance.now(), e }));
   assert.ok(leadership.isLeader());
   assert.ok(await eventually(() => calls.length > 0, 1000));
   assert.ok(calls[0].e instanceof LeaseLostError);
   assert.equal(calls[0].e.codeName, 'DEADLINE_EXCEEDED');
-  assert.ok(calls[0].at >= leadership.deadline - 20 - 1, 'not before the guard');
+  assert.ok(calls[0].at >= leadership.deadline - 60 - 1, 'not before the guard');
   assert.ok(calls[0].at < leadership.deadline, `before the deadline (${leadership.deadline - calls[0].at} ms margin)`);
   assert.equal(leadership.isLeader(), false);
   assert.equal(leadership.signal.aborted, true);
@@ -214,7 +220,7 @@ test('resign gives up after the call timeout when the stream does not end', asyn
   const started = performance.now();
   assert.equal(await leadership.resign(), false);
   const took = performance.now() - started;
-  assert.ok(took >= 145 && took < 400, `bounded by the call timeout: ${took} ms`);
+  assert.ok(took >= 145 && took < 1000, `bounded by the call timeout: ${took} ms`);
   assert.equal(leadership.isLeader(), false);
 });
 
@@ -284,7 +290,7 @@ test('a wait that passes without leading half-closes the stream and rejects with
     return true;
   });
   const took = performance.now() - started;
-  assert.ok(took >= 175 && took < 400, `after the wait: ${took} ms`);
+  assert.ok(took >= 175 && took < 1000, `after the wait: ${took} ms`);
   assert.ok(await eventually(() => fake.seen.campaignStreams[0].ended === true), 'half-closed');
   assert.ok(fake.seen.campaign.length >= 3, `requests while waiting: ${fake.seen.campaign.length}`);
   assert.equal(fake.seen.campaignStreams.length, 1);
@@ -427,4 +433,32 @@ test('string, inspect and JSON forms of a leadership show the election, term, va
   assert.match(inspect(leadership), /^Leadership \{/);
   await leadership.resign();
   assert.equal(String(leadership), 'Leadership[election=forms, term=12, value=host-1, leader=false]');
+});
+
+test('closing the client: streams under way go on; an observation whose stream ends then stops instead of retrying', async (t) => {
+  let observed;
+  const fake = await startFake({
+    observe(call) {
+      observed = call;
+      call.write(A);
+    },
+    campaign: (stream, request) => lead(stream, request, 5000),
+  });
+  t.after(() => fake.close());
+  const client = new LockClient(fake.address, { retry: { initialBackoffMs: 5, maxBackoffMs: 5 } });
+  const events = [];
+  const observation = client.observe('closed', (leader) => events.push(leader));
+  const leadership = await client.campaign('closed', 'v', { ttlMs: 5000 });
+  assert.ok(await eventually(() => events.length === 1));
+  client.close();
+  assert.throws(() => client.observe('closed', () => {}), 'no new calls');
+  await assert.rejects(client.campaign('closed', 'v', { ttlMs: 1000 }));
+  await sleep(50);
+  assert.ok(leadership.isLeader(), 'grpc-js lets calls under way finish');
+  assert.equal(await leadership.resign(), true);
+  observed.emit('error', failure(status.UNAVAILABLE, 'server shutting down'));
+  assert.ok(await eventually(() => observation.closed), 'stops: the channel is shut down');
+  await sleep(50);
+  assert.equal(fake.seen.observe.length, 1);
+  assert.equal(events.length, 1);
 });
