@@ -79,15 +79,15 @@ test('the deadline is dated by the echoed sequence: send time + validity, only f
   assert.equal(leadership.deadline, dated, 'the deadline only moves forward');
 
   const count = stream.requests.length;
-  const before = performance.now();
-  assert.ok(await eventually(() => stream.requests.length > count)); // a request sent after `before`
+  assert.ok(await eventually(() => stream.requests.length > count));
   const last = stream.requests.at(-1);
   await sleep(150); // an answer that spends a while on its way
   const answeredLate = performance.now();
   lead(stream, last.request, 3000);
   assert.ok(await eventually(() => leadership.deadline !== dated));
-  assert.ok(leadership.deadline >= before + 3000 && leadership.deadline <= last.at + 3000,
-    "moved to that request's send time + validity");
+  // Sent before it arrived (by less than 250 ms, even on a loaded machine).
+  assert.ok(leadership.deadline <= last.at + 3000 && leadership.deadline >= last.at + 3000 - 250,
+    `moved to that request's send time + validity (${leadership.deadline - (last.at + 3000)} ms from its arrival)`);
   assert.ok(leadership.deadline <= answeredLate + 3000 - 140, 'not from the answer');
   await leadership.resign();
 });
@@ -98,14 +98,14 @@ test('the guard: without renewals the leadership is lost ttl/20 before its deadl
       if (n === 1) lead(stream, request, 600); // no renewal answers after the first
     },
   });
-  const leadership = await client.campaign('guarded', 'v', { ttlMs: 1200 }); // guard 60 ms
+  const leadership = await client.campaign('guarded', 'v', { ttlMs: 4000 }); // guard 100 ms
   const calls = [];
   leadership.onLost((e) => calls.push({ at: performance.now(), e }));
   assert.ok(leadership.isLeader());
   assert.ok(await eventually(() => calls.length > 0, 1000));
   assert.ok(calls[0].e instanceof LeaseLostError);
   assert.equal(calls[0].e.codeName, 'DEADLINE_EXCEEDED');
-  assert.ok(calls[0].at >= leadership.deadline - 60 - 1, 'not before the guard');
+  assert.ok(calls[0].at >= leadership.deadline - 100 - 1, 'not before the guard');
   assert.ok(calls[0].at < leadership.deadline, `before the deadline (${leadership.deadline - calls[0].at} ms margin)`);
   assert.equal(leadership.isLeader(), false);
   assert.equal(leadership.signal.aborted, true);
