@@ -440,15 +440,20 @@ class ObserveTest(FakeServerCase, unittest.TestCase):
         after_close = []
         closed = threading.Event()
 
+        inside = threading.Event()
+
         def slow(state):
+            inside.set()
             running.set()
             if closed.is_set():
                 after_close.append(state)
             time.sleep(0.05)
+            inside.clear()
 
         observation = self.client.observe("e", slow)
         self.assertTrue(running.wait(5))
         observation.close()
+        self.assertFalse(inside.is_set())  # close waited for the callback under way
         closed.set()
         time.sleep(0.3)
         self.assertEqual(after_close, [])
