@@ -450,7 +450,12 @@ class Observation:
             with self._lock:
                 if self._closed.is_set():
                     return
-                call = self._call = self._client._election_stub.Observe(request)
+                try:
+                    call = self._call = self._client._election_stub.Observe(request)
+                except Exception:  # the channel was closed under it: nothing to reopen
+                    _log.warning("observer of election '%s' stopped: cannot open a stream",
+                                 self._election, exc_info=True)
+                    return
             code: Optional[grpc.StatusCode] = grpc.StatusCode.OK
             try:
                 for response in call:
