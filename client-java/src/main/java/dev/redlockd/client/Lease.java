@@ -6,38 +6,22 @@ import dev.redlockd.proto.v1.ReleaseRequest;
 import dev.redlockd.proto.v1.ReleaseResponse;
 import io.grpc.Status;
 import java.time.Duration;
-import java.util.List;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 
 /**
  * A held lock. Knows its local deadline (the time the request was sent, plus the validity the
- * server returned) on a monotonic clock; {@link #close()} releases it. The token stays inside:
- * it appears in no {@code toString()} and no exception message.
- *
- * <p>The lease counts as valid until a guard before that deadline (ttl/20, at most 100 ms), and
- * is reported lost then: a timer that runs a little late still tells the holder before the
- * deadline itself has passed, which is the moment another holder may be granted the lock.
+ * server returned) on a monotonic clock, and counts as valid until a guard before it
+ * ({@link Lifetime}); {@link #close()} releases it. The token stays inside: it appears in no
+ * {@code toString()} and no exception message.
  */
 public final class Lease implements AutoCloseable {
-  private static final Duration MAX_GUARD = Duration.ofMillis(100);
-
   private final LockClient client;
   private final String resource;
   private final String token;
   private final long fencingToken;
   private final Duration ttl;
-  private final long guardNanos;
-  private final AtomicBoolean released = new AtomicBoolean();
-  private final List<Consumer<LeaseLostException>> lostListeners = new CopyOnWriteArrayList<>();
-
-  private volatile long deadlineNanos;
-  private volatile LeaseLostException lost;
+  private final Lifetime lifetime;
   private LeaseKeeper keeper; // guarded by this
-  private ScheduledFuture<?> expiryCheck; // guarded by this
 
   Lease(LockClient client, String resource, String token, long fencingToken, Duration ttl, long deadlineNanos) {
     this.client = client;
@@ -45,17 +29,13 @@ public final class Lease implements AutoCloseable {
     this.token = token;
     this.fencingToken = fencingToken;
     this.ttl = ttl;
-    this.guardNanos = guard(ttl).toNanos();
-    this.deadlineNanos = deadlineNanos;
-    scheduleExpiryCheck();
+    this.lifetime = new Lifetime(client, "lease on resource '" + resource + "'", ttl, deadlineNanos);
   }
 
   /** How long before its deadline a lease stops counting as valid: ttl/20, at most 100 ms. */
   static Duration guard(Duration ttl) {
-    Duration twentieth = ttl.dividedBy(20);
-    return twentieth.compareTo(MAX_GUARD) < 0 ? twentieth : MAX_GUARD;
+    return Lifetime.guard(ttl);
   }
-
 
   public String resource() {
     return resource;
@@ -71,12 +51,12 @@ public final class Lease implements AutoCloseable {
    * deadline), the lease is lost, or it is released.
    */
   public boolean isValid() {
-    return !released.get() && lost == null && client.nanoTime() < deadlineNanos - guardNanos;
+    return lifetime.isValid();
   }
 
   /** Time left while valid (up to the guard before the deadline); zero once the lease is not valid. */
   public Duration remaining() {
-    return isValid() ? Duration.ofNanos(deadlineNanos - guardNanos - client.nanoTime()) : Duration.ZERO;
+    return lifetime.remaining();
   }
 
   /**
@@ -85,7 +65,7 @@ public final class Lease implements AutoCloseable {
    * granted the lock after it; this lease stops counting as valid a guard before it.
    */
   public long deadlineNanos() {
-    return deadlineNanos;
+    return lifetime.deadlineNanos();
   }
 
   /**
@@ -93,7 +73,7 @@ public final class Lease implements AutoCloseable {
    * valid. Throws {@link LeaseLostException} when the lease is no longer held.
    */
   public Lease extend(Duration ttl) {
-    if (released.get()) {
+    if (!lifetime.isOpen() && !lifetime.isLost()) {
       throw new LeaseLostException(Status.FAILED_PRECONDITION.withDescription(
           "lease on resource '" + resource + "' was released"));
     }
@@ -106,7 +86,8 @@ public final class Lease implements AutoCloseable {
     } catch (LockServiceException e) {
       if (e.status().getCode() == Status.Code.NOT_FOUND) {
         lost(e.status());
-        throw lost;
+        LeaseLostException reported = lifetime.loss();
+        throw reported != null ? reported : new LeaseLostException(e.status());
       }
       throw e;
     }
@@ -119,15 +100,15 @@ public final class Lease implements AutoCloseable {
    * released a lease a quorum still held.
    */
   public boolean release() {
-    if (!released.compareAndSet(false, true)) {
+    boolean wasLost = lifetime.isLost();
+    if (!lifetime.end()) {
       return false;
     }
     LeaseKeeper k;
     synchronized (this) {
       k = keeper;
-      cancelExpiryCheck();
     }
-    if (k != null && lost == null) {
+    if (k != null && !wasLost) {
       // Half-close: the server releases and ends the stream OK (NOT_FOUND if it was not held).
       Status ended;
       try {
@@ -151,17 +132,8 @@ public final class Lease implements AutoCloseable {
 
   /** For a lease granted to a caller that no longer wants it: released in the background. */
   void abandon() {
-    if (released.compareAndSet(false, true)) {
-      synchronized (this) {
-        cancelExpiryCheck();
-      }
+    if (lifetime.end()) {
       client.releaseQuietly(resource, token);
-    }
-  }
-
-  private void cancelExpiryCheck() {
-    if (expiryCheck != null) {
-      expiryCheck.cancel(false);
     }
   }
 
@@ -181,7 +153,7 @@ public final class Lease implements AutoCloseable {
    * a renewal, the {@link #onLost} callbacks fire.
    */
   public synchronized Lease keepAlive() {
-    if (keeper == null && !released.get() && lost == null) {
+    if (keeper == null && lifetime.isOpen()) {
       keeper = new LeaseKeeper(this, client::nanoTime, client.scheduler());
       keeper.start(client.streamingStub(), token, ttl);
     }
@@ -190,47 +162,22 @@ public final class Lease implements AutoCloseable {
 
   /** Called once, from a client thread, when the lease is lost (at once if it already is). */
   public Lease onLost(Consumer<LeaseLostException> callback) {
-    lostListeners.add(callback);
-    LeaseLostException already = lost;
-    if (already != null && lostListeners.remove(callback)) {
-      callback.accept(already);
-    }
+    lifetime.onLost(callback);
     return this;
   }
 
   void renewed(long newDeadlineNanos) {
-    deadlineNanos = newDeadlineNanos;
-    scheduleExpiryCheck();
+    lifetime.renewed(newDeadlineNanos);
   }
 
   void lost(Status status) {
-    LeaseLostException e;
-    synchronized (this) {
-      if (released.get() || lost != null) {
-        return;
+    lifetime.lose(status, () -> {
+      synchronized (this) {
+        if (keeper != null) {
+          keeper.cancel();
+        }
       }
-      lost = e = new LeaseLostException(status);
-      if (keeper != null) {
-        keeper.cancel();
-      }
-    }
-    for (Consumer<LeaseLostException> listener : lostListeners) {
-      if (lostListeners.remove(listener)) {
-        listener.accept(e);
-      }
-    }
-  }
-
-  private synchronized void scheduleExpiryCheck() {
-    cancelExpiryCheck();
-    long delay = deadlineNanos - guardNanos - client.nanoTime();
-    expiryCheck = client.scheduler().schedule(() -> {
-      if (!released.get() && client.nanoTime() >= deadlineNanos - guardNanos) {
-        lost(Status.DEADLINE_EXCEEDED.withDescription("lease on resource '" + resource
-            + "' ran out: its local deadline came within " + TimeUnit.NANOSECONDS.toMillis(guardNanos)
-            + " ms without a renewal"));
-      }
-    }, Math.max(0, delay), TimeUnit.NANOSECONDS);
+    });
   }
 
   @Override

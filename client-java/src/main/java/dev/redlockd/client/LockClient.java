@@ -2,9 +2,13 @@ package dev.redlockd.client;
 
 import dev.redlockd.proto.v1.AcquireRequest;
 import dev.redlockd.proto.v1.AcquireResponse;
+import dev.redlockd.proto.v1.ElectionServiceGrpc;
+import dev.redlockd.proto.v1.LeaderRequest;
+import dev.redlockd.proto.v1.LeaderResponse;
 import dev.redlockd.proto.v1.LockServiceGrpc;
 import io.grpc.Channel;
 import io.grpc.Status;
+import io.grpc.stub.AbstractStub;
 import io.grpc.stub.StreamObserver;
 import java.time.Duration;
 import java.util.Objects;
@@ -18,6 +22,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BiConsumer;
 import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
 import java.util.function.LongSupplier;
 
 /**
@@ -39,6 +44,7 @@ public final class LockClient {
   private static final ScheduledExecutorService SCHEDULER = daemonScheduler();
 
   private final LockServiceGrpc.LockServiceStub stub;
+  private final ElectionServiceGrpc.ElectionServiceStub elections;
   private final Duration callTimeout;
   private final RetryPolicy retry;
   private final Duration defaultTtl;
@@ -47,6 +53,7 @@ public final class LockClient {
 
   private LockClient(Builder b) {
     this.stub = LockServiceGrpc.newStub(b.channel);
+    this.elections = ElectionServiceGrpc.newStub(b.channel);
     this.callTimeout = b.callTimeout;
     this.retry = b.retry;
     this.defaultTtl = b.defaultTtl;
@@ -185,6 +192,57 @@ public final class LockClient {
     }
   }
 
+  /**
+   * Campaigns in an election until this caller leads it (however long that takes), then keeps
+   * leading until the returned {@link Leadership} is closed or lost. The value is what
+   * {@link #leader} and {@link #observe} report while it leads.
+   */
+  public Leadership campaign(String election, String value, Duration ttl) {
+    return await(campaignAsync(election, value, ttl, null));
+  }
+
+  /**
+   * {@link #campaign(String, String, Duration)}, giving up after {@code wait}.
+   *
+   * @throws LockNotAcquiredException when someone else still leads after {@code wait}
+   */
+  public Leadership campaign(String election, String value, Duration ttl, Duration wait) {
+    return await(campaignAsync(election, value, ttl, Objects.requireNonNull(wait, "wait")));
+  }
+
+  /**
+   * Asynchronous campaign; {@code wait} null waits as long as it takes. Cancelling the future
+   * withdraws the candidacy (a leadership granted in that instant is resigned).
+   */
+  public CompletableFuture<Leadership> campaignAsync(String election, String value, Duration ttl, Duration wait) {
+    Objects.requireNonNull(election, "election");
+    Objects.requireNonNull(value, "value");
+    Objects.requireNonNull(ttl, "ttl");
+    Campaigner campaigner = new Campaigner(this, election, value, ttl);
+    campaigner.start(elections, wait);
+    return campaigner.result;
+  }
+
+  /** The election's leader now, or empty when it has none. */
+  public Optional<Leader> leader(String election) {
+    Objects.requireNonNull(election, "election");
+    LeaderResponse response = call(elections, (s, observer) -> s.leader(
+        LeaderRequest.newBuilder().setElection(election).build(), observer), () -> true);
+    return response.hasLeader() ? Optional.of(Leader.of(response.getLeader())) : Optional.empty();
+  }
+
+  /**
+   * Calls back with the election's leader (or empty) now and after every change, from a client
+   * thread, one call at a time, until the observation is closed.
+   */
+  public Observation observe(String election, Consumer<Optional<Leader>> callback) {
+    Objects.requireNonNull(election, "election");
+    Objects.requireNonNull(callback, "callback");
+    Observation observation = new Observation(this, elections, election, callback);
+    observation.open();
+    return observation;
+  }
+
   /** Fire and forget: a Release nobody waits for (the lease runs out by itself if it fails). */
   void releaseQuietly(String resource, String token) {
     stub.withDeadlineAfter(callTimeout.toNanos(), TimeUnit.NANOSECONDS).release(
@@ -198,9 +256,14 @@ public final class LockClient {
    */
   <Resp> Resp call(BiConsumer<LockServiceGrpc.LockServiceStub, StreamObserver<Resp>> method,
       BooleanSupplier stillWorthIt) {
+    return call(stub, method, stillWorthIt);
+  }
+
+  private <S extends AbstractStub<S>, Resp> Resp call(S service, BiConsumer<S, StreamObserver<Resp>> method,
+      BooleanSupplier stillWorthIt) {
     for (int attempt = 1; ; attempt++) {
       UnaryCall<Object, Resp> call = new UnaryCall<>();
-      method.accept(stub.withDeadlineAfter(callTimeout.toNanos(), TimeUnit.NANOSECONDS), call);
+      method.accept(service.withDeadlineAfter(callTimeout.toNanos(), TimeUnit.NANOSECONDS), call);
       try {
         return call.get();
       } catch (InterruptedException e) {

@@ -8,6 +8,9 @@ import static org.awaitility.Awaitility.await;
 import com.google.gson.JsonArray;
 import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
+import dev.redlockd.proto.v1.ElectionServiceGrpc;
+import dev.redlockd.proto.v1.LeaderRequest;
+import dev.redlockd.proto.v1.LeaderResponse;
 import dev.redlockd.proto.v1.LockServiceGrpc;
 import dev.redlockd.proto.v1.ReleaseRequest;
 import dev.redlockd.testing.RedisCluster;
@@ -42,7 +45,7 @@ import org.junit.jupiter.params.provider.MethodSource;
 class ConformanceTest {
   private static final Duration STEP = Duration.ofSeconds(30);
   private static final List<String> SCENARIOS = List.of("acquire-contended", "release-twice", "extend", "keep-alive",
-      "majority-frozen", "lost-answer", "invalid-argument", "concurrent-holders");
+      "majority-frozen", "lost-answer", "invalid-argument", "concurrent-holders", "campaign-handover", "observe");
 
   private final Path root = Runtimes.repositoryRoot();
   private RedisCluster cluster;
@@ -52,6 +55,7 @@ class ConformanceTest {
   private ServerProcess patient;
   private int patientMetricsPort;
   private LockServiceGrpc.LockServiceBlockingStub harness;
+  private ElectionServiceGrpc.ElectionServiceBlockingStub elections;
   /** Tokens read from Redis during the current scenario: none may appear in the runner's output. */
   private final Set<String> tokens = new HashSet<>();
 
@@ -63,6 +67,7 @@ class ConformanceTest {
     patient = ServerProcess.start("--redis", cluster.redisFlag(), "--node-timeout", "2s",
         "--metrics-port", Integer.toString(patientMetricsPort));
     harness = LockServiceGrpc.newBlockingStub(server.channel());
+    elections = ElectionServiceGrpc.newBlockingStub(server.channel());
   }
 
   @AfterAll
@@ -108,6 +113,8 @@ class ConformanceTest {
         case "lost-answer" -> lostAnswer(runner, resource);
         case "invalid-argument" -> invalidArgument(runner);
         case "concurrent-holders" -> concurrentHolders(runner);
+        case "campaign-handover" -> campaignHandover(runner, resource);
+        case "observe" -> observe(runner);
         default -> throw new IllegalArgumentException(scenario);
       }
       String transcript = runner.transcript();
@@ -250,15 +257,74 @@ class ConformanceTest {
     }
   }
 
+  private void campaignHandover(RunnerProcess runner, String election) throws Exception {
+    runner.expectAwait("leading", STEP);
+    assertKeyHeldByAMajority(electionKey(election), election);
+    LeaderResponse seen = elections.leader(LeaderRequest.newBuilder().setElection(election).build());
+    assertThat(seen.getLeader().getValue()).as("the leader the harness sees").isEqualTo("a");
+    runner.answer();
+    JsonObject r = runner.result(STEP);
+    long termA = Long.parseUnsignedLong(r.get("term_a").getAsString());
+    assertThat(termA).isPositive();
+    assertThat(seen.getLeader().getTerm()).isEqualTo(termA);
+    JsonObject c = r.getAsJsonObject("c_error");
+    assertThat(c.get("code").getAsString()).isEqualTo("ABORTED");
+    assertThat(c.get("type").getAsString()).as("the language's not-acquired error").containsIgnoringCase("NotAcquired");
+    assertThat(r.get("b_led_early").getAsBoolean()).as("B led while A was leading").isFalse();
+    assertThat(r.has("leader_after_proclaim")).as("leader_after_proclaim reported").isTrue();
+    assertThat(leaderOf(r.get("leader_after_proclaim"))).isEqualTo(List.of("a2", Long.toUnsignedString(termA)));
+    assertThat(r.get("resigned").getAsBoolean()).isTrue();
+    assertThat(r.get("handover_ms").getAsDouble()).as("resign to the next leader, ms").isLessThan(1_000);
+    assertThat(r.get("a_leader_after_resign").getAsBoolean()).isFalse();
+    assertThat(r.get("a_lost").getAsBoolean()).as("a resign is not a loss").isFalse();
+    assertThat(Long.compareUnsigned(Long.parseUnsignedLong(r.get("term_b").getAsString()), termA)).as("terms rise").isPositive();
+    assertThat(r.get("b_value").getAsString()).isEqualTo("b");
+    assertThat(r.get("b_is_leader").getAsBoolean()).isTrue();
+    assertThat(r.get("b_resigned").getAsBoolean()).isTrue();
+    assertThat(r.get("second_resign").getAsBoolean()).isFalse();
+    assertThat(r.has("leader_at_end")).as("leader_at_end reported").isTrue();
+    assertThat(leaderOf(r.get("leader_at_end"))).as("no leader at the end").isEqualTo(NONE);
+    assertThat(elections.leader(LeaderRequest.newBuilder().setElection(election).build()).hasLeader()).isFalse();
+  }
+
+  private void observe(RunnerProcess runner) throws Exception {
+    JsonObject r = runner.result(STEP);
+    String termA = r.get("term_a").getAsString();
+    String termB = r.get("term_b").getAsString();
+    assertThat(Long.compareUnsigned(Long.parseUnsignedLong(termB), Long.parseUnsignedLong(termA))).isPositive();
+    List<Object> events = new ArrayList<>();
+    for (JsonElement e : r.getAsJsonArray("events")) {
+      events.add(leaderOf(e));
+    }
+    assertThat(events).as("every change, in term order, none skipped or repeated")
+        .containsExactly(NONE, List.of("a", termA), NONE, List.of("b", termB), NONE);
+    assertThat(r.get("late_events").getAsInt()).as("callbacks after close").isZero();
+  }
+
+  private static final String NONE = "none";
+
+  /** A reported leader as {@code [value, term]}, or {@link #NONE}. */
+  private static Object leaderOf(JsonElement reported) {
+    if (reported.isJsonNull()) {
+      return NONE;
+    }
+    JsonArray pair = reported.getAsJsonArray();
+    return List.of(pair.get(0).getAsString(), pair.get(1).getAsString());
+  }
+
   private long acquires(Scrape scrape, String code) {
     return (long) scrape.value("redlockd_rpc_calls_total", "method", "Acquire", "code", code);
   }
 
   /** A majority of nodes hold the same token for the resource; remembers it for the output check. */
   private void assertHeldByAMajority(String resource) {
+    assertKeyHeldByAMajority(lockKey(resource), resource);
+  }
+
+  private void assertKeyHeldByAMajority(String key, String resource) {
     List<String> held = new ArrayList<>();
     for (int i = 0; i < cluster.size(); i++) {
-      held.add(cluster.lockHolder(i, lockKey(resource)));
+      held.add(cluster.lockHolder(i, key));
     }
     held.stream().filter(Objects::nonNull).forEach(tokens::add);
     String first = held.stream().filter(Objects::nonNull).findFirst().orElse(null);
@@ -285,6 +351,10 @@ class ConformanceTest {
 
   private static String lockKey(String resource) {
     return "redlock:{" + resource + "}:lock";
+  }
+
+  private static String electionKey(String election) {
+    return "redlock:election:{" + election + "}:lock";
   }
 
   private static int freePort() throws IOException {

@@ -3,6 +3,8 @@ package dev.redlockd.it.conformance;
 import com.google.gson.Gson;
 import com.google.gson.JsonArray;
 import com.google.gson.JsonObject;
+import dev.redlockd.client.Leader;
+import dev.redlockd.client.Leadership;
 import dev.redlockd.client.Lease;
 import dev.redlockd.client.LockClient;
 import dev.redlockd.client.LockServiceException;
@@ -17,6 +19,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -31,7 +34,8 @@ import java.util.concurrent.atomic.AtomicReference;
  * as its own process by {@link ConformanceTest}, like the runners of the other languages.
  */
 public final class JavaRunner {
-  private static final Gson GSON = new Gson();
+  // serializeNulls: "no leader" is a JSON null, which must be printed, not left out.
+  private static final Gson GSON = new com.google.gson.GsonBuilder().serializeNulls().create();
   private static final long ORIGIN = System.nanoTime();
 
   private final String server;
@@ -82,6 +86,8 @@ public final class JavaRunner {
       case "lost-answer" -> lostAnswer();
       case "invalid-argument" -> invalidArgument();
       case "concurrent-holders" -> concurrentHolders();
+      case "campaign-handover" -> campaignHandover();
+      case "observe" -> observe();
       default -> throw new IllegalArgumentException("unknown scenario " + scenario);
     };
   }
@@ -236,6 +242,100 @@ public final class JavaRunner {
     JsonObject facts = new JsonObject();
     facts.add("sections", list);
     return facts;
+  }
+
+  private JsonObject campaignHandover() throws Exception {
+    Duration ttl = Duration.ofSeconds(2);
+    LockClient a = client(Duration.ofSeconds(5));
+    LockClient b = client(Duration.ofSeconds(5));
+    LockClient c = client(Duration.ofSeconds(5));
+    Leadership leadingA = a.campaign(resource, "a", ttl);
+    AtomicInteger aLost = new AtomicInteger();
+    leadingA.onLost(e -> aLost.incrementAndGet());
+    await("leading");
+    JsonObject facts = new JsonObject();
+    facts.addProperty("term_a", Long.toUnsignedString(leadingA.term()));
+    facts.add("c_error", errorOf(() -> c.campaign(resource, "c", ttl, Duration.ofMillis(300))));
+    CompletableFuture<Leadership> candidateB = b.campaignAsync(resource, "b", ttl, null);
+    Thread.sleep(1500);
+    facts.addProperty("b_led_early", candidateB.isDone());
+    leadingA.proclaim("a2");
+    facts.add("leader_after_proclaim", leader(a.leader(resource)));
+    long start = System.nanoTime();
+    facts.addProperty("resigned", leadingA.resign());
+    Leadership leadingB = candidateB.get(10, TimeUnit.SECONDS);
+    facts.addProperty("handover_ms", (System.nanoTime() - start) / 1e6);
+    facts.addProperty("a_leader_after_resign", leadingA.isLeader());
+    facts.addProperty("a_lost", aLost.get() > 0);
+    facts.addProperty("term_b", Long.toUnsignedString(leadingB.term()));
+    facts.addProperty("b_value", leadingB.value());
+    facts.addProperty("b_is_leader", leadingB.isLeader());
+    facts.addProperty("b_resigned", leadingB.resign());
+    facts.addProperty("second_resign", leadingB.resign());
+    facts.add("leader_at_end", leader(b.leader(resource)));
+    return facts;
+  }
+
+  private JsonObject observe() throws Exception {
+    Duration ttl = Duration.ofSeconds(2);
+    LockClient a = client(Duration.ofSeconds(5));
+    LockClient b = client(Duration.ofSeconds(5));
+    List<Optional<Leader>> events = new ArrayList<>();
+    AtomicInteger closedAt = new AtomicInteger(-1);
+    AtomicInteger late = new AtomicInteger();
+    var observation = a.observe(resource, state -> {
+      synchronized (events) {
+        if (closedAt.get() >= 0) {
+          late.incrementAndGet();
+        }
+        events.add(state);
+        events.notifyAll();
+      }
+    });
+    awaitEvents(events, 1, Duration.ofSeconds(5));
+    Leadership leadingA = a.campaign(resource, "a", ttl);
+    Thread.sleep(300);
+    leadingA.resign();
+    Thread.sleep(300);
+    Leadership leadingB = b.campaign(resource, "b", ttl);
+    Thread.sleep(300);
+    leadingB.resign();
+    awaitEvents(events, 5, Duration.ofSeconds(5));
+    observation.close();
+    synchronized (events) {
+      closedAt.set(events.size());
+    }
+    Thread.sleep(300);
+    JsonArray list = new JsonArray();
+    synchronized (events) {
+      events.forEach(e -> list.add(leader(e)));
+    }
+    JsonObject facts = new JsonObject();
+    facts.add("events", list);
+    facts.addProperty("term_a", Long.toUnsignedString(leadingA.term()));
+    facts.addProperty("term_b", Long.toUnsignedString(leadingB.term()));
+    facts.addProperty("late_events", late.get());
+    return facts;
+  }
+
+  private static void awaitEvents(List<?> events, int count, Duration atMost) throws InterruptedException {
+    long until = System.nanoTime() + atMost.toNanos();
+    synchronized (events) {
+      while (events.size() < count && System.nanoTime() < until) {
+        events.wait(Math.max(1, (until - System.nanoTime()) / 1_000_000));
+      }
+    }
+  }
+
+  /** {@code null} for no leader, else {@code [value, term]}. */
+  private static com.google.gson.JsonElement leader(Optional<Leader> leader) {
+    if (leader.isEmpty()) {
+      return com.google.gson.JsonNull.INSTANCE;
+    }
+    JsonArray pair = new JsonArray();
+    pair.add(leader.get().value());
+    pair.add(Long.toUnsignedString(leader.get().term()));
+    return pair;
   }
 
   private LockClient client(Duration callTimeout) {

@@ -1,0 +1,152 @@
+package dev.redlockd.client;
+
+import dev.redlockd.proto.v1.CampaignRequest;
+import dev.redlockd.proto.v1.CampaignResponse;
+import dev.redlockd.proto.v1.ElectionServiceGrpc;
+import io.grpc.Status;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The client end of a Campaign stream: a candidate until the first answer, then the stream
+ * behind a {@link Leadership}. Requests go out every ttl/4 while waiting too, so that the
+ * answer that makes it leader echoes a recent send time (a candidate that waited an hour must
+ * not date its leadership from an hour ago).
+ */
+final class Campaigner extends RenewalStream<CampaignRequest, CampaignResponse> {
+  private record Proclaimed(String value, CompletableFuture<Void> shown) {}
+
+  private final LockClient client;
+  private final String election;
+  private final Duration ttl;
+  final CompletableFuture<Leadership> result = new CompletableFuture<>();
+  private CampaignRequest named; // guarded by this
+  private Leadership leadership; // guarded by this
+  private final List<Proclaimed> proclaimed = new ArrayList<>(); // guarded by this
+
+  Campaigner(LockClient client, String election, String value, Duration ttl) {
+    super(client::nanoTime, client.scheduler());
+    this.client = client;
+    this.election = election;
+    this.ttl = ttl;
+    this.named = CampaignRequest.newBuilder()
+        .setElection(election)
+        .setValue(value)
+        .setTtl(ProtoTime.toProto(ttl))
+        .build();
+  }
+
+  /** Opens the stream; a caller that gives up on {@code result} (cancel, wait over) withdraws. */
+  void start(ElectionServiceGrpc.ElectionServiceStub stub, Duration wait) {
+    stub.campaign(this);
+    startRequests(ttl);
+    if (wait != null) {
+      client.scheduler().schedule(this::waitOver, wait.toNanos(), TimeUnit.NANOSECONDS);
+    }
+    result.whenComplete((leading, failure) -> {
+      if (result.isCancelled()) {
+        halfClose();
+      }
+    });
+  }
+
+  private synchronized void waitOver() {
+    if (leadership == null && !result.isDone()) {
+      // A grant on its way is resigned by the same half-close: the server sees the input end.
+      halfClose();
+      result.completeExceptionally(new LockNotAcquiredException(Status.ABORTED.withDescription(
+          "not leading election '" + election + "' within the wait"), null));
+    }
+  }
+
+  @Override
+  synchronized CampaignRequest request(long sequence) {
+    return named.toBuilder().setSequence(sequence).build();
+  }
+
+  /** Sends the new value; the future completes when an answer shows it. */
+  CompletableFuture<Void> proclaim(String value) {
+    CompletableFuture<Void> shown = new CompletableFuture<>();
+    synchronized (this) {
+      named = named.toBuilder().setValue(value).build();
+      proclaimed.add(new Proclaimed(value, shown));
+    }
+    sendNow();
+    return shown;
+  }
+
+  @Override
+  void answered(CampaignResponse response, long deadlineNanos) {
+    Leadership leading;
+    boolean first = false;
+    synchronized (this) {
+      if (leadership == null) {
+        if (closing() || result.isDone() || deadlineNanos == SentRequests.UNKNOWN) {
+          return;
+        }
+        leadership = new Leadership(client, election, response.getTerm(), response.getValue(), ttl, deadlineNanos,
+            this);
+        first = true;
+      }
+      leading = leadership;
+      leading.shows(response.getValue());
+      completeProclaimedUpTo(response.getValue());
+    }
+    // Outside this object's lock: a loss takes the leadership's lock, then this one.
+    if (first) {
+      if (!result.complete(leading)) {
+        leading.abandon(); // the caller cancelled meanwhile, and that half-closed the stream
+      }
+    } else if (deadlineNanos != SentRequests.UNKNOWN) {
+      leading.renewed(deadlineNanos);
+    }
+  }
+
+  /** Every proclaim up to the last one of this value is settled: later answers show later values. */
+  private void completeProclaimedUpTo(String value) {
+    int last = -1;
+    for (int i = 0; i < proclaimed.size(); i++) {
+      if (proclaimed.get(i).value().equals(value)) {
+        last = i;
+      }
+    }
+    for (int i = 0; i <= last; i++) {
+      proclaimed.remove(0).shown().complete(null);
+    }
+  }
+
+  @Override
+  void endedUnexpectedly(Status status) {
+    Leadership leading;
+    List<Proclaimed> pending;
+    synchronized (this) {
+      leading = leadership;
+      pending = List.copyOf(proclaimed);
+      proclaimed.clear();
+    }
+    if (leading == null) {
+      result.completeExceptionally(LockServiceException.of(status, null));
+      return;
+    }
+    leading.lost(status);
+    pending.forEach(p -> p.shown().completeExceptionally(new LeaseLostException(status)));
+  }
+
+  @Override
+  Status unexpectedOk() {
+    return Status.UNAVAILABLE.withDescription("the Campaign stream of election '" + election + "' ended unexpectedly");
+  }
+
+  @Override
+  Duration validityOf(CampaignResponse response) {
+    return ProtoTime.fromProto(response.getValidity());
+  }
+
+  @Override
+  long sequenceOf(CampaignResponse response) {
+    return response.getSequence();
+  }
+}
