@@ -16,7 +16,7 @@ echo "== drift check: regenerating the stubs from proto/"
 fresh="$(mktemp -d)"
 trap 'rm -rf "$fresh"' EXIT
 "$here/generate.sh" "$fresh"
-for f in lock_pb2.py lock_pb2.pyi lock_pb2_grpc.py; do
+for f in lock_pb2.py lock_pb2.pyi lock_pb2_grpc.py election_pb2.py election_pb2.pyi election_pb2_grpc.py; do
   if ! diff -u "$here/src/redlockd/_proto/$f" "$fresh/$f"; then
     echo "src/redlockd/_proto/$f is out of date with proto/: run clients/python/generate.sh" >&2
     exit 1

@@ -13,15 +13,16 @@ import (
 	"redlockd.dev/go/redlockv1"
 )
 
-// Client hands out Leases. It keeps the tokens, the deadlines and the renewals to itself and is
-// safe for concurrent use. It never dials or closes the connection it is given.
+// Client hands out Leases and Leaderships. It keeps the tokens, the deadlines and the renewals
+// to itself and is safe for concurrent use. It never dials or closes the connection it is given.
 type Client struct {
 	svc         redlockv1.LockServiceClient
+	elections   redlockv1.ElectionServiceClient
 	callTimeout time.Duration
 	retry       retryPolicy
 	owner       string
 
-	testAnswered func() // tests: called after each KeepAlive answer is taken in
+	testAnswered func() // tests: called after each KeepAlive or Campaign answer is taken in
 }
 
 // Option changes one of the Client's defaults.
@@ -61,6 +62,7 @@ func WithOwner(owner string) Option {
 func New(cc grpc.ClientConnInterface, opts ...Option) *Client {
 	c := &Client{
 		svc:         redlockv1.NewLockServiceClient(codecConn{cc}),
+		elections:   redlockv1.NewElectionServiceClient(codecConn{cc}),
 		callTimeout: 5 * time.Second,
 		retry:       retryPolicy{4, 50 * time.Millisecond, time.Second},
 		owner:       defaultOwner(),

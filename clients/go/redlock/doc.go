@@ -18,6 +18,11 @@
 // binds the lease to a server stream that renews it; Done, OnLost and WithLock's context report
 // its loss.
 //
+// Elections use the same machinery: Campaign waits until this client leads an election and
+// returns a Leadership kept alive on its Campaign stream (IsLeader with the same guard, OnLost,
+// Proclaim, Resign); its Term is the lease's fencing token. Leader reads who leads, and Observe
+// calls back with every change.
+//
 // Every error that comes from a call keeps its gRPC status: status.Code(err) works on it
 // directly (it implements GRPCStatus), and errors.Is(err, ErrNotAcquired) / ErrLeaseLost tell
 // the two outcomes callers usually branch on.

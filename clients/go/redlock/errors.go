@@ -13,9 +13,9 @@ import (
 // server answered ABORTED). Test with errors.Is.
 var ErrNotAcquired = errors.New("redlock: lock not acquired")
 
-// ErrLeaseLost: the lease can no longer be relied on (it expired, was taken over, or its
-// renewals could not reach a quorum before its validity ran out). Stop touching the protected
-// resource. Test with errors.Is.
+// ErrLeaseLost: the lease (or a Leadership) can no longer be relied on (it expired, was taken
+// over, or its renewals could not reach a quorum before its validity ran out). Stop touching
+// the protected resource. Test with errors.Is.
 var ErrLeaseLost = errors.New("redlock: lease lost")
 
 // Error is a failed lock operation. It carries the gRPC status of the failure, which
@@ -23,14 +23,16 @@ var ErrLeaseLost = errors.New("redlock: lease lost")
 // with a plain type assertion, not errors.As, so the returned error itself has to have it.
 // The message names the operation and the resource, never the token.
 type Error struct {
-	// Op is the operation that failed: "acquire", "extend", "release", "keep-alive".
+	// Op is the operation that failed: "acquire", "extend", "release", "keep-alive", "lease";
+	// for elections "campaign", "leadership" (a loss), "proclaim", "resign", "leader".
 	Op string
-	// Resource is the name of the lock.
+	// Resource is the name of the lock, or of the election.
 	Resource string
 
-	st    *status.Status
-	kind  error // ErrNotAcquired, ErrLeaseLost or nil
-	cause error // what the failure came from (a gRPC error, a context error) or nil
+	st       *status.Status
+	kind     error // ErrNotAcquired, ErrLeaseLost or nil
+	cause    error // what the failure came from (a gRPC error, a context error) or nil
+	election bool  // about a leadership: its loss reads "leadership lost"
 }
 
 // Error names the operation, the resource and the status.
@@ -38,6 +40,9 @@ func (e *Error) Error() string {
 	what := ""
 	if e.kind == ErrLeaseLost {
 		what = "lease lost: "
+		if e.election {
+			what = "leadership lost: "
+		}
 	}
 	return fmt.Sprintf("redlock: %s %q: %s%s: %s", e.Op, e.Resource, what, e.st.Code(), e.st.Message())
 }

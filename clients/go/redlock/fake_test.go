@@ -22,6 +22,7 @@ type fakeServer struct {
 	extend    func(ctx context.Context, req *redlockv1.ExtendRequest) (*redlockv1.ExtendResponse, error)
 	release   func(ctx context.Context, req *redlockv1.ReleaseRequest) (*redlockv1.ReleaseResponse, error)
 	keepAlive func(stream redlockv1.LockService_KeepAliveServer) error
+	elections redlockv1.ElectionServiceServer // served too when set
 
 	acquires chan *redlockv1.AcquireRequest
 	releases chan *redlockv1.ReleaseRequest
@@ -63,6 +64,9 @@ func start(t *testing.T, f *fakeServer, opts ...Option) *Client {
 	// The server, like the client, marshals with APIv2 (see protoCodec).
 	srv := grpc.NewServer(grpc.CustomCodec(protoCodec{}))
 	redlockv1.RegisterLockServiceServer(srv, f)
+	if f.elections != nil {
+		redlockv1.RegisterElectionServiceServer(srv, f.elections)
+	}
 	go func() { _ = srv.Serve(lis) }()
 	conn, err := grpc.Dial("bufnet", grpc.WithInsecure(),
 		grpc.WithContextDialer(func(context.Context, string) (net.Conn, error) { return lis.Dial() }))

@@ -14,10 +14,37 @@ import (
 	"redlockd.dev/go/redlockv1"
 )
 
-// sentRing is how many recent request send times a keeper remembers. An answer echoes the
+// sentRing is how many recent request send times a stream remembers. An answer echoes the
 // sequence the server had when its renewal began, normally one of the last two or three; one
 // that has left the ring is too old to move the deadline anyway.
 const sentRing = 16
+
+// sendLog numbers a stream's requests with a rising sequence and remembers when the recent
+// ones were sent, so that an answer can be dated by the sequence it echoes. Not safe for
+// concurrent use: its stream's send lock guards it.
+type sendLog struct {
+	seq     uint64
+	sentSeq [sentRing]uint64
+	sentAt  [sentRing]time.Time
+}
+
+// next numbers a request sent now.
+func (s *sendLog) next() uint64 {
+	s.seq++
+	slot := s.seq % sentRing
+	s.sentSeq[slot] = s.seq
+	s.sentAt[slot] = time.Now()
+	return s.seq
+}
+
+// at is when the request with sequence seq was sent, if it is still remembered.
+func (s *sendLog) at(seq uint64) (time.Time, bool) {
+	slot := seq % sentRing
+	if seq == 0 || s.sentSeq[slot] != seq {
+		return time.Time{}, false
+	}
+	return s.sentAt[slot], true
+}
 
 // keeper is the client end of a lease's KeepAlive stream. It sends a request every ttl/4 with a
 // rising sequence and moves the lease's deadline with each answer.
@@ -35,9 +62,7 @@ type keeper struct {
 
 	sendMu  sync.Mutex // one Send/CloseSend at a time, as grpc-go requires
 	closing bool       // the holder half-closed or cancelled: the stream's end is no loss
-	seq     uint64
-	sentSeq [sentRing]uint64
-	sentAt  [sentRing]time.Time
+	sent    sendLog
 
 	stopOnce sync.Once
 	stop     chan struct{} // ends the sender
@@ -90,24 +115,17 @@ func (k *keeper) send(ttl time.Duration) {
 	if k.closing {
 		return
 	}
-	k.seq++
-	slot := k.seq % sentRing
-	k.sentSeq[slot] = k.seq
-	k.sentAt[slot] = time.Now()
+	seq := k.sent.next()
 	// An error means the stream has ended; receive reports how.
 	_ = k.stream.Send(&redlockv1.KeepAliveRequest{
-		Resource: k.l.resource, Token: k.l.token, Ttl: durationpb.New(ttl), Sequence: k.seq})
+		Resource: k.l.resource, Token: k.l.token, Ttl: durationpb.New(ttl), Sequence: seq})
 }
 
 // sentTime is when the request with sequence seq was sent, if it is still remembered.
 func (k *keeper) sentTime(seq uint64) (time.Time, bool) {
 	k.sendMu.Lock()
 	defer k.sendMu.Unlock()
-	slot := seq % sentRing
-	if seq == 0 || k.sentSeq[slot] != seq {
-		return time.Time{}, false
-	}
-	return k.sentAt[slot], true
+	return k.sent.at(seq)
 }
 
 // receive moves the deadline with each answer and reports the stream's end: a loss, unless

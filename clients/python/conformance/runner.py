@@ -12,11 +12,11 @@ import json
 import sys
 import threading
 import time
-from typing import Any, Callable, Dict, List
+from typing import Any, Callable, Dict, List, Optional
 
 import grpc
 
-from redlockd import LeaseLost, LockClient, LockServiceError
+from redlockd import Leader, LeaseLost, LockClient, LockServiceError
 
 ORIGIN = time.monotonic()
 
@@ -34,6 +34,11 @@ def ms(seconds: float) -> float:
 
 def describe(error: LockServiceError) -> Facts:
     return {"type": type(error).__name__, "code": error.code.name, "message": str(error)}
+
+
+def leader_fact(leader: Optional[Leader]) -> Any:
+    """``null`` for no leader, else ``[value, "term"]`` (the term as a decimal string)."""
+    return None if leader is None else [leader.value, str(leader.term)]
 
 
 class Runner:
@@ -189,6 +194,79 @@ class Runner:
             raise failures[0]
         return {"sections": sections}
 
+    def campaign_handover(self) -> Facts:
+        a_client, b_client, c_client = self.client(), self.client(), self.client()
+        a = a_client.campaign(self.resource, "a", ttl=2)
+        a_lost: List[LeaseLost] = []
+        a.on_lost(a_lost.append)
+        self.await_point("leading")
+        facts: Facts = {"term_a": str(a.term)}
+        facts["c_error"] = self.error_of(lambda: c_client.campaign(self.resource, "c", ttl=2, wait=0.3))
+        b_result: Dict[str, Any] = {}
+        b_returned = threading.Event()
+
+        def campaign_b() -> None:
+            try:
+                b_result["leadership"] = b_client.campaign(self.resource, "b", ttl=2)
+            except BaseException as e:  # reported below
+                b_result["error"] = e
+            b_result["at"] = time.monotonic()
+            b_returned.set()
+
+        threading.Thread(target=campaign_b, name="candidate-b", daemon=True).start()
+        time.sleep(1.5)  # A leads on only by its renewals now
+        facts["b_led_early"] = b_returned.is_set()
+        a.proclaim("a2")
+        facts["leader_after_proclaim"] = leader_fact(a_client.leader(self.resource))
+        resign_at = time.monotonic()
+        facts["resigned"] = a.resign()
+        if not b_returned.wait(10):
+            raise RuntimeError("B's campaign did not return within 10 s of A's resignation")
+        if "error" in b_result:
+            raise b_result["error"]
+        b = b_result["leadership"]
+        facts["handover_ms"] = ms(b_result["at"] - resign_at)
+        facts["a_leader_after_resign"] = a.is_leader()
+        facts["a_lost"] = bool(a_lost)
+        facts["term_b"] = str(b.term)
+        facts["b_value"] = b.value
+        facts["b_is_leader"] = b.is_leader()
+        facts["b_resigned"] = b.resign()
+        facts["second_resign"] = b.resign()
+        facts["leader_at_end"] = leader_fact(a_client.leader(self.resource))
+        return facts
+
+    def observe(self) -> Facts:
+        first, second = self.client(), self.client()
+        events: List[Any] = []
+        changed = threading.Condition()
+
+        def note(leader: Optional[Leader]) -> None:
+            with changed:
+                events.append(leader_fact(leader))
+                changed.notify_all()
+
+        observation = first.observe(self.resource, note)
+        with changed:
+            changed.wait_for(lambda: len(events) >= 1, 5)
+        a = first.campaign(self.resource, "a", ttl=2)
+        time.sleep(0.3)
+        a.resign()
+        time.sleep(0.3)
+        b = second.campaign(self.resource, "b", ttl=2)
+        time.sleep(0.3)
+        b.resign()
+        with changed:
+            changed.wait_for(lambda: len(events) >= 5, 5)
+        observation.close()
+        with changed:
+            at_close = len(events)
+        time.sleep(0.3)
+        with changed:
+            late = len(events) - at_close
+            seen = list(events[:at_close])
+        return {"events": seen, "term_a": str(a.term), "term_b": str(b.term), "late_events": late}
+
 
 SCENARIOS = {
     "acquire-contended": Runner.acquire_contended,
@@ -199,6 +277,8 @@ SCENARIOS = {
     "lost-answer": Runner.lost_answer,
     "invalid-argument": Runner.invalid_argument,
     "concurrent-holders": Runner.concurrent_holders,
+    "campaign-handover": Runner.campaign_handover,
+    "observe": Runner.observe,
 }
 
 

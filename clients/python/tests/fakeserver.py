@@ -1,4 +1,4 @@
-"""A fake LockService on a real localhost gRPC server, scripted per test.
+"""A fake LockService and ElectionService on a real localhost gRPC server, scripted per test.
 
 Every call is recorded with the monotonic time it arrived (the test and the server share the
 process, hence the clock), and tests wait on ``wait_for`` instead of sleeping.
@@ -15,7 +15,7 @@ import grpc
 
 from redlockd import LockClient, RetryPolicy
 from redlockd._durations import from_proto, to_proto
-from redlockd._proto import lock_pb2, lock_pb2_grpc
+from redlockd._proto import election_pb2, election_pb2_grpc, lock_pb2, lock_pb2_grpc
 
 #: Quick retries, so that tests of retries run fast.
 FAST_RETRY = RetryPolicy(max_attempts=4, initial_backoff=0.01, max_backoff=0.05)
@@ -101,14 +101,94 @@ class FakeLockService(lock_pb2_grpc.LockServiceServicer):
                 state=lock_pb2.LEASE_STATE_HELD, sequence=request.sequence)
 
 
+class FakeElectionService(election_pb2_grpc.ElectionServiceServicer):
+    """Campaign streams, Leader calls and Observe streams, recorded and scripted like the
+    LockService's calls."""
+
+    def __init__(self) -> None:
+        self.changed = threading.Condition()
+        self.campaign_requests: List[Tuple[election_pb2.CampaignRequest, float]] = []
+        self.campaign_ends: List[str] = []  # per stream: "half-closed" or "cancelled"
+        self.leader_calls: List[election_pb2.LeaderRequest] = []
+        self.observe_calls: List[Tuple[election_pb2.ObserveRequest, float]] = []
+        self.terms = itertools.count(500)
+        # Gets (requests, context) and yields the answers.
+        self.on_campaign: Callable = self.lead_at_once
+        # Gets (request, context, call number) and answers or aborts.
+        self.on_leader: Callable = lambda request, context, n: election_pb2.LeaderResponse()
+        # Gets (request, context, call number) and yields the states.
+        self.on_observe: Callable = self.hold_open
+
+    def _record(self, calls: list, item) -> int:
+        with self.changed:
+            calls.append(item)
+            self.changed.notify_all()
+            return len(calls)
+
+    def wait_for(self, predicate: Callable[[], bool], timeout: float = 5.0) -> bool:
+        with self.changed:
+            return self.changed.wait_for(predicate, timeout)
+
+    def Campaign(self, request_iterator, context):
+        def recorded() -> Iterator[election_pb2.CampaignRequest]:
+            try:
+                for request in request_iterator:
+                    self._record(self.campaign_requests, (request, time.monotonic()))
+                    yield request
+            except grpc.RpcError:
+                self._record(self.campaign_ends, "cancelled")
+                return
+            # A cancel can also end the requests as a half-close does, just before the server
+            # marks the call cancelled: give it a moment to show.
+            until = time.monotonic() + 0.2
+            while context.is_active() and time.monotonic() < until:
+                time.sleep(0.005)
+            self._record(self.campaign_ends, "half-closed" if context.is_active() else "cancelled")
+        yield from self.on_campaign(recorded(), context)
+
+    def Leader(self, request, context):
+        n = self._record(self.leader_calls, request)
+        return self.on_leader(request, context, n)
+
+    def Observe(self, request, context):
+        n = self._record(self.observe_calls, (request, time.monotonic()))
+        yield from self.on_observe(request, context, n)
+
+    # --- default scripts ---------------------------------------------------------------------
+
+    def lead_at_once(self, requests, context):
+        """Leads from the first request, answering each request at once (echoing its sequence
+        and value), until the client half-closes."""
+        term = next(self.terms)
+        for request in requests:
+            yield campaign_answer(request, term)
+
+    @staticmethod
+    def hold_open(request, context, n):
+        yield election_pb2.ObserveResponse()
+        while context.is_active():
+            time.sleep(0.01)
+
+
+def campaign_answer(request, term: int, validity: Optional[float] = None, sequence: Optional[int] = None,
+                    value: Optional[str] = None) -> election_pb2.CampaignResponse:
+    return election_pb2.CampaignResponse(
+        term=term, value=request.value if value is None else value,
+        validity=to_proto(from_proto(request.ttl) * 0.99 if validity is None else validity),
+        state=lock_pb2.LEASE_STATE_HELD,
+        sequence=request.sequence if sequence is None else sequence)
+
+
 class FakeServerCase:
     """Mixin for unittest.TestCase: a fresh fake server, channel and client per test."""
 
     def setUp(self) -> None:  # noqa: D401 - unittest hook
         super().setUp()
         self.fake = FakeLockService()
-        self.server = grpc.server(futures.ThreadPoolExecutor(max_workers=8))
+        self.server = grpc.server(futures.ThreadPoolExecutor(max_workers=16))
         lock_pb2_grpc.add_LockServiceServicer_to_server(self.fake, self.server)
+        self.elections = FakeElectionService()
+        election_pb2_grpc.add_ElectionServiceServicer_to_server(self.elections, self.server)
         port = self.server.add_insecure_port("127.0.0.1:0")
         self.server.start()
         self.target = f"127.0.0.1:{port}"

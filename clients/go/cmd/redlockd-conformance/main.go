@@ -69,6 +69,8 @@ var scenarios = map[string]func(r string) (fact, error){
 	"lost-answer":        lostAnswer,
 	"invalid-argument":   invalidArgument,
 	"concurrent-holders": concurrentHolders,
+	"campaign-handover":  campaignHandover,
+	"observe":            observe,
 }
 
 func acquireContended(r string) (fact, error) {
@@ -285,6 +287,165 @@ func concurrentHolders(r string) (fact, error) {
 		return nil, err
 	}
 	return fact{"sections": sections}, nil
+}
+
+func campaignHandover(r string) (fact, error) {
+	ctx := context.Background()
+	ca, cb, cc := newClient(), newClient(), newClient() // each on its own channel
+	a, err := ca.Campaign(ctx, r, "a", 2*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	var lostMu sync.Mutex
+	aLost := false
+	a.OnLost(func(error) {
+		lostMu.Lock()
+		aLost = true
+		lostMu.Unlock()
+	})
+	await("leading")
+
+	var cError interface{}
+	wait, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	if c, err := cc.Campaign(wait, r, "c", 2*time.Second); err != nil {
+		cError = errorFact(err)
+	} else {
+		_, _ = c.Resign(ctx) // unexpectedly led: the harness sees null
+	}
+	cancel()
+
+	type outcome struct {
+		l   *redlock.Leadership
+		err error
+		at  time.Time
+	}
+	bDone := make(chan outcome, 1)
+	go func() {
+		l, err := cb.Campaign(ctx, r, "b", 2*time.Second)
+		bDone <- outcome{l, err, time.Now()}
+	}()
+	time.Sleep(1500 * time.Millisecond) // A leads by its renewals alone by now
+	bLedEarly := len(bDone) > 0
+
+	if err := a.Proclaim(ctx, "a2"); err != nil {
+		return nil, err
+	}
+	afterProclaim, err := ca.Leader(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+
+	began := time.Now()
+	resigned, err := a.Resign(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var b outcome
+	select {
+	case b = <-bDone:
+	case <-time.After(10 * time.Second):
+		return nil, fmt.Errorf("B's campaign did not return within 10 s of A's resign")
+	}
+	if b.err != nil {
+		return nil, fmt.Errorf("B's campaign: %w", b.err)
+	}
+	handover := ms(b.at.Sub(began))
+	aLeader := a.IsLeader()
+	termB, bValue, bLeader := strconv.FormatUint(b.l.Term(), 10), b.l.Value(), b.l.IsLeader()
+	bResigned, err := b.l.Resign(ctx)
+	if err != nil {
+		return nil, err
+	}
+	second, err := b.l.Resign(ctx)
+	if err != nil {
+		return nil, err
+	}
+	atEnd, err := ca.Leader(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	lostMu.Lock()
+	defer lostMu.Unlock()
+	return fact{"term_a": strconv.FormatUint(a.Term(), 10), "c_error": cError, "b_led_early": bLedEarly,
+		"leader_after_proclaim": leaderFact(afterProclaim), "resigned": resigned, "handover_ms": handover,
+		"a_leader_after_resign": aLeader, "a_lost": aLost, "term_b": termB, "b_value": bValue,
+		"b_is_leader": bLeader, "b_resigned": bResigned, "second_resign": second,
+		"leader_at_end": leaderFact(atEnd)}, nil
+}
+
+func observe(r string) (fact, error) {
+	ctx := context.Background()
+	c, c2 := newClient(), newClient()
+	var mu sync.Mutex
+	events := []interface{}{}
+	closed := false
+	late := 0
+	arrived := make(chan struct{}, 1)
+	o := c.Observe(ctx, r, func(l *redlock.Leader) {
+		mu.Lock()
+		if closed {
+			late++
+		} else {
+			events = append(events, leaderFact(l))
+		}
+		mu.Unlock()
+		select {
+		case arrived <- struct{}{}:
+		default: // a wake-up is already waiting
+		}
+	})
+	count := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(events)
+	}
+	awaitEvents := func(n int) {
+		limit := time.After(5 * time.Second)
+		for count() < n {
+			select {
+			case <-arrived:
+			case <-limit:
+				return
+			}
+		}
+	}
+	awaitEvents(1)
+
+	a, err := c.Campaign(ctx, r, "a", 2*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	time.Sleep(300 * time.Millisecond)
+	if _, err := a.Resign(ctx); err != nil {
+		return nil, err
+	}
+	time.Sleep(300 * time.Millisecond)
+	b, err := c2.Campaign(ctx, r, "b", 2*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	time.Sleep(300 * time.Millisecond)
+	if _, err := b.Resign(ctx); err != nil {
+		return nil, err
+	}
+	awaitEvents(5)
+	o.Close()
+	mu.Lock()
+	closed = true
+	mu.Unlock()
+	time.Sleep(300 * time.Millisecond)
+	mu.Lock()
+	defer mu.Unlock()
+	return fact{"events": events, "term_a": strconv.FormatUint(a.Term(), 10),
+		"term_b": strconv.FormatUint(b.Term(), 10), "late_events": late}, nil
+}
+
+// leaderFact is a leader as [value, "term"], or nil for none.
+func leaderFact(l *redlock.Leader) interface{} {
+	if l == nil {
+		return nil
+	}
+	return []interface{}{l.Value, strconv.FormatUint(l.Term, 10)}
 }
 
 // newClient makes a client with the defaults (unless opts say otherwise) on a channel of its own.

@@ -1,5 +1,6 @@
 // Command redlockd-example takes a lock with the Go client, keeps it alive through some work,
-// releases it, then does the same with WithLock.
+// releases it, then does the same with WithLock; then it campaigns in an election it observes,
+// leads for a second and resigns.
 //
 //	redlockd-example --server 127.0.0.1:50051
 package main
@@ -51,9 +52,33 @@ func run(server string) error {
 	// --- README example ends ---
 
 	// WithLock does the same in one call: fn's ctx is cancelled if the lease is lost.
-	return locks.WithLock(ctx, "examples/go", 10*time.Second, 2*time.Second,
+	err = locks.WithLock(ctx, "examples/go", 10*time.Second, 2*time.Second,
 		func(ctx context.Context, l *redlock.Lease) error {
 			fmt.Printf("with lock on examples/go: fencing token %d\n", l.FencingToken())
 			return nil
 		})
+	if err != nil {
+		return err
+	}
+
+	// --- README election example begins ---
+	watch := locks.Observe(ctx, "examples/go-election", func(l *redlock.Leader) {
+		fmt.Println("observed:", l) // the leader's value and term; nil: no leader
+	})
+	defer watch.Close() // no callback runs after Close returns
+	leadership, err := locks.Campaign(ctx, "examples/go-election", "worker-1", 10*time.Second)
+	if err != nil {
+		return err // with a deadline on ctx: errors.Is(err, redlock.ErrNotAcquired) when it passes first
+	}
+	fmt.Printf("leading examples/go-election: term %d\n", leadership.Term())
+	// Lost (not resigned): the stream ended or renewals stopped reaching a quorum in time.
+	leadership.OnLost(func(err error) { fmt.Println("stop leading:", err) })
+	time.Sleep(time.Second) // the work: send leadership.Term() with each write, as a fencing token
+	if _, err := leadership.Resign(ctx); err != nil {
+		return err
+	}
+	fmt.Println("resigned")
+	// --- README election example ends ---
+	time.Sleep(100 * time.Millisecond) // lets the observer see that nobody leads now
+	return nil
 }

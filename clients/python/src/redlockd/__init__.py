@@ -8,9 +8,13 @@
     client = LockClient(grpc.insecure_channel("localhost:50051"))
     with client.acquire("orders/42", ttl=10, wait=2) as lease:
         store.write(order, fencing_token=lease.fencing_token)
+
+    with client.campaign("scheduler", "10.0.0.7:8080", ttl=10) as leadership:
+        run_scheduler(term=leadership.term, still_leading=leadership.is_leader)
 """
 from ._tokens import new_token
 from .client import LockClient
+from .election import Leader, Leadership, Observation
 from .errors import LeaseLost, LockNotAcquired, LockServiceError
 from .lease import Lease
 from .retry import RetryPolicy
@@ -18,6 +22,9 @@ from .retry import RetryPolicy
 __all__ = [
     "LockClient",
     "Lease",
+    "Leadership",
+    "Leader",
+    "Observation",
     "RetryPolicy",
     "LockServiceError",
     "LockNotAcquired",

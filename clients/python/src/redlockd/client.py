@@ -10,9 +10,11 @@ from typing import Any, Callable, Optional, Set, Tuple, TypeVar
 import grpc
 
 from . import _durations
-from ._proto import lock_pb2, lock_pb2_grpc
+from . import election as _election
+from ._proto import election_pb2, election_pb2_grpc, lock_pb2, lock_pb2_grpc
 from ._tokens import new_token
 from .errors import LockNotAcquired, LockServiceError, from_rpc_error
+from .election import Leader, Leadership, Observation
 from .lease import Lease
 from .retry import RetryPolicy
 
@@ -51,6 +53,7 @@ class LockClient:
     def __init__(self, channel: grpc.Channel, *, call_timeout: _durations.Seconds = 5.0,
                  retry: RetryPolicy = RetryPolicy(), owner: Optional[str] = None) -> None:
         self._stub = lock_pb2_grpc.LockServiceStub(channel)
+        self._election_stub = election_pb2_grpc.ElectionServiceStub(channel)
         self._call_timeout = _durations.seconds(call_timeout)
         self._retry = retry
         self._owner = _default_owner() if owner is None else owner
@@ -177,6 +180,37 @@ class LockClient:
             return result
         finally:
             lease.close()
+
+    # --- elections ---------------------------------------------------------------------------
+
+    def campaign(self, election: str, value: str, ttl: _durations.Seconds,
+                 wait: Optional[_durations.Seconds] = None) -> Leadership:
+        """Runs for leader of ``election`` with ``value`` (what Leader and Observe report while
+        it leads) and blocks until it leads, or until ``wait`` passes (None: as long as it takes).
+
+        The candidacy lives on one Campaign stream, renewed every ttl/4 from the start (while
+        waiting too); the returned :class:`Leadership` is kept alive on it. Raises
+        :class:`LockNotAcquired` (``ABORTED``) when not leading after ``wait`` (the candidacy is
+        withdrawn), and :class:`LockServiceError` with the stream's status when it ends before
+        leading. ``wait`` counts from when the stream opens, so give it a few round trips at
+        least.
+        """
+        return _election.campaign(self, election, value, ttl, wait)
+
+    def leader(self, election: str) -> Optional[Leader]:
+        """The current leader of ``election`` (value and term), or None when it has none.
+        UNAVAILABLE (too few nodes answered to tell) is retried by the policy."""
+        response, _ = self._unary(self._election_stub.Leader,
+                                  election_pb2.LeaderRequest(election=election))
+        if not response.HasField("leader"):
+            return None
+        return Leader(value=response.leader.value, term=response.leader.term)
+
+    def observe(self, election: str, callback: Callable[[Optional[Leader]], None]) -> Observation:
+        """Calls ``callback`` with the current leader of ``election`` (or None), then with every
+        change, from a thread of the observation's own, until the observation is closed.
+        The stream is reopened when it ends (backoff as the retry policy, no limit)."""
+        return Observation(self, election, callback)
 
     # --- plumbing for Lease --------------------------------------------------------------------
 

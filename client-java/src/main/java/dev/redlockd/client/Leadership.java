@@ -91,8 +91,7 @@ public final class Leadership implements AutoCloseable {
    * Idempotent: true only on the call that resigned a leadership the server still held.
    */
   public boolean resign() {
-    boolean wasLost = lifetime.isLost();
-    if (!lifetime.end() || wasLost) {
+    if (!lifetime.end() || lifetime.isLost()) {
       return false;
     }
     try {

@@ -73,7 +73,7 @@ public final class Lease implements AutoCloseable {
    * valid. Throws {@link LeaseLostException} when the lease is no longer held.
    */
   public Lease extend(Duration ttl) {
-    if (!lifetime.isOpen() && !lifetime.isLost()) {
+    if (lifetime.isEnded()) {
       throw new LeaseLostException(Status.FAILED_PRECONDITION.withDescription(
           "lease on resource '" + resource + "' was released"));
     }
@@ -100,10 +100,10 @@ public final class Lease implements AutoCloseable {
    * released a lease a quorum still held.
    */
   public boolean release() {
-    boolean wasLost = lifetime.isLost();
     if (!lifetime.end()) {
       return false;
     }
+    boolean wasLost = lifetime.isLost();
     LeaseKeeper k;
     synchronized (this) {
       k = keeper;

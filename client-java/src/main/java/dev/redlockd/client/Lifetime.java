@@ -52,6 +52,12 @@ final class Lifetime {
     return !ended && lost == null;
   }
 
+  /** Ended by its holder (released, resigned, abandoned). */
+  boolean isEnded() {
+    return ended;
+  }
+
+  /** Lost; once {@link #end()} has returned, this no longer changes. */
   boolean isLost() {
     return lost != null;
   }

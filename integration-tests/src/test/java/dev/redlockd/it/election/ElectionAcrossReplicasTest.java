@@ -12,6 +12,7 @@ import dev.redlockd.proto.v1.Leadership;
 import dev.redlockd.proto.v1.LockServiceGrpc;
 import dev.redlockd.proto.v1.ReleaseRequest;
 import dev.redlockd.testing.RedisCluster;
+import dev.redlockd.testing.Replicas;
 import dev.redlockd.testing.ServerProcess;
 import io.grpc.Status;
 import java.time.Duration;
@@ -35,25 +36,22 @@ import org.junit.jupiter.api.extension.TestWatcher;
 class ElectionAcrossReplicasTest {
   private static final Duration TTL = Duration.ofSeconds(2);
   private static final Duration WAIT = Duration.ofSeconds(10);
+  private static Replicas replicas;
   private static RedisCluster cluster;
   private static ServerProcess a;
   private static ServerProcess b;
 
   @BeforeAll
   static void start() {
-    cluster = RedisCluster.start(5);
-    a = ServerProcess.start("--redis", cluster.redisFlag());
-    b = ServerProcess.start("--redis", cluster.redisFlag());
+    replicas = Replicas.start(5, 2);
+    cluster = replicas.cluster();
+    a = replicas.server(0);
+    b = replicas.server(1);
   }
 
   @AfterAll
   static void stop() throws Exception {
-    try {
-      a.close();
-      b.close();
-    } finally {
-      cluster.close();
-    }
+    replicas.close();
   }
 
   /** A failure here is about what two processes did: their logs go into the report with it. */
@@ -61,7 +59,7 @@ class ElectionAcrossReplicasTest {
   final TestWatcher serverLogsOnFailure = new TestWatcher() {
     @Override
     public void testFailed(ExtensionContext context, Throwable cause) {
-      System.out.println("== replica A's log\n" + a.log() + "\n== replica B's log\n" + b.log());
+      System.out.println(replicas.logs());
     }
   };
 

@@ -7,6 +7,7 @@ import dev.redlockd.proto.v1.Lease;
 import dev.redlockd.proto.v1.LockServiceGrpc;
 import dev.redlockd.proto.v1.ReleaseRequest;
 import dev.redlockd.testing.RedisCluster;
+import dev.redlockd.testing.Replicas;
 import dev.redlockd.testing.ServerProcess;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
@@ -30,25 +31,22 @@ import org.junit.jupiter.api.Test;
 
 /** Two server processes on the same Redis nodes: the server is stateless, exclusion holds across replicas. */
 class TwoServerProcessesTest {
+  private static Replicas replicas;
   private static RedisCluster cluster;
   private static ServerProcess a;
   private static ServerProcess b;
 
   @BeforeAll
   static void start() {
-    cluster = RedisCluster.start(5);
-    a = ServerProcess.start("--redis", cluster.redisFlag());
-    b = ServerProcess.start("--redis", cluster.redisFlag());
+    replicas = Replicas.start(5, 2);
+    cluster = replicas.cluster();
+    a = replicas.server(0);
+    b = replicas.server(1);
   }
 
   @AfterAll
   static void stop() throws Exception {
-    try {
-      a.close();
-      b.close();
-    } finally {
-      cluster.close();
-    }
+    replicas.close();
   }
 
   @Test

@@ -1,0 +1,709 @@
+package redlock
+
+import (
+	"context"
+	"errors"
+	"io"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	"redlockd.dev/go/redlockv1"
+)
+
+// fakeElections is an ElectionService whose answers each test scripts.
+type fakeElections struct {
+	redlockv1.UnimplementedElectionServiceServer
+	campaign func(stream redlockv1.ElectionService_CampaignServer) error
+	leader   func(ctx context.Context, req *redlockv1.LeaderRequest, n int) (*redlockv1.LeaderResponse, error)
+	observe  func(req *redlockv1.ObserveRequest, stream redlockv1.ElectionService_ObserveServer, n int) error
+
+	leaderN, observeN int32 // calls so far (atomic)
+}
+
+func (e *fakeElections) Campaign(stream redlockv1.ElectionService_CampaignServer) error {
+	return e.campaign(stream)
+}
+
+func (e *fakeElections) Leader(ctx context.Context, req *redlockv1.LeaderRequest) (*redlockv1.LeaderResponse, error) {
+	return e.leader(ctx, req, int(atomic.AddInt32(&e.leaderN, 1)))
+}
+
+func (e *fakeElections) Observe(req *redlockv1.ObserveRequest, stream redlockv1.ElectionService_ObserveServer) error {
+	return e.observe(req, stream, int(atomic.AddInt32(&e.observeN, 1)))
+}
+
+// startElections serves e (and a LockService nobody calls) and returns a client on it.
+func startElections(t *testing.T, e *fakeElections, opts ...Option) *Client {
+	t.Helper()
+	f := newFake()
+	f.elections = e
+	return start(t, f, opts...)
+}
+
+// campaignScript is a Campaign handler the test drives, like streamScript: requests come out on
+// reqs, answers go in on answers, an error on end ends the stream with it. When the client's
+// side ends, recvEnd gets how (io.EOF: half-closed) and the stream ends with onHalfClose.
+type campaignScript struct {
+	reqs        chan *redlockv1.CampaignRequest
+	answers     chan *redlockv1.CampaignResponse
+	end         chan error
+	recvEnd     chan error
+	onHalfClose error
+}
+
+func newCampaignScript(e *fakeElections) *campaignScript {
+	s := &campaignScript{
+		reqs:    make(chan *redlockv1.CampaignRequest, 1024),
+		answers: make(chan *redlockv1.CampaignResponse),
+		end:     make(chan error, 1),
+		recvEnd: make(chan error, 1),
+	}
+	e.campaign = s.serve
+	return s
+}
+
+func (s *campaignScript) serve(stream redlockv1.ElectionService_CampaignServer) error {
+	gone := make(chan struct{})
+	go func() {
+		defer close(gone)
+		for {
+			r, err := stream.Recv()
+			if err != nil {
+				s.recvEnd <- err
+				return
+			}
+			s.reqs <- r
+		}
+	}()
+	for {
+		select {
+		case a := <-s.answers:
+			if err := stream.Send(a); err != nil {
+				return err
+			}
+		case err := <-s.end:
+			return err
+		case <-gone:
+			return s.onHalfClose
+		}
+	}
+}
+
+func campaignAnswer(seq, term uint64, value string, validity time.Duration) *redlockv1.CampaignResponse {
+	return &redlockv1.CampaignResponse{Term: term, Value: value, Validity: durationpb.New(validity),
+		State: redlockv1.LeaseState_LEASE_STATE_HELD, Sequence: seq}
+}
+
+type campaignResult struct {
+	l   *Leadership
+	err error
+}
+
+// campaignAsync starts a Campaign and returns where its outcome will arrive.
+func campaignAsync(ctx context.Context, c *Client, value string, ttl time.Duration) <-chan campaignResult {
+	done := make(chan campaignResult, 1)
+	go func() {
+		l, err := c.Campaign(ctx, "jobs", value, ttl)
+		done <- campaignResult{l, err}
+	}()
+	return done
+}
+
+// lead runs a Campaign that the script grants at once (term 5, value "a") with validity.
+func lead(t *testing.T, c *Client, s *campaignScript, ttl, validity time.Duration) *Leadership {
+	t.Helper()
+	done := campaignAsync(context.Background(), c, "a", ttl)
+	first := recv(t, s.reqs, "the first Campaign request")
+	s.answers <- campaignAnswer(first.Sequence, 5, "a", validity)
+	res := recv(t, done, "Campaign's return")
+	if res.err != nil {
+		t.Fatal(res.err)
+	}
+	return res.l
+}
+
+// sentAt is when l sent its request seq.
+func sentAt(t *testing.T, l *Leadership, seq uint64) time.Time {
+	t.Helper()
+	l.sendMu.Lock()
+	defer l.sendMu.Unlock()
+	at, ok := l.sent.at(seq)
+	if !ok {
+		t.Fatalf("request %d is not remembered", seq)
+	}
+	return at
+}
+
+func deadlineOf(l *Leadership) time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.deadline
+}
+
+func TestCampaignSendsWhileWaitingAndDatesItsLeadershipByTheEchoedSequence(t *testing.T) {
+	e := &fakeElections{}
+	s := newCampaignScript(e)
+	c := startElections(t, e)
+	answered := make(chan struct{}, 64)
+	c.testAnswered = func() { answered <- struct{}{} }
+	const ttl = 400 * time.Millisecond // a request every 100 ms
+	done := campaignAsync(context.Background(), c, "a", ttl)
+	for want := uint64(1); want <= 3; want++ {
+		r := recv(t, s.reqs, "a Campaign request while waiting")
+		if r.Sequence != want || r.Election != "jobs" || r.Value != "a" || r.Ttl.AsDuration() != ttl {
+			t.Fatalf("request %d: sequence %d, election %q, value %q, ttl %s", want, r.Sequence, r.Election,
+				r.Value, r.Ttl.AsDuration())
+		}
+	}
+
+	s.answers <- campaignAnswer(999, 5, "a", 10*time.Second) // a sequence never sent
+	recv(t, answered, "the undatable answer taken in")
+	select {
+	case res := <-done:
+		t.Fatalf("Campaign returned on an answer it cannot date: %v, %v", res.l, res.err)
+	default:
+	}
+
+	s.answers <- campaignAnswer(2, 5, "a", 10*time.Second)
+	res := recv(t, done, "Campaign's return")
+	recv(t, answered, "the first answer taken in")
+	if res.err != nil {
+		t.Fatal(res.err)
+	}
+	l := res.l
+	if d, want := deadlineOf(l), sentAt(t, l, 2).Add(10*time.Second); !d.Equal(want) {
+		t.Fatalf("deadline %s after request 2 was sent, want 10s", d.Sub(sentAt(t, l, 2)))
+	}
+	if l.Term() != 5 || l.Value() != "a" || !l.IsLeader() || l.Election() != "jobs" {
+		t.Fatalf("leadership %s", l)
+	}
+
+	d0 := deadlineOf(l)
+	s.answers <- campaignAnswer(999, 5, "a", time.Minute)
+	recv(t, answered, "the unknown answer taken in")
+	if !deadlineOf(l).Equal(d0) {
+		t.Fatal("an answer with an unknown sequence moved the deadline")
+	}
+	s.answers <- campaignAnswer(1, 5, "a", 5*time.Second) // earlier than the deadline it has
+	recv(t, answered, "the short answer taken in")
+	if !deadlineOf(l).Equal(d0) {
+		t.Fatal("an answer moved the deadline back")
+	}
+	s.answers <- campaignAnswer(3, 5, "a", 20*time.Second)
+	recv(t, answered, "the long answer taken in")
+	if d, want := deadlineOf(l), sentAt(t, l, 3).Add(20*time.Second); !d.Equal(want) {
+		t.Fatalf("deadline %s after request 3 was sent, want 20s", d.Sub(sentAt(t, l, 3)))
+	}
+	// Renewals keep coming with rising sequences once leading.
+	last := uint64(3)
+	for i := 0; i < 2; i++ {
+		r := recv(t, s.reqs, "a renewal request")
+		if r.Sequence <= last || r.Value != "a" {
+			t.Fatalf("renewal: sequence %d after %d, value %q", r.Sequence, last, r.Value)
+		}
+		last = r.Sequence
+	}
+	if ok, err := l.Resign(context.Background()); !ok || err != nil {
+		t.Fatalf("resign: %v, %v", ok, err)
+	}
+}
+
+func TestLeadershipIsLostOnceWhenItsGuardedDeadlinePasses(t *testing.T) {
+	e := &fakeElections{}
+	s := newCampaignScript(e)
+	c := startElections(t, e)
+	const ttl, validity = time.Second, 300 * time.Millisecond // guard 50 ms; renewals unanswered
+	l := lead(t, c, s, ttl, validity)
+	if !l.IsLeader() {
+		t.Fatal("not leader after the grant")
+	}
+	var calls int32
+	type loss struct {
+		at  time.Time
+		err error
+	}
+	lost := make(chan loss, 4)
+	l.OnLost(func(err error) {
+		atomic.AddInt32(&calls, 1)
+		lost <- loss{time.Now(), err}
+	})
+	got := recv(t, lost, "the loss by the timer")
+	deadline := deadlineOf(l)
+	if !got.at.Before(deadline) || got.at.Before(deadline.Add(-guardFor(ttl))) {
+		t.Fatalf("loss reported %s before the deadline, want within the guard (50ms)", deadline.Sub(got.at))
+	}
+	if !errors.Is(got.err, ErrLeaseLost) || status.Code(got.err) != codes.DeadlineExceeded ||
+		!strings.Contains(got.err.Error(), "leadership lost") {
+		t.Fatalf("loss error %v", got.err)
+	}
+	if l.IsLeader() {
+		t.Fatal("still leader after the loss")
+	}
+	// The client gives up what the server may still hold: it half-closes.
+	if err := recv(t, s.recvEnd, "the half-close after the loss"); err != io.EOF {
+		t.Fatalf("the stream ended by %v, want a half-close", err)
+	}
+	l.lose(lostError("leadership", "jobs", status.New(codes.NotFound, "again"), nil), false)
+	if ok, err := l.Resign(context.Background()); ok || err != nil {
+		t.Fatalf("resign of a lost leadership: %v, %v", ok, err)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatalf("close of a lost leadership: %v", err)
+	}
+	time.Sleep(50 * time.Millisecond)
+	if n := atomic.LoadInt32(&calls); n != 1 {
+		t.Fatalf("callback ran %d times", n)
+	}
+}
+
+func TestIsLeaderIsFalseWithinTheGuard(t *testing.T) {
+	e := &fakeElections{}
+	s := newCampaignScript(e)
+	const ttl = time.Second // guard 50 ms
+	l := lead(t, startElections(t, e), s, ttl, 300*time.Millisecond)
+	l.mu.Lock()
+	l.expiry.Stop() // no loss reported: IsLeader alone must tell
+	deadline := l.deadline
+	l.mu.Unlock()
+	if !l.IsLeader() {
+		t.Fatal("not leader after the grant")
+	}
+	time.Sleep(time.Until(deadline.Add(-guardFor(ttl) / 2)))
+	if time.Now().After(deadline) {
+		t.Skip("slept past the deadline itself")
+	}
+	if l.IsLeader() {
+		t.Fatalf("leader %s before the deadline, within the guard of %s", time.Until(deadline), guardFor(ttl))
+	}
+}
+
+func TestLeadershipIsLostOnceWhenItsStreamEnds(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		end  error
+		want codes.Code
+	}{
+		{"not found", status.Error(codes.NotFound, "election 'jobs' was taken over"), codes.NotFound},
+		{"unavailable", status.Error(codes.Unavailable, "no quorum"), codes.Unavailable},
+		{"ok unasked", nil, codes.Unavailable},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := &fakeElections{}
+			s := newCampaignScript(e)
+			l := lead(t, startElections(t, e), s, 10*time.Second, 10*time.Second)
+			var calls int32
+			lost := make(chan error, 4)
+			l.OnLost(func(err error) {
+				atomic.AddInt32(&calls, 1)
+				lost <- err
+			})
+			s.end <- tc.end
+			err := recv(t, lost, "the loss")
+			if !errors.Is(err, ErrLeaseLost) || status.Code(err) != tc.want {
+				t.Fatalf("loss error %v (code %s), want ErrLeaseLost with %s", err, status.Code(err), tc.want)
+			}
+			if l.IsLeader() {
+				t.Fatal("still leader after the loss")
+			}
+			recv(t, l.stop, "the renewals stopped")
+			late := make(chan error, 1)
+			l.OnLost(func(err error) { late <- err })
+			if got := recv(t, late, "the callback registered after the loss"); got != err {
+				t.Fatalf("late callback got %v", got)
+			}
+			// A second way to lose it (the timer) changes nothing.
+			l.lose(lostError("leadership", "jobs", status.New(codes.DeadlineExceeded, "again"), nil), false)
+			if perr := l.Proclaim(context.Background(), "a2"); perr != err {
+				t.Fatalf("proclaim on a lost leadership: %v, want the first loss", perr)
+			}
+			if ok, rerr := l.Resign(context.Background()); ok || rerr != nil {
+				t.Fatalf("resign of a lost leadership: %v, %v", ok, rerr)
+			}
+			time.Sleep(20 * time.Millisecond)
+			if n := atomic.LoadInt32(&calls); n != 1 || len(lost) != 0 {
+				t.Fatalf("callback ran %d times", n)
+			}
+		})
+	}
+}
+
+func TestResignHalfClosesOnceAndReportsNoLoss(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		serverEnds error
+		want       bool
+		wantErr    codes.Code
+	}{
+		{"ok", nil, true, codes.OK},
+		{"not found", status.Error(codes.NotFound, "not held"), false, codes.OK},
+		{"internal", status.Error(codes.Internal, "boom"), false, codes.Internal},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := &fakeElections{}
+			s := newCampaignScript(e)
+			s.onHalfClose = tc.serverEnds
+			const validity = 300 * time.Millisecond // the timer would report a loss after it
+			l := lead(t, startElections(t, e), s, time.Second, validity)
+			lost := make(chan error, 1)
+			l.OnLost(func(err error) { lost <- err })
+			got, err := l.Resign(context.Background())
+			if got != tc.want || status.Code(err) != tc.wantErr {
+				t.Fatalf("resign: %v, %v; want %v, %s", got, err, tc.want, tc.wantErr)
+			}
+			if end := recv(t, s.recvEnd, "the half-close"); end != io.EOF {
+				t.Fatalf("the stream ended by %v, want a half-close", end)
+			}
+			if l.IsLeader() {
+				t.Fatal("leader after resigning")
+			}
+			if again, err := l.Resign(context.Background()); again || err != nil {
+				t.Fatalf("second resign: %v, %v; want false, nil", again, err)
+			}
+			if err := l.Close(); err != nil {
+				t.Fatalf("close after resign: %v", err)
+			}
+			if err := l.Proclaim(context.Background(), "a2"); status.Code(err) != codes.FailedPrecondition {
+				t.Fatalf("proclaim after resign: %v", err)
+			}
+			time.Sleep(validity + 50*time.Millisecond)
+			if len(lost) != 0 {
+				t.Fatalf("a loss was reported after the resign: %v", <-lost)
+			}
+		})
+	}
+}
+
+func TestCloseResigns(t *testing.T) {
+	e := &fakeElections{}
+	s := newCampaignScript(e)
+	l := lead(t, startElections(t, e), s, 10*time.Second, 10*time.Second)
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if end := recv(t, s.recvEnd, "the half-close"); end != io.EOF {
+		t.Fatalf("the stream ended by %v, want a half-close", end)
+	}
+	if ok, _ := l.Resign(context.Background()); ok || l.IsLeader() {
+		t.Fatal("Close did not resign")
+	}
+}
+
+func TestProclaimReturnsWhenAnAnswerShowsTheValue(t *testing.T) {
+	e := &fakeElections{}
+	s := newCampaignScript(e)
+	c := startElections(t, e)
+	answered := make(chan struct{}, 64)
+	c.testAnswered = func() { answered <- struct{}{} }
+	l := lead(t, c, s, 10*time.Second, 10*time.Second)
+	recv(t, answered, "the first answer taken in")
+
+	done := make(chan error, 1)
+	go func() { done <- l.Proclaim(context.Background(), "a2") }()
+	r := recv(t, s.reqs, "the proclaiming request")
+	if r.Value != "a2" || r.Sequence != 2 || r.Election != "jobs" || r.Ttl.AsDuration() != 10*time.Second {
+		t.Fatalf("proclaim sent value %q, sequence %d, election %q, ttl %s", r.Value, r.Sequence, r.Election,
+			r.Ttl.AsDuration())
+	}
+	s.answers <- campaignAnswer(2, 5, "a", 10*time.Second) // a renewal that crossed it
+	recv(t, answered, "the old value's answer taken in")
+	select {
+	case err := <-done:
+		t.Fatalf("Proclaim returned (%v) before an answer showed the value", err)
+	default:
+	}
+	s.answers <- campaignAnswer(2, 5, "a2", 10*time.Second)
+	if err := recv(t, done, "Proclaim's return"); err != nil {
+		t.Fatal(err)
+	}
+	if l.Value() != "a2" || l.Term() != 5 {
+		t.Fatalf("after proclaim: value %q, term %d", l.Value(), l.Term())
+	}
+	if ok, err := l.Resign(context.Background()); !ok || err != nil {
+		t.Fatalf("resign: %v, %v", ok, err)
+	}
+}
+
+func TestProclaimFailsWhenTheLeadershipIsLostFirst(t *testing.T) {
+	e := &fakeElections{}
+	s := newCampaignScript(e)
+	l := lead(t, startElections(t, e), s, 10*time.Second, 10*time.Second)
+	done := make(chan error, 1)
+	go func() { done <- l.Proclaim(context.Background(), "a2") }()
+	recv(t, s.reqs, "the proclaiming request")
+	s.end <- status.Error(codes.NotFound, "election 'jobs' was taken over")
+	err := recv(t, done, "Proclaim's return")
+	if !errors.Is(err, ErrLeaseLost) || status.Code(err) != codes.NotFound {
+		t.Fatalf("proclaim: %v, want the loss with NOT_FOUND", err)
+	}
+}
+
+func TestProclaimIsBoundedByTheCallTimeout(t *testing.T) {
+	e := &fakeElections{}
+	s := newCampaignScript(e)
+	l := lead(t, startElections(t, e, WithCallTimeout(100*time.Millisecond)), s, 10*time.Second, 10*time.Second)
+	began := time.Now()
+	err := l.Proclaim(context.Background(), "a2")
+	if status.Code(err) != codes.DeadlineExceeded || time.Since(began) < 100*time.Millisecond {
+		t.Fatalf("proclaim without an answer: %v after %s", err, time.Since(began))
+	}
+	if !l.IsLeader() {
+		t.Fatal("a proclaim that timed out cost the leadership")
+	}
+}
+
+func TestCampaignWaitRunningOutWithdrawsAndIsNotAcquired(t *testing.T) {
+	e := &fakeElections{}
+	s := newCampaignScript(e)
+	c := startElections(t, e)
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	began := time.Now()
+	l, err := c.Campaign(ctx, "jobs", "c", 2*time.Second)
+	if l != nil || !errors.Is(err, ErrNotAcquired) || status.Code(err) != codes.Aborted {
+		t.Fatalf("got %v, %v (code %s); want ErrNotAcquired with ABORTED", l, err, status.Code(err))
+	}
+	if time.Since(began) < 100*time.Millisecond {
+		t.Fatal("gave up before the wait ran out")
+	}
+	var re *Error
+	if !errors.As(err, &re) || re.Op != "campaign" || re.Resource != "jobs" {
+		t.Fatalf("got %#v, want a *Error naming the election", err)
+	}
+	if end := recv(t, s.recvEnd, "the withdrawal"); end != io.EOF {
+		t.Fatalf("the candidacy ended by %v, want a half-close", end)
+	}
+	if r := recv(t, s.reqs, "the first request"); r.Value != "c" || r.Sequence != 1 {
+		t.Fatalf("first request: value %q, sequence %d", r.Value, r.Sequence)
+	}
+}
+
+func TestCampaignCancelledWithdraws(t *testing.T) {
+	e := &fakeElections{}
+	s := newCampaignScript(e)
+	c := startElections(t, e)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := campaignAsync(ctx, c, "c", 2*time.Second)
+	recv(t, s.reqs, "the first request")
+	cancel()
+	res := recv(t, done, "Campaign's return")
+	if res.l != nil || !errors.Is(res.err, context.Canceled) || status.Code(res.err) != codes.Canceled ||
+		errors.Is(res.err, ErrNotAcquired) {
+		t.Fatalf("got %v, %v; want context.Canceled", res.l, res.err)
+	}
+	if end := recv(t, s.recvEnd, "the withdrawal"); end != io.EOF {
+		t.Fatalf("the candidacy ended by %v, want a half-close", end)
+	}
+}
+
+func TestCampaignEndedBeforeLeadingIsAServiceError(t *testing.T) {
+	e := &fakeElections{}
+	s := newCampaignScript(e)
+	c := startElections(t, e)
+	done := campaignAsync(context.Background(), c, "", 2*time.Second)
+	recv(t, s.reqs, "the first request")
+	s.end <- status.Error(codes.InvalidArgument, "election must not be empty")
+	res := recv(t, done, "Campaign's return")
+	if res.l != nil || status.Code(res.err) != codes.InvalidArgument || errors.Is(res.err, ErrNotAcquired) {
+		t.Fatalf("got %v, %v; want INVALID_ARGUMENT", res.l, res.err)
+	}
+	if s, ok := status.FromError(res.err); !ok || s.Message() != "election must not be empty" {
+		t.Fatalf("the server's status is not reachable: %v", s)
+	}
+}
+
+func TestLeaderRetriesUnavailableAndReportsNone(t *testing.T) {
+	e := &fakeElections{}
+	e.leader = func(_ context.Context, req *redlockv1.LeaderRequest, n int) (*redlockv1.LeaderResponse, error) {
+		switch {
+		case req.Election != "jobs":
+			return nil, status.Error(codes.InvalidArgument, "wrong election")
+		case n == 1:
+			return nil, status.Error(codes.Unavailable, "1 of 5 nodes answered")
+		case n == 2:
+			return &redlockv1.LeaderResponse{Leader: &redlockv1.Leadership{Value: "a", Term: 1<<63 + 5}}, nil
+		default:
+			return &redlockv1.LeaderResponse{}, nil
+		}
+	}
+	c := startElections(t, e, fastRetry)
+	got, err := c.Leader(context.Background(), "jobs")
+	if err != nil || got == nil || *got != (Leader{Value: "a", Term: 1<<63 + 5}) {
+		t.Fatalf("leader: %v, %v", got, err)
+	}
+	if n := atomic.LoadInt32(&e.leaderN); n != 2 {
+		t.Fatalf("%d calls, want 2 (one retry of UNAVAILABLE)", n)
+	}
+	if got, err := c.Leader(context.Background(), "jobs"); got != nil || err != nil {
+		t.Fatalf("no leader: %v, %v; want nil, nil", got, err)
+	}
+	if _, err := c.Leader(context.Background(), "other"); status.Code(err) != codes.InvalidArgument {
+		t.Fatalf("got %v, want INVALID_ARGUMENT", err)
+	}
+	if n := atomic.LoadInt32(&e.leaderN); n != 4 {
+		t.Fatalf("%d calls, want 4 (INVALID_ARGUMENT not retried)", n)
+	}
+}
+
+func observeState(l *Leader) *redlockv1.ObserveResponse {
+	if l == nil {
+		return &redlockv1.ObserveResponse{}
+	}
+	return &redlockv1.ObserveResponse{Leader: &redlockv1.Leadership{Value: l.Value, Term: l.Term}}
+}
+
+func TestObserveReopensAndDeliversOnlyNewStatesNotBackInTime(t *testing.T) {
+	a5, old3, b7, c9 := &Leader{"a", 5}, &Leader{"old", 3}, &Leader{"b", 7}, &Leader{"c", 9}
+	more := make(chan struct{})
+	sentAfterClose := make(chan error, 1)
+	e := &fakeElections{}
+	e.observe = func(req *redlockv1.ObserveRequest, stream redlockv1.ElectionService_ObserveServer, n int) error {
+		if req.Election != "jobs" {
+			return status.Error(codes.InvalidArgument, "wrong election")
+		}
+		send := func(states ...*Leader) error {
+			for _, s := range states {
+				if err := stream.Send(observeState(s)); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		if n == 1 {
+			_ = send(nil, a5)
+			return status.Error(codes.Unavailable, "the server is shutting down")
+		}
+		// The reopened stream starts with the state already delivered, then an older term. c9
+		// arrives while the callback for b7 runs, and Close is called then: it is never delivered.
+		if err := send(a5, old3, nil, b7, c9); err != nil {
+			return err
+		}
+		<-more
+		sentAfterClose <- send(c9)
+		<-stream.Context().Done()
+		return nil
+	}
+	c := startElections(t, e, fastRetry)
+
+	var mu sync.Mutex
+	var got []*Leader
+	arrived := make(chan struct{}, 16)
+	release := make(chan struct{})
+	o := c.Observe(context.Background(), "jobs", func(l *Leader) {
+		mu.Lock()
+		got = append(got, l)
+		n := len(got)
+		mu.Unlock()
+		arrived <- struct{}{}
+		if n == 4 {
+			<-release // Close must wait for this call
+		}
+	})
+	for i := 0; i < 4; i++ {
+		recv(t, arrived, "a callback")
+	}
+	closed := make(chan struct{})
+	go func() {
+		o.Close()
+		close(closed)
+	}()
+	select {
+	case <-closed:
+		t.Fatal("Close returned while a callback was running")
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(release)
+	recv(t, closed, "Close's return")
+	close(more)
+	recv(t, sentAfterClose, "the server's try after the close")
+	time.Sleep(50 * time.Millisecond)
+
+	mu.Lock()
+	defer mu.Unlock()
+	want := []*Leader{nil, a5, nil, b7}
+	if len(got) != len(want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	for i := range want {
+		if (got[i] == nil) != (want[i] == nil) || (got[i] != nil && *got[i] != *want[i]) {
+			t.Fatalf("callback %d: got %v, want %v (all: %v)", i, got[i], want[i], got)
+		}
+	}
+	if n := atomic.LoadInt32(&e.observeN); n != 2 {
+		t.Fatalf("%d Observe streams, want 2", n)
+	}
+	o.Close() // again: a no-op
+}
+
+func TestObserveStopsWhenItsContextEnds(t *testing.T) {
+	e := &fakeElections{}
+	e.observe = func(_ *redlockv1.ObserveRequest, stream redlockv1.ElectionService_ObserveServer, _ int) error {
+		if err := stream.Send(observeState(nil)); err != nil {
+			return err
+		}
+		<-stream.Context().Done()
+		return nil
+	}
+	c := startElections(t, e, fastRetry)
+	ctx, cancel := context.WithCancel(context.Background())
+	calls := make(chan *Leader, 4)
+	o := c.Observe(ctx, "jobs", func(l *Leader) { calls <- l })
+	if l := recv(t, calls, "the first state"); l != nil {
+		t.Fatalf("first state %v, want none", l)
+	}
+	cancel()
+	recv(t, o.done, "the observation's end")
+	time.Sleep(50 * time.Millisecond)
+	if n := atomic.LoadInt32(&e.observeN); n != 1 || len(calls) != 0 {
+		t.Fatalf("after ctx ended: %d streams, %d more callbacks", n, len(calls))
+	}
+	o.Close() // returns at once
+}
+
+func TestObservedStatesDifferAndNeverGoBackInTerm(t *testing.T) {
+	var st observed
+	for i, step := range []struct {
+		state *Leader
+		want  bool
+	}{
+		{nil, true},
+		{nil, false}, // the same none again
+		{&Leader{"a", 5}, true},
+		{&Leader{"a", 5}, false}, // the same leader again
+		{&Leader{"x", 3}, false}, // an older term
+		{nil, true},
+		{&Leader{"a", 5}, true},  // differs from the last (none), term not below
+		{&Leader{"a2", 5}, true}, // a proclaimed value
+		{&Leader{"b", 7}, true},
+		{nil, true},
+		{&Leader{"a2", 5}, false}, // below the last leader's term seen
+	} {
+		if got := st.accept(step.state); got != step.want {
+			t.Fatalf("step %d (%v): accepted %v, want %v", i, step.state, got, step.want)
+		}
+	}
+}
+
+func TestLeadershipStringNamesNoSecretAndShowsItsState(t *testing.T) {
+	e := &fakeElections{}
+	s := newCampaignScript(e)
+	l := lead(t, startElections(t, e), s, 10*time.Second, 10*time.Second)
+	if got, want := l.String(), `Leadership{election="jobs", term=5, value="a", isLeader=true}`; got != want {
+		t.Fatalf("String() = %s, want %s", got, want)
+	}
+	if _, err := l.Resign(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix(l.String(), "isLeader=false}") {
+		t.Fatalf("String() after resign = %s", l.String())
+	}
+	if got := (&Leader{"a", 1<<64 - 1}).String(); got != `Leader{value="a", term=18446744073709551615}` {
+		t.Fatalf("Leader.String() = %s", got)
+	}
+}

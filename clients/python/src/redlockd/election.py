@@ -1,0 +1,495 @@
+"""Leader election: a candidacy on a Campaign stream, the leadership it wins, and observers.
+
+An election is a lease on its name (in a key space of its own), kept alive on one Campaign
+stream exactly as ``Lease.keep_alive`` keeps a lock: the leadership has a local deadline, a
+guard and loss callbacks (conformance rules 10-13). There is no token on the client side.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from dataclasses import dataclass
+from types import TracebackType
+from typing import TYPE_CHECKING, Callable, List, Optional, Type
+
+import grpc
+
+from . import _durations
+from ._campaign import CampaignStream
+from ._proto import election_pb2
+from ._scheduler import SCHEDULER, Scheduled
+from .errors import LeaseLost, LockNotAcquired, LockServiceError, from_rpc_error
+from .lease import guard
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .client import LockClient
+
+__all__ = ["Leadership", "Leader", "Observation"]
+
+_log = logging.getLogger("redlockd")
+
+LostCallback = Callable[[LeaseLost], None]
+
+
+@dataclass(frozen=True)
+class Leader:
+    """Who leads an election, as everyone may see it: the leader's ``value`` and ``term``."""
+
+    value: str
+    #: The leader's fencing token (a uint64): it strictly increases across leaders.
+    term: int
+
+
+def _leader_of(message: election_pb2.Leadership) -> Leader:
+    return Leader(value=message.value, term=message.term)
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1000:.0f} ms"
+
+
+# --- campaigning ---------------------------------------------------------------------------
+
+
+class _Candidacy:
+    """One campaign: the stream, and whether it led yet. Answers before the first one that
+    makes a leadership go nowhere else; after it, every answer and the end go to the
+    leadership."""
+
+    def __init__(self, client: "LockClient", election: str, value: str, ttl: float) -> None:
+        self._client = client
+        self._election = election
+        self._ttl = ttl
+        self._guard = guard(ttl)
+        self._cond = threading.Condition()
+        self._leadership: Optional[Leadership] = None
+        self._ending: Optional[tuple] = None
+        self._withdrawn = False
+        self._stream = CampaignStream(client._election_stub, election, value, ttl,
+                                      self._answer, self._end)
+        self._stream.start()  # answers may come before this returns: self._stream is set
+
+    def _answer(self, response: election_pb2.CampaignResponse, sent: Optional[float]) -> None:
+        with self._cond:
+            leadership = self._leadership
+            if leadership is None:
+                if self._withdrawn or sent is None:
+                    return  # withdrawn: the half-close resigns it; undated: ignored
+                deadline = sent + _durations.from_proto(response.validity)
+                if time.monotonic() >= deadline - self._guard:
+                    # Spent on its way here (a long pause of this process): the next request,
+                    # at most ttl/4 away, renews at once and its answer counts from later.
+                    return
+                self._leadership = Leadership(self._client, self._stream, self._election,
+                                              self._ttl, response.term, response.value, deadline)
+                self._cond.notify_all()
+                return
+        leadership._answer(response, sent)
+
+    def _end(self, code: grpc.StatusCode, details: str) -> None:
+        with self._cond:
+            self._ending = (code, details)
+            leadership = self._leadership
+            self._cond.notify_all()
+        if leadership is not None:
+            leadership._end(code, details)
+
+    def wait(self, wait: Optional[float]) -> "Leadership":
+        """Blocks until the candidate leads, the stream ends, or ``wait`` passes."""
+        until = None if wait is None else time.monotonic() + wait
+        try:
+            with self._cond:
+                while self._leadership is None and self._ending is None:
+                    if until is None:
+                        self._cond.wait()
+                        continue
+                    left = until - time.monotonic()
+                    if left <= 0:
+                        break
+                    self._cond.wait(left)
+                if self._leadership is not None:
+                    return self._leadership
+                if self._ending is not None:
+                    raise self._failure(*self._ending)
+                self._withdrawn = True  # from now on an answer is resigned, not returned
+        except BaseException as e:
+            if not isinstance(e, LockServiceError):  # interrupted: give the candidacy up
+                self._give_up()
+            raise
+        # Withdraw; a leadership granted in this instant is resigned by the same half-close.
+        self._stream.half_close()
+        if self._stream.wait_end(self._client.call_timeout) is None:
+            self._stream.cancel()
+        raise LockNotAcquired(grpc.StatusCode.ABORTED,
+                              f"election '{self._election}': not leading within {_ms(wait or 0)}")
+
+    def _give_up(self) -> None:
+        with self._cond:
+            self._withdrawn = True
+            leadership = self._leadership
+        if leadership is not None:
+            leadership.close()
+        else:
+            self._stream.half_close()
+
+    def _failure(self, code: grpc.StatusCode, details: str) -> LockServiceError:
+        if code == grpc.StatusCode.OK:
+            return LockServiceError(
+                grpc.StatusCode.UNAVAILABLE,
+                f"election '{self._election}': the Campaign stream ended before leading")
+        return from_rpc_error(_Status(code, details))
+
+
+class _Status(grpc.RpcError):
+    """A stream's end as an RpcError, for ``from_rpc_error``."""
+
+    def __init__(self, code: grpc.StatusCode, details: str) -> None:
+        super().__init__()
+        self._code = code
+        self._details = details
+
+    def code(self) -> grpc.StatusCode:
+        return self._code
+
+    def details(self) -> str:
+        return self._details
+
+
+def campaign(client: "LockClient", election: str, value: str, ttl: _durations.Seconds,
+             wait: Optional[_durations.Seconds]) -> "Leadership":
+    ttl_s = _durations.seconds(ttl)
+    wait_s = None if wait is None else _durations.seconds(wait)
+    if wait_s is not None and wait_s < 0:
+        raise LockServiceError(grpc.StatusCode.INVALID_ARGUMENT,
+                               f"election '{election}': negative wait {_ms(wait_s)}")
+    return _Candidacy(client, election, value, ttl_s).wait(wait_s)
+
+
+class Leadership:
+    """Leading ``election``, kept alive on the Campaign stream that won it.
+
+    Use it as a context manager: leaving the block resigns. The local deadline is the send
+    time of the request an answer echoes plus the validity it carries (on ``time.monotonic()``),
+    moved only forward; :meth:`is_leader` holds until a guard before it, and the leadership is
+    reported lost then unless a renewal moved it.
+    """
+
+    def __init__(self, client: "LockClient", stream: CampaignStream, election: str, ttl: float,
+                 term: int, value: str, deadline: float) -> None:
+        self._client = client
+        self._stream = stream
+        self._election = election
+        self._ttl = ttl
+        self._guard = guard(ttl)
+        self._term = term
+        self._value = value
+        self._deadline = deadline
+        self._lock = threading.Condition(threading.RLock())
+        self._answers = 0
+        self._resigned = False
+        self._lost: Optional[LeaseLost] = None
+        self._callbacks: List[LostCallback] = []
+        self._check: Optional[Scheduled] = None
+        with self._lock:
+            self._schedule_check()
+
+    # --- what the leader reads ---------------------------------------------------------------
+
+    @property
+    def election(self) -> str:
+        return self._election
+
+    @property
+    def term(self) -> int:
+        """The leadership's fencing token (a uint64): it strictly increases across the
+        election's leaders. Send it with every write the leader makes."""
+        return self._term
+
+    @property
+    def value(self) -> str:
+        """The value Leader and Observe report now (as the latest answer showed it)."""
+        return self._value
+
+    @property
+    def deadline(self) -> float:
+        """The local deadline on ``time.monotonic()``: send time + validity, without the guard."""
+        return self._deadline
+
+    @property
+    def lost_error(self) -> Optional[LeaseLost]:
+        """Why the leadership was lost, or None while it is not."""
+        return self._lost
+
+    def is_leader(self) -> bool:
+        """True until a guard before the local deadline (unless a renewal moved it), the loss,
+        or the resignation."""
+        return (not self._resigned and self._lost is None
+                and time.monotonic() < self._deadline - self._guard)
+
+    # --- what the leader does ----------------------------------------------------------------
+
+    def proclaim(self, value: str) -> "Leadership":
+        """Makes ``value`` the value everyone sees, keeping the term; returns once an answer
+        shows it. Raises the loss (:class:`LeaseLost`) if the leadership is lost first, and
+        :class:`LockServiceError` (``DEADLINE_EXCEEDED``) when no answer showed it within the
+        call timeout."""
+        with self._lock:
+            self._raise_if_over()
+            seen = self._answers
+            self._stream.send_value(value)
+            shown = self._lock.wait_for(
+                lambda: self._over() or (self._answers > seen and self._value == value),
+                self._client.call_timeout)
+            self._raise_if_over()
+            if not shown:
+                raise LockServiceError(
+                    grpc.StatusCode.DEADLINE_EXCEEDED,
+                    f"election '{self._election}': no answer showed the new value within "
+                    f"{_ms(self._client.call_timeout)}")
+        return self
+
+    def on_lost(self, callback: LostCallback) -> "Leadership":
+        """Calls ``callback(error)`` once, from a client thread, when the leadership is lost; at
+        once (on this thread) if it already is. Never after a resignation."""
+        with self._lock:
+            error = self._lost
+            if error is None:
+                self._callbacks.append(callback)
+                return self
+        _run_callback(callback, error)
+        return self
+
+    def resign(self) -> bool:
+        """Resigns by half-closing the stream and waits for its end (the call timeout). True only
+        on the first call and only when the stream ended OK; no loss is reported afterwards."""
+        with self._lock:
+            if self._resigned:
+                return False
+            self._resigned = True
+            lost = self._lost
+            self._cancel_check()
+            self._lock.notify_all()
+        if lost is not None:
+            return False
+        self._stream.half_close()
+        ending = self._stream.wait_end(self._client.call_timeout)
+        if ending is None:
+            _log.debug("election '%s': no end of the Campaign stream within %s after resigning",
+                       self._election, _ms(self._client.call_timeout))
+            self._stream.cancel()  # the leadership runs out at its validity
+            return False
+        return ending[0] == grpc.StatusCode.OK
+
+    def close(self) -> None:
+        """Resigns; never raises."""
+        try:
+            self.resign()
+        except Exception as e:  # pragma: no cover - resign raises nothing it expects
+            _log.debug("resigning election '%s' failed: %s", self._election, e)
+
+    def __enter__(self) -> "Leadership":
+        return self
+
+    def __exit__(self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException],
+                 tb: Optional[TracebackType]) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = "resigned" if self._resigned else "lost" if self._lost is not None else (
+            "leading" if self.is_leader() else "expired")
+        return (f"Leadership(election={self._election!r}, term={self._term}, "
+                f"value={self._value!r}, is_leader={self.is_leader()}, {state})")
+
+    __str__ = __repr__
+
+    # --- called by the stream and the timer --------------------------------------------------
+
+    def _over(self) -> bool:
+        return self._resigned or self._lost is not None
+
+    def _raise_if_over(self) -> None:
+        if self._lost is not None:
+            raise self._lost
+        if self._resigned:
+            raise LeaseLost(grpc.StatusCode.FAILED_PRECONDITION,
+                            f"election '{self._election}': resigned")
+
+    def _answer(self, response: election_pb2.CampaignResponse, sent: Optional[float]) -> None:
+        if sent is None:
+            return  # an answer this client cannot date is ignored
+        with self._lock:
+            if self._over():
+                return
+            candidate = sent + _durations.from_proto(response.validity)
+            if candidate > self._deadline:
+                self._deadline = candidate  # the pending check sees it when it runs
+            self._value = response.value
+            self._answers += 1
+            self._lock.notify_all()
+
+    def _end(self, code: grpc.StatusCode, details: str) -> None:
+        if code == grpc.StatusCode.OK:
+            error = LeaseLost(grpc.StatusCode.UNAVAILABLE,
+                              f"the Campaign stream of election '{self._election}' ended unexpectedly")
+        else:
+            error = LeaseLost(code, details or
+                              f"the Campaign stream of election '{self._election}' ended {code.name}")
+        for callback in self._mark_lost(error, cancel=False) or ():
+            _run_callback(callback, error)
+
+    def _mark_lost(self, error: LeaseLost, cancel: bool) -> Optional[List[LostCallback]]:
+        with self._lock:
+            if self._over():
+                return None
+            self._lost = error
+            self._cancel_check()
+            callbacks, self._callbacks = self._callbacks, []
+            self._lock.notify_all()
+        if cancel:
+            self._stream.cancel()
+        return callbacks
+
+    def _schedule_check(self) -> None:  # under self._lock
+        self._cancel_check()
+        self._check = SCHEDULER.at(self._deadline - self._guard, self._check_deadline)
+
+    def _cancel_check(self) -> None:  # under self._lock
+        if self._check is not None:
+            self._check.cancel()
+            self._check = None
+
+    def _check_deadline(self) -> None:
+        """On the timer thread: lost when the guarded deadline came without a renewal."""
+        with self._lock:
+            if self._over():
+                return
+            due = self._deadline - self._guard
+            if time.monotonic() < due:  # renewed meanwhile: check again then
+                self._check = SCHEDULER.at(due, self._check_deadline)
+                return
+            error = LeaseLost(grpc.StatusCode.DEADLINE_EXCEEDED,
+                              f"leadership of election '{self._election}' ran out: its local "
+                              f"deadline came within {_ms(self._guard)} without a renewal")
+        callbacks = self._mark_lost(error, cancel=True)
+        if callbacks:
+            # Not on the timer thread: a slow callback must not delay other leases' checks.
+            threading.Thread(target=lambda: [_run_callback(c, error) for c in callbacks],
+                             name=f"redlockd-lost {self._election}", daemon=True).start()
+
+
+def _run_callback(callback: LostCallback, error: LeaseLost) -> None:
+    try:
+        callback(error)
+    except Exception:
+        _log.exception("a leadership-lost callback failed")
+
+
+# --- observing -----------------------------------------------------------------------------
+
+ObserveCallback = Callable[[Optional[Leader]], None]
+
+
+class Observation:
+    """Calls back with an election's leader (or None) and every change, until :meth:`close`.
+
+    One daemon thread per observation reads the Observe stream and runs the callbacks, in
+    order. When the stream ends without :meth:`close`, it is opened again (with the client's
+    retry backoff, without a limit on attempts); after a reopen only a state that differs from
+    the last one delivered, and whose term is not below the last leader's term seen, is
+    delivered. A context manager: leaving the block closes it.
+    """
+
+    def __init__(self, client: "LockClient", election: str, callback: ObserveCallback) -> None:
+        self._client = client
+        self._election = election
+        self._callback = callback
+        self._lock = threading.Lock()
+        self._delivering = threading.RLock()  # held while a callback runs
+        self._closed = threading.Event()
+        self._call = None
+        self._delivered = False
+        self._last: Optional[Leader] = None
+        self._last_term = 0
+        self._thread = threading.Thread(target=self._run, name=f"redlockd-observe {election}",
+                                        daemon=True)
+        self._thread.start()
+
+    @property
+    def election(self) -> str:
+        return self._election
+
+    def close(self) -> None:
+        """Stops observing. Once it returns no callback runs (it waits for one that is
+        running, unless called from that callback)."""
+        with self._lock:
+            self._closed.set()
+            call = self._call
+        if call is not None:
+            call.cancel()
+        with self._delivering:  # a delivery under way finishes first; later ones see closed
+            pass
+
+    def __enter__(self) -> "Observation":
+        return self
+
+    def __exit__(self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException],
+                 tb: Optional[TracebackType]) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return (f"Observation(election={self._election!r}, "
+                f"{'closed' if self._closed.is_set() else 'open'}, last={self._last!r})")
+
+    __str__ = __repr__
+
+    def _run(self) -> None:
+        failures = 0
+        request = election_pb2.ObserveRequest(election=self._election)
+        while True:
+            with self._lock:
+                if self._closed.is_set():
+                    return
+                try:
+                    call = self._call = self._client._election_stub.Observe(request)
+                except Exception:  # the channel was closed under it: nothing to reopen
+                    _log.warning("observer of election '%s' stopped: cannot open a stream",
+                                 self._election, exc_info=True)
+                    return
+            code: Optional[grpc.StatusCode] = grpc.StatusCode.OK
+            try:
+                for response in call:
+                    failures = 0
+                    self._deliver(_leader_of(response.leader) if response.HasField("leader")
+                                  else None)
+            except grpc.RpcError as e:
+                code = e.code()
+            except Exception:  # a bug here must not end the observation silently
+                _log.exception("observer of election '%s' failed", self._election)
+                call.cancel()
+                code = grpc.StatusCode.UNKNOWN
+            if self._closed.is_set():
+                return
+            failures += 1
+            delay = self._client.retry.backoff(failures)
+            _log.debug("observer of election '%s': stream ended %s, reopening in %s",
+                       self._election, getattr(code, "name", code), _ms(delay))
+            if self._closed.wait(delay):
+                return
+
+    def _deliver(self, state: Optional[Leader]) -> None:
+        if self._delivered and state == self._last:
+            return  # nothing new (a reopened stream starts with the state it saw last)
+        if state is not None:
+            if state.term < self._last_term:
+                return  # older than a leader already seen
+            self._last_term = state.term
+        with self._delivering:
+            if self._closed.is_set():
+                return
+            self._delivered = True
+            self._last = state
+            try:
+                self._callback(state)
+            except Exception:
+                _log.exception("an observe callback of election '%s' failed", self._election)
