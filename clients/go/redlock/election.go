@@ -131,8 +131,9 @@ func waitEnded(election string, ctxErr error) error {
 // Election is the name of the election.
 func (l *Leadership) Election() string { return l.election }
 
-// Term is the leadership's fencing token: it strictly increases per election across leaders.
-// Send it with every write the leader makes, so that the target can refuse an older leader.
+// Term is the leadership's fencing token: it strictly increases per election across leaders,
+// and may rise (never fall) while leading, after a node fault. Read it for every write the
+// leader makes, so that the target can refuse an older leader.
 func (l *Leadership) Term() uint64 {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -387,6 +388,10 @@ func (l *Leadership) answered(resp *redlockv1.CampaignResponse) {
 		return
 	}
 	l.value = resp.GetValue()
+	// A renewal after a node fault may report a higher fencing token: the term follows.
+	if resp.GetTerm() > l.term {
+		l.term = resp.GetTerm()
+	}
 	if deadline.After(l.deadline) {
 		l.deadline = deadline
 		l.scheduleExpiryLocked()

@@ -430,6 +430,29 @@ func TestProclaimReturnsWhenAnAnswerShowsTheValue(t *testing.T) {
 	}
 }
 
+func TestTheTermFollowsARenewalThatReportsAHigherOneAndNeverFalls(t *testing.T) {
+	e := &fakeElections{}
+	s := newCampaignScript(e)
+	c := startElections(t, e)
+	answered := make(chan struct{}, 64)
+	c.testAnswered = func() { answered <- struct{}{} }
+	l := lead(t, c, s, 10*time.Second, 10*time.Second)
+	recv(t, answered, "the first answer taken in")
+	s.answers <- campaignAnswer(1, 9, "a", 10*time.Second) // a renewal after a node fault
+	recv(t, answered, "the higher term taken in")
+	if l.Term() != 9 {
+		t.Fatalf("term %d after a renewal reported 9", l.Term())
+	}
+	s.answers <- campaignAnswer(1, 5, "a", 10*time.Second) // an older report, arriving late
+	recv(t, answered, "the lower term taken in")
+	if l.Term() != 9 {
+		t.Fatalf("term fell to %d", l.Term())
+	}
+	if ok, err := l.Resign(context.Background()); !ok || err != nil {
+		t.Fatalf("resign: %v, %v", ok, err)
+	}
+}
+
 func TestProclaimFailsWhenTheLeadershipIsLostFirst(t *testing.T) {
 	e := &fakeElections{}
 	s := newCampaignScript(e)

@@ -103,6 +103,21 @@ class CampaignTest(FakeServerCase, unittest.TestCase):
             self.assertEqual(leadership.term, top)
             self.assertIn(str(top), repr(leadership))
 
+    def test_the_term_follows_a_renewal_that_reports_a_higher_one_and_never_falls(self):
+        def script(requests, context):
+            first = next(requests)
+            yield campaign_answer(first, 4, validity=10)
+            yield campaign_answer(first, 9, validity=10)  # a renewal after a node fault
+            yield campaign_answer(first, 5, validity=10)  # an older report, arriving late
+            until_half_closed(requests)
+
+        self.elections.on_campaign = script
+        leadership = self.client.campaign("scheduler", "a", ttl=10)
+        self.assertTrue(self.elections.wait_for(lambda: leadership.term == 9))
+        time.sleep(0.1)
+        self.assertEqual(leadership.term, 9)
+        self.assertTrue(leadership.resign())
+
     def test_the_guard_and_the_timer_report_the_loss_once_before_the_deadline(self):
         def script(requests, context):
             first = next(requests)

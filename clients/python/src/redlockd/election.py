@@ -203,8 +203,10 @@ class Leadership:
     @property
     def term(self) -> int:
         """The leadership's fencing token (a uint64): it strictly increases across the
-        election's leaders. Send it with every write the leader makes."""
-        return self._term
+        election's leaders, and may rise (never fall) while leading, after a node fault. Read
+        it for every write the leader makes."""
+        with self._lock:
+            return self._term
 
     @property
     def value(self) -> str:
@@ -325,6 +327,9 @@ class Leadership:
             if candidate > self._deadline:
                 self._deadline = candidate  # the pending check sees it when it runs
             self._value = response.value
+            # A renewal after a node fault may report a higher fencing token: the term follows.
+            if response.term > self._term:
+                self._term = response.term
             self._answers += 1
             self._lock.notify_all()
 

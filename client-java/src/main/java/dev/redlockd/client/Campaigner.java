@@ -92,7 +92,7 @@ final class Campaigner extends RenewalStream<CampaignRequest, CampaignResponse> 
         first = true;
       }
       leading = leadership;
-      leading.shows(response.getValue());
+      leading.shows(response.getValue(), response.getTerm());
       completeProclaimedUpTo(response.getValue());
     }
     // Outside this object's lock: a loss takes the leadership's lock, then this one.

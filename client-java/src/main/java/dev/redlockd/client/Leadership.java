@@ -22,7 +22,7 @@ import java.util.function.Consumer;
 public final class Leadership implements AutoCloseable {
   private final LockClient client;
   private final String election;
-  private final long term;
+  private volatile long term;
   private final Campaigner stream;
   private final Lifetime lifetime;
   private volatile String value;
@@ -41,7 +41,11 @@ public final class Leadership implements AutoCloseable {
     return election;
   }
 
-  /** The leadership's fencing token: higher than every earlier leader's of this election. */
+  /**
+   * The leadership's fencing token: higher than every earlier leader's of this election. It
+   * may rise while leading (a renewal after a node fault can report a higher fencing token),
+   * never fall: read it for each write.
+   */
   public long term() {
     return term;
   }
@@ -121,8 +125,12 @@ public final class Leadership implements AutoCloseable {
     lifetime.renewed(deadlineNanos);
   }
 
-  void shows(String current) {
-    value = current;
+  /** What the latest answer says; called one answer at a time. */
+  void shows(String currentValue, long currentTerm) {
+    value = currentValue;
+    if (Long.compareUnsigned(currentTerm, term) > 0) {
+      term = currentTerm;
+    }
   }
 
   void lost(Status status) {

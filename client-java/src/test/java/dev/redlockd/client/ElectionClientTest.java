@@ -185,6 +185,19 @@ class ElectionClientTest {
   }
 
   @Test
+  void theTermFollowsARenewalThatReportsAHigherOneAndNeverFalls() throws Exception {
+    CompletableFuture<Leadership> campaign = client.campaignAsync("jobs", "a", Duration.ofSeconds(2), null);
+    FakeElectionService.Candidate c = candidate(0);
+    c.lead(4);
+    Leadership leading = campaign.get(5, TimeUnit.SECONDS);
+    c.answer(9, c.lastSequence(), "a", Duration.ofSeconds(2));
+    await().atMost(WAIT_LONG).until(() -> leading.term() == 9);
+    c.answer(5, c.lastSequence(), "a", Duration.ofSeconds(2));
+    leading.proclaim("a2"); // answered after the lower term: both have been applied
+    assertThat(leading.term()).isEqualTo(9);
+  }
+
+  @Test
   void leaderReportsTheLeaderOrNoneAndRetriesUnavailable() {
     assertThat(client.leader("jobs")).isEmpty();
     fake.leader = new Leader("10.0.0.7", 12);
