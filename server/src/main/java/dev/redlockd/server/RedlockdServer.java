@@ -11,6 +11,9 @@ import dev.redlockd.server.dev.DevCluster;
 import dev.redlockd.server.metrics.Metrics;
 import io.grpc.Server;
 import io.grpc.ServerBuilder;
+import io.grpc.ServerInterceptors;
+import dev.redlockd.server.auth.AccessControl;
+import java.util.Optional;
 import io.grpc.netty.NettyServerBuilder;
 import io.grpc.protobuf.services.HealthStatusManager;
 import io.grpc.protobuf.services.ProtoReflectionServiceV1;
@@ -91,6 +94,13 @@ public final class RedlockdServer implements AutoCloseable {
   private static RedlockdServer start(ServerConfig config, RedisIo io, ServerBuilder<?> builder)
       throws IOException {
     EngineConfig engineConfig = config.engineConfig();
+    Optional<AccessControl> control = config.accessControl();
+    if (control.isPresent()) {
+      log.info("access control: {}", control.get().describe());
+    } else {
+      log.warn("access control: OPEN, no --policy given: every caller that reaches the port may lock, describe "
+          + "and wait on every resource");
+    }
     DevCluster dev = null;
     String redis = config.redis;
     if (config.devMode()) {
@@ -123,12 +133,16 @@ public final class RedlockdServer implements AutoCloseable {
       elections = new Elections(engine);
       metrics.watch(engine, streams::size);
       metrics.serve(config.metricsPort);
+      Access access = control.map(Access::new).orElseGet(Access::open);
+      AuthInterceptor auth = new AuthInterceptor(access);
       Server server = builder
-          // Metered outside the refusal, so refused requests count with their INVALID_ARGUMENT.
-          .addService(metrics.meter(UnparseableRequests.refuse(
-              new LockServiceAdapter(engine, streams, config.releaseOnDisconnect, config.allowForceRelease).bind())))
-          .addService(metrics.meter(UnparseableRequests.refuse(
-              new ElectionServiceAdapter(elections, streams, config.releaseOnDisconnect).bindService())))
+          // Metered outside the refusal, so refused requests count with their INVALID_ARGUMENT; the
+          // policy inside it, so that it judges only requests that parsed.
+          .addService(metrics.meter(UnparseableRequests.refuse(ServerInterceptors.intercept(
+              new LockServiceAdapter(engine, streams, config.releaseOnDisconnect, config.allowForceRelease).bind(),
+              auth))))
+          .addService(metrics.meter(UnparseableRequests.refuse(ServerInterceptors.intercept(
+              new ElectionServiceAdapter(elections, streams, config.releaseOnDisconnect).bindService(), auth))))
           .addService(health.getHealthService())
           .addService(ProtoReflectionServiceV1.newInstance())
           .addService(olderReflection())

@@ -48,6 +48,19 @@ final class StatusMapper {
         .withDescription("ForceRelease is disabled on this server (it runs without --allow-force-release)");
   }
 
+  /** A call without an acceptable identity on a server with an access policy. */
+  static Status unauthenticated(boolean presentedToken) {
+    return Status.UNAUTHENTICATED.withDescription(presentedToken
+        ? "the bearer token presented is not known to this server"
+        : "this server's access policy needs a client certificate or an 'authorization: Bearer <token>' header");
+  }
+
+  /** A call the access policy does not grant; the names are already made printable. */
+  static Status permissionDenied(String identity, String rpc, String resource, String permission) {
+    return Status.PERMISSION_DENIED.withDescription("identity '" + identity + "' may not " + rpc + " resource '"
+        + resource + "': the access policy grants it no " + permission + " prefix covering it");
+  }
+
   /** What a KeepAlive stream ends with when the server stops under it (its lease released). */
   static Status shuttingDown() {
     return Status.UNAVAILABLE.withDescription("redlockd is shutting down; the lease was released");
