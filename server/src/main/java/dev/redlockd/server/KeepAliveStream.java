@@ -13,6 +13,7 @@ import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -28,14 +29,17 @@ final class KeepAliveStream extends ServerStream<KeepAliveResponse>
 
   private final LockEngine engine;
   private final boolean releaseOnDisconnect;
+  /** The refusal of a renewal under the access rules in force now, or null when it is allowed. */
+  private final Function<String, Status> renewalRefusal;
 
   private KeptLease lease; // guarded by this
 
   KeepAliveStream(LockEngine engine, OpenStreams registry, ServerCallStreamObserver<KeepAliveResponse> call,
-      boolean releaseOnDisconnect) {
+      boolean releaseOnDisconnect, Function<String, Status> renewalRefusal) {
     super(registry, call);
     this.engine = engine;
     this.releaseOnDisconnect = releaseOnDisconnect;
+    this.renewalRefusal = renewalRefusal;
   }
 
   @Override
@@ -115,8 +119,22 @@ final class KeepAliveStream extends ServerStream<KeepAliveResponse>
     });
   }
 
+  /**
+   * A renewal the access rules no longer grant (they were reloaded) ends the stream
+   * PERMISSION_DENIED; the lease is not released, only no longer renewed: a reload never breaks a
+   * lease, it runs out at its validity.
+   */
   @Override
   public void held(Grant lease, long sequence) {
+    Status refused = renewalRefusal.apply(lease.resource());
+    if (refused != null) {
+      KeptLease kept = detach();
+      if (kept != null) {
+        kept.stop();
+      }
+      end(refused);
+      return;
+    }
     send(lease, LeaseState.LEASE_STATE_HELD, sequence);
   }
 

@@ -19,6 +19,7 @@ import dev.redlockd.proto.v1.Lease;
 import dev.redlockd.proto.v1.LockServiceGrpc;
 import dev.redlockd.proto.v1.ReleaseRequest;
 import dev.redlockd.proto.v1.ReleaseResponse;
+import dev.redlockd.server.auth.Permission;
 import io.grpc.ServerInterceptors;
 import io.grpc.ServerServiceDefinition;
 import io.grpc.Status;
@@ -38,13 +39,15 @@ final class LockServiceAdapter extends LockServiceGrpc.LockServiceImplBase {
 
   private final LockEngine engine;
   private final OpenStreams streams;
+  private final Access access;
   private final boolean releaseOnDisconnect;
   private final boolean allowForceRelease;
 
-  LockServiceAdapter(LockEngine engine, OpenStreams streams, boolean releaseOnDisconnect,
+  LockServiceAdapter(LockEngine engine, OpenStreams streams, Access access, boolean releaseOnDisconnect,
       boolean allowForceRelease) {
     this.engine = engine;
     this.streams = streams;
+    this.access = access;
     this.releaseOnDisconnect = releaseOnDisconnect;
     this.allowForceRelease = allowForceRelease;
   }
@@ -146,7 +149,10 @@ final class LockServiceAdapter extends LockServiceGrpc.LockServiceImplBase {
   @Override
   public StreamObserver<KeepAliveRequest> keepAlive(StreamObserver<KeepAliveResponse> responses) {
     ServerCallStreamObserver<KeepAliveResponse> call = (ServerCallStreamObserver<KeepAliveResponse>) responses;
-    KeepAliveStream stream = new KeepAliveStream(engine, streams, call, releaseOnDisconnect);
+    Caller caller = Caller.current();
+    // The policy may change while the stream lives: each renewal the server makes is checked too.
+    KeepAliveStream stream = new KeepAliveStream(engine, streams, call, releaseOnDisconnect,
+        resource -> access.check(caller, "KeepAlive", Permission.LOCK, resource));
     try {
       streams.opened(stream);
     } catch (LimitExceededException e) {

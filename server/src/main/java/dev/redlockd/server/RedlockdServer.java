@@ -13,6 +13,7 @@ import io.grpc.Server;
 import io.grpc.ServerBuilder;
 import io.grpc.ServerInterceptors;
 import dev.redlockd.server.auth.AccessControl;
+import dev.redlockd.server.auth.PolicyWatch;
 import java.util.Optional;
 import io.grpc.netty.NettyServerBuilder;
 import io.grpc.protobuf.services.HealthStatusManager;
@@ -46,11 +47,12 @@ public final class RedlockdServer implements AutoCloseable {
   private final OpenStreams streams;
   private final DevCluster devCluster;
   private final Metrics metrics;
+  private final PolicyWatch policyWatch; // null without a policy
   private final Duration shutdownGrace;
   private final AtomicBoolean closed = new AtomicBoolean();
 
   private RedlockdServer(Server server, LockEngine engine, Elections elections, List<RedisNode> nodes, RedisIo io,
-      HealthStatusManager health, OpenStreams streams, DevCluster devCluster, Metrics metrics,
+      HealthStatusManager health, OpenStreams streams, DevCluster devCluster, Metrics metrics, PolicyWatch policyWatch,
       Duration shutdownGrace) {
     this.server = server;
     this.engine = engine;
@@ -61,6 +63,7 @@ public final class RedlockdServer implements AutoCloseable {
     this.streams = streams;
     this.devCluster = devCluster;
     this.metrics = metrics;
+    this.policyWatch = policyWatch;
     this.shutdownGrace = shutdownGrace;
   }
 
@@ -116,6 +119,7 @@ public final class RedlockdServer implements AutoCloseable {
     LockEngine engine = null;
     Elections elections = null;
     Metrics metrics = config.metricsPort == 0 ? Metrics.off() : Metrics.on(System::nanoTime);
+    PolicyWatch watch = null;
     try {
       SSLContext redisTls = config.redisTls().orElse(null);
       List<NodeAddress> addresses = NodeAddress.parseList(redis);
@@ -134,12 +138,14 @@ public final class RedlockdServer implements AutoCloseable {
       metrics.watch(engine, streams::size);
       metrics.serve(config.metricsPort);
       Access access = control.map(Access::new).orElseGet(Access::open);
+      watch = control.map(c -> PolicyWatch.start(c, Duration.ofSeconds(1))).orElse(null);
       AuthInterceptor auth = new AuthInterceptor(access);
       Server server = builder
           // Metered outside the refusal, so refused requests count with their INVALID_ARGUMENT; the
           // policy inside it, so that it judges only requests that parsed.
           .addService(metrics.meter(UnparseableRequests.refuse(ServerInterceptors.intercept(
-              new LockServiceAdapter(engine, streams, config.releaseOnDisconnect, config.allowForceRelease).bind(),
+              new LockServiceAdapter(engine, streams, access, config.releaseOnDisconnect, config.allowForceRelease)
+                  .bind(),
               auth))))
           .addService(metrics.meter(UnparseableRequests.refuse(ServerInterceptors.intercept(
               new ElectionServiceAdapter(elections, streams, config.releaseOnDisconnect).bindService(), auth))))
@@ -157,9 +163,12 @@ public final class RedlockdServer implements AutoCloseable {
       } else {
         log.info("redlockd listening on {} (no TCP port)", server.getListenSockets());
       }
-      return new RedlockdServer(server, engine, elections, nodes, io, health, streams, dev, metrics,
+      return new RedlockdServer(server, engine, elections, nodes, io, health, streams, dev, metrics, watch,
           config.shutdownGrace);
     } catch (IOException | RuntimeException e) {
+      if (watch != null) {
+        watch.close();
+      }
       metrics.close();
       if (elections != null) {
         elections.close();
@@ -225,6 +234,9 @@ public final class RedlockdServer implements AutoCloseable {
       return;
     }
     log.info("redlockd shutting down");
+    if (policyWatch != null) {
+      policyWatch.close();
+    }
     health.enterTerminalState();
     server.shutdown();
     try {

@@ -47,12 +47,12 @@ public final class ServerConfig {
 
   @Option(names = "--policy", defaultValue = "${env:REDLOCKD_POLICY:-}", paramLabel = "<json file>",
       description = "Access policy: which identities may lock, describe and force-release which resource prefixes, "
-          + "and their limits. Empty: every caller may do everything.")
+          + "and their limits; reloaded on SIGHUP and when the file changes. Empty: every caller may do everything.")
   String policy;
 
   @Option(names = "--tokens", defaultValue = "${env:REDLOCKD_TOKENS:-}", paramLabel = "<file>",
       description = "Bearer tokens for --policy, one '<identity> sha256:<hex>' per line (hashes only); "
-          + "needs --policy.")
+          + "reloaded with the policy; needs --policy.")
   String tokens;
 
   @Option(names = "--redis", defaultValue = "${env:REDLOCKD_REDIS:-}",
