@@ -3,6 +3,7 @@ package dev.redlockd.server;
 import dev.redlockd.server.auth.AccessControl;
 import dev.redlockd.server.auth.AccessRules;
 import dev.redlockd.server.auth.CallerIdentity;
+import dev.redlockd.server.auth.Limits;
 import dev.redlockd.server.auth.Permission;
 import io.grpc.Status;
 import java.util.Optional;
@@ -35,6 +36,11 @@ final class Access {
   /** The caller's identity from its certificate or its bearer token, under the rules in force. */
   Optional<String> identify(SSLSession session, String authorization) {
     return CallerIdentity.of(session, authorization, control.current().tokens());
+  }
+
+  /** The identity's limits under the rules in force; generous defaults when no entry sets them. */
+  Limits limitsFor(String identity) {
+    return control.current().policy().limitsFor(identity);
   }
 
   /** A call that named no acceptable identity: logged, and the status it ends with. */

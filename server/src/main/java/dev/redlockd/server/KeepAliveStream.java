@@ -13,7 +13,6 @@ import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
-import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -29,17 +28,17 @@ final class KeepAliveStream extends ServerStream<KeepAliveResponse>
 
   private final LockEngine engine;
   private final boolean releaseOnDisconnect;
-  /** The refusal of a renewal under the access rules in force now, or null when it is allowed. */
-  private final Function<String, Status> renewalRefusal;
+  private final KeptLeaseAccount account;
+  private volatile Grant lastGrant; // what a half-close releases, for the caller's share
 
   private KeptLease lease; // guarded by this
 
   KeepAliveStream(LockEngine engine, OpenStreams registry, ServerCallStreamObserver<KeepAliveResponse> call,
-      boolean releaseOnDisconnect, Function<String, Status> renewalRefusal) {
+      boolean releaseOnDisconnect, KeptLeaseAccount account) {
     super(registry, call);
     this.engine = engine;
     this.releaseOnDisconnect = releaseOnDisconnect;
-    this.renewalRefusal = renewalRefusal;
+    this.account = account;
   }
 
   @Override
@@ -86,8 +85,13 @@ final class KeepAliveStream extends ServerStream<KeepAliveResponse>
       end(Status.OK);
       return;
     }
-    kept.release().whenComplete((released, failure) ->
-        end(failure == null ? Status.OK : StatusMapper.toStatus(failure)));
+    kept.release().whenComplete((released, failure) -> {
+      Grant last = lastGrant;
+      if (last != null) {
+        account.released(last);
+      }
+      end(failure == null ? Status.OK : StatusMapper.toStatus(failure));
+    });
   }
 
   /** The client cancelled or disconnected. */
@@ -126,7 +130,7 @@ final class KeepAliveStream extends ServerStream<KeepAliveResponse>
    */
   @Override
   public void held(Grant lease, long sequence) {
-    Status refused = renewalRefusal.apply(lease.resource());
+    Status refused = account.renewalRefusal(lease.resource());
     if (refused != null) {
       KeptLease kept = detach();
       if (kept != null) {
@@ -135,6 +139,8 @@ final class KeepAliveStream extends ServerStream<KeepAliveResponse>
       end(refused);
       return;
     }
+    lastGrant = lease;
+    account.renewed(lease);
     send(lease, LeaseState.LEASE_STATE_HELD, sequence);
   }
 

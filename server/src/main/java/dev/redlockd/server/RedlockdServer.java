@@ -144,8 +144,8 @@ public final class RedlockdServer implements AutoCloseable {
           // Metered outside the refusal, so refused requests count with their INVALID_ARGUMENT; the
           // policy inside it, so that it judges only requests that parsed.
           .addService(metrics.meter(UnparseableRequests.refuse(ServerInterceptors.intercept(
-              new LockServiceAdapter(engine, streams, access, config.releaseOnDisconnect, config.allowForceRelease)
-                  .bind(),
+              new LockServiceAdapter(engine, streams, access, new Shares(access), config.releaseOnDisconnect,
+                  config.allowForceRelease).bind(),
               auth))))
           .addService(metrics.meter(UnparseableRequests.refuse(ServerInterceptors.intercept(
               new ElectionServiceAdapter(elections, streams, config.releaseOnDisconnect).bindService(), auth))))

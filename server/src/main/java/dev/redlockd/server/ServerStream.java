@@ -12,6 +12,8 @@ import io.grpc.stub.ServerCallStreamObserver;
 abstract class ServerStream<R> implements OpenStreams.OpenStream {
   private final OpenStreams registry;
   private final ServerCallStreamObserver<R> call;
+  /** Given back when the stream ends, however it ends (its caller's share of streams). */
+  private volatile AutoCloseable slot;
   /** The response side is closed (or the client went away): nothing more is sent. */
   private boolean finished; // guarded by this
 
@@ -38,7 +40,24 @@ abstract class ServerStream<R> implements OpenStreams.OpenStream {
       finished = true;
     }
     abandoned();
+    closed();
+  }
+
+  /** The caller's slot for this stream, given back when it ends. */
+  final void holdUntilEnd(AutoCloseable streamSlot) {
+    slot = streamSlot;
+  }
+
+  private void closed() {
     registry.closed(this);
+    AutoCloseable s = slot;
+    if (s != null) {
+      try {
+        s.close();
+      } catch (Exception e) {
+        throw new IllegalStateException(e); // a quota slot's close throws nothing
+      }
+    }
   }
 
   /** What the stream held when its client went away, given up. */
@@ -59,6 +78,6 @@ abstract class ServerStream<R> implements OpenStreams.OpenStream {
         }
       }
     }
-    registry.closed(this);
+    closed();
   }
 }

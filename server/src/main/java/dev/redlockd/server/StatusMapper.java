@@ -5,6 +5,7 @@ import dev.redlockd.engine.LeaseNotHeldException;
 import dev.redlockd.engine.LimitExceededException;
 import dev.redlockd.engine.LockHeldException;
 import dev.redlockd.engine.QuorumUnavailableException;
+import dev.redlockd.server.auth.Quotas;
 import io.grpc.Status;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletionException;
@@ -33,6 +34,10 @@ final class StatusMapper {
       return Status.UNAVAILABLE.withDescription(cause.getMessage());
     }
     if (cause instanceof LimitExceededException) {
+      return Status.RESOURCE_EXHAUSTED.withDescription(cause.getMessage());
+    }
+    if (cause instanceof Quotas.Exhausted) {
+      // The message names the identity and its limit: which tenant is past its share, and of what.
       return Status.RESOURCE_EXHAUSTED.withDescription(cause.getMessage());
     }
     if (cause instanceof CancellationException) {
