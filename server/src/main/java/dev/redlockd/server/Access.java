@@ -5,6 +5,7 @@ import dev.redlockd.server.auth.AccessRules;
 import dev.redlockd.server.auth.CallerIdentity;
 import dev.redlockd.server.auth.Limits;
 import dev.redlockd.server.auth.Permission;
+import dev.redlockd.server.metrics.Metrics;
 import io.grpc.Status;
 import java.util.Optional;
 import javax.net.ssl.SSLSession;
@@ -19,14 +20,19 @@ import org.slf4j.LoggerFactory;
 final class Access {
   private static final Logger audit = LoggerFactory.getLogger("dev.redlockd.audit");
 
-  private final AccessControl control; // null: no policy, every call allowed
+  /** The identity label of calls refused for having none. */
+  static final String NO_IDENTITY = "(none)";
 
-  Access(AccessControl control) {
+  private final AccessControl control; // null: no policy, every call allowed
+  private final Metrics metrics;
+
+  Access(AccessControl control, Metrics metrics) {
     this.control = control;
+    this.metrics = metrics;
   }
 
   static Access open() {
-    return new Access(null);
+    return new Access(null, Metrics.off());
   }
 
   boolean isOpen() {
@@ -47,6 +53,7 @@ final class Access {
   Status unauthenticated(String rpc, String peer, boolean presentedToken) {
     audit.warn("denied {} from {}: no identity ({})", rpc, peer,
         presentedToken ? "the bearer token is not in the token file" : "no client certificate, no bearer token");
+    metrics.denied(NO_IDENTITY, rpc);
     return StatusMapper.unauthenticated(presentedToken);
   }
 
@@ -66,6 +73,7 @@ final class Access {
     String printableResource = LockServiceAdapter.printable(resource);
     audit.warn("denied {} of resource '{}' to identity '{}' from {}: no {} grant covers it", rpc, printableResource,
         identity, caller.peer(), permission.key());
+    metrics.denied(caller.identity(), rpc);
     return StatusMapper.permissionDenied(identity, rpc, printableResource, permission.key());
   }
 }

@@ -162,7 +162,9 @@ final class LockServiceAdapter extends LockServiceGrpc.LockServiceImplBase {
       return;
     }
     String resource = request.getResource();
-    String caller = CallerInterceptor.current();
+    Caller identified = Caller.current();
+    String caller = identified == null ? CallerInterceptor.current()
+        : "identity '" + printable(identified.identity()) + "' from " + identified.peer();
     CompletableFuture<Boolean> released = engine.forceRelease(resource);
     released.whenComplete((deleted, failure) -> {
       if (failure == null) {

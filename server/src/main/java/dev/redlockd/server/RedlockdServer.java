@@ -137,7 +137,7 @@ public final class RedlockdServer implements AutoCloseable {
       elections = new Elections(engine);
       metrics.watch(engine, streams::size);
       metrics.serve(config.metricsPort);
-      Access access = control.map(Access::new).orElseGet(Access::open);
+      Access access = control.map(c -> new Access(c, metrics)).orElseGet(Access::open);
       watch = control.map(c -> PolicyWatch.start(c, Duration.ofSeconds(1))).orElse(null);
       AuthInterceptor auth = new AuthInterceptor(access);
       Server server = builder
