@@ -154,9 +154,12 @@ public final class RedlockdServer implements AutoCloseable {
           .addService(olderReflection())
           .build()
           .start();
-      if (config.allowForceRelease) {
+      if (config.allowForceRelease && control.isEmpty()) {
         log.warn("ForceRelease is enabled (--allow-force-release): any caller that reaches this port can "
             + "delete any lock");
+      } else if (config.allowForceRelease) {
+        log.warn("ForceRelease is enabled (--allow-force-release) for the identities the policy grants "
+            + "force_release prefixes");
       }
       if (server.getPort() >= 0) {
         log.info("redlockd listening on port {}", server.getPort());

@@ -57,7 +57,8 @@ final class StatusMapper {
   static Status unauthenticated(boolean presentedToken) {
     return Status.UNAUTHENTICATED.withDescription(presentedToken
         ? "the bearer token presented is not known to this server"
-        : "this server's access policy needs a client certificate or an 'authorization: Bearer <token>' header");
+        : "this server's access policy needs a client certificate or an 'authorization: Bearer' header with a "
+            + "known token");
   }
 
   /** A call the access policy does not grant; the names are already made printable. */
