@@ -1,5 +1,6 @@
 package dev.redlockd.server;
 
+import dev.redlockd.server.auth.Quotas;
 import io.grpc.Status;
 import io.grpc.stub.ServerCallStreamObserver;
 
@@ -13,7 +14,7 @@ abstract class ServerStream<R> implements OpenStreams.OpenStream {
   private final OpenStreams registry;
   private final ServerCallStreamObserver<R> call;
   /** Given back when the stream ends, however it ends (its caller's share of streams). */
-  private volatile AutoCloseable slot;
+  private volatile Quotas.Slot slot;
   /** The response side is closed (or the client went away): nothing more is sent. */
   private boolean finished; // guarded by this
 
@@ -44,19 +45,15 @@ abstract class ServerStream<R> implements OpenStreams.OpenStream {
   }
 
   /** The caller's slot for this stream, given back when it ends. */
-  final void holdUntilEnd(AutoCloseable streamSlot) {
+  final void holdUntilEnd(Quotas.Slot streamSlot) {
     slot = streamSlot;
   }
 
   private void closed() {
     registry.closed(this);
-    AutoCloseable s = slot;
+    Quotas.Slot s = slot;
     if (s != null) {
-      try {
-        s.close();
-      } catch (Exception e) {
-        throw new IllegalStateException(e); // a quota slot's close throws nothing
-      }
+      s.close();
     }
   }
 
