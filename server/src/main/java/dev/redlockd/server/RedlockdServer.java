@@ -148,7 +148,8 @@ public final class RedlockdServer implements AutoCloseable {
                   config.allowForceRelease).bind(),
               auth))))
           .addService(metrics.meter(UnparseableRequests.refuse(ServerInterceptors.intercept(
-              new ElectionServiceAdapter(elections, streams, config.releaseOnDisconnect).bindService(), auth))))
+              new ElectionServiceAdapter(elections, streams, access, config.releaseOnDisconnect).bindService(),
+              auth))))
           .addService(health.getHealthService())
           .addService(ProtoReflectionServiceV1.newInstance())
           .addService(olderReflection())

@@ -5,7 +5,10 @@ import static dev.redlockd.it.support.LiveServer.codeOf;
 import static dev.redlockd.it.support.LiveServer.proto;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.redlockd.proto.v1.CampaignRequest;
+import dev.redlockd.proto.v1.CampaignResponse;
 import dev.redlockd.proto.v1.DescribeRequest;
+import dev.redlockd.proto.v1.LeaderRequest;
 import dev.redlockd.proto.v1.ExtendRequest;
 import dev.redlockd.proto.v1.KeepAliveRequest;
 import dev.redlockd.proto.v1.KeepAliveResponse;
@@ -142,5 +145,22 @@ class AccessReloadTest {
     assertThat(describe.describe(DescribeRequest.newBuilder().setResource("a/kept").build()).getHeld()).isTrue();
     eventually("the kept lease runs out", () -> !describe.describe(DescribeRequest.newBuilder()
         .setResource("a/kept").build()).getHeld());
+  }
+
+  @Test
+  void aRevokedGrantEndsACampaignAtItsNextRenewal() throws Exception {
+    StreamEnd<CampaignResponse> campaign = new StreamEnd<>();
+    StreamObserver<CampaignRequest> candidate = teamA.asyncElections(server.channel()).campaign(campaign);
+    candidate.onNext(CampaignRequest.newBuilder().setElection("a/election").setValue("a-1")
+        .setTtl(proto(Duration.ofMillis(1_500))).build());
+    assertThat(campaign.next(10)).as("team-a leads").isNotNull();
+
+    writePolicy(REVOKES_A);
+    Status end = campaign.status(10);
+    assertThat(end.getCode()).as(end.toString()).isEqualTo(Status.Code.PERMISSION_DENIED);
+    assertThat(end.getDescription()).contains("'team-a'", "Campaign", "'a/election'");
+    // Not resigned: the leadership runs out at its validity.
+    eventually("the leadership runs out", () -> !ops.elections(server.channel())
+        .leader(LeaderRequest.newBuilder().setElection("a/election").build()).hasLeader());
   }
 }
