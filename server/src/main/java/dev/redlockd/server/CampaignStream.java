@@ -12,6 +12,7 @@ import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -27,14 +28,19 @@ final class CampaignStream extends ServerStream<CampaignResponse>
 
   private final Elections elections;
   private final boolean releaseOnDisconnect;
+  /** The refusal of a renewal under the access rules in force now, or null when it is allowed. */
+  private final Function<String, Status> renewalRefusal;
 
   private Candidacy candidacy; // guarded by this
+  /** Set before the candidacy starts, so its first leadership can be checked against it. */
+  private volatile String electionName = "";
 
   CampaignStream(Elections elections, OpenStreams registry, ServerCallStreamObserver<CampaignResponse> call,
-      boolean releaseOnDisconnect) {
+      boolean releaseOnDisconnect, Function<String, Status> renewalRefusal) {
     super(registry, call);
     this.elections = elections;
     this.releaseOnDisconnect = releaseOnDisconnect;
+    this.renewalRefusal = renewalRefusal;
   }
 
   @Override
@@ -49,6 +55,7 @@ final class CampaignStream extends ServerStream<CampaignResponse>
           return;
         }
         if (candidacy == null) {
+          electionName = election;
           candidacy = elections.campaign(election, request.getValue(), ttl, request.getSequence(), this);
           return;
         }
@@ -104,8 +111,21 @@ final class CampaignStream extends ServerStream<CampaignResponse>
     });
   }
 
+  /**
+   * As for KeepAlive: a leadership the access rules no longer grant (they were reloaded) is no
+   * longer renewed, and runs out at its validity; the stream ends PERMISSION_DENIED.
+   */
   @Override
   public void leading(Candidacy.Leadership leadership, long mark) {
+    Status refused = renewalRefusal.apply(electionName);
+    if (refused != null) {
+      Candidacy running = detach();
+      if (running != null) {
+        running.abandon(false);
+      }
+      end(refused);
+      return;
+    }
     send(leadership, LeaseState.LEASE_STATE_HELD, mark);
   }
 

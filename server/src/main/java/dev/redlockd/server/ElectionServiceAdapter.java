@@ -12,6 +12,7 @@ import dev.redlockd.proto.v1.LeaderResponse;
 import dev.redlockd.proto.v1.Leadership;
 import dev.redlockd.proto.v1.ObserveRequest;
 import dev.redlockd.proto.v1.ObserveResponse;
+import dev.redlockd.server.auth.Permission;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 
@@ -20,17 +21,21 @@ final class ElectionServiceAdapter extends ElectionServiceGrpc.ElectionServiceIm
   private final Elections elections;
   private final OpenStreams streams;
   private final boolean releaseOnDisconnect;
+  private final Access access;
 
-  ElectionServiceAdapter(Elections elections, OpenStreams streams, boolean releaseOnDisconnect) {
+  ElectionServiceAdapter(Elections elections, OpenStreams streams, Access access, boolean releaseOnDisconnect) {
     this.elections = elections;
     this.streams = streams;
+    this.access = access;
     this.releaseOnDisconnect = releaseOnDisconnect;
   }
 
   @Override
   public StreamObserver<CampaignRequest> campaign(StreamObserver<CampaignResponse> responses) {
     ServerCallStreamObserver<CampaignResponse> call = (ServerCallStreamObserver<CampaignResponse>) responses;
-    CampaignStream stream = new CampaignStream(elections, streams, call, releaseOnDisconnect);
+    Caller caller = Caller.current();
+    CampaignStream stream = new CampaignStream(elections, streams, call, releaseOnDisconnect,
+        election -> access.check(caller, "Campaign", Permission.LOCK, election));
     try {
       streams.opened(stream);
     } catch (LimitExceededException e) {

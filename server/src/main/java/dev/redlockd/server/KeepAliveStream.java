@@ -28,14 +28,17 @@ final class KeepAliveStream extends ServerStream<KeepAliveResponse>
 
   private final LockEngine engine;
   private final boolean releaseOnDisconnect;
+  private final KeptLeaseAccount account;
+  private volatile Grant lastGrant; // what a half-close releases, for the caller's share
 
   private KeptLease lease; // guarded by this
 
   KeepAliveStream(LockEngine engine, OpenStreams registry, ServerCallStreamObserver<KeepAliveResponse> call,
-      boolean releaseOnDisconnect) {
+      boolean releaseOnDisconnect, KeptLeaseAccount account) {
     super(registry, call);
     this.engine = engine;
     this.releaseOnDisconnect = releaseOnDisconnect;
+    this.account = account;
   }
 
   @Override
@@ -82,8 +85,13 @@ final class KeepAliveStream extends ServerStream<KeepAliveResponse>
       end(Status.OK);
       return;
     }
-    kept.release().whenComplete((released, failure) ->
-        end(failure == null ? Status.OK : StatusMapper.toStatus(failure)));
+    kept.release().whenComplete((released, failure) -> {
+      Grant last = lastGrant;
+      if (last != null) {
+        account.released(last);
+      }
+      end(failure == null ? Status.OK : StatusMapper.toStatus(failure));
+    });
   }
 
   /** The client cancelled or disconnected. */
@@ -115,8 +123,24 @@ final class KeepAliveStream extends ServerStream<KeepAliveResponse>
     });
   }
 
+  /**
+   * A renewal the access rules no longer grant (they were reloaded) ends the stream
+   * PERMISSION_DENIED; the lease is not released, only no longer renewed: a reload never breaks a
+   * lease, it runs out at its validity.
+   */
   @Override
   public void held(Grant lease, long sequence) {
+    Status refused = account.renewalRefusal(lease.resource());
+    if (refused != null) {
+      KeptLease kept = detach();
+      if (kept != null) {
+        kept.stop();
+      }
+      end(refused);
+      return;
+    }
+    lastGrant = lease;
+    account.renewed(lease);
     send(lease, LeaseState.LEASE_STATE_HELD, sequence);
   }
 

@@ -19,6 +19,7 @@ import dev.redlockd.proto.v1.Lease;
 import dev.redlockd.proto.v1.LockServiceGrpc;
 import dev.redlockd.proto.v1.ReleaseRequest;
 import dev.redlockd.proto.v1.ReleaseResponse;
+import dev.redlockd.server.auth.Quotas;
 import io.grpc.ServerInterceptors;
 import io.grpc.ServerServiceDefinition;
 import io.grpc.Status;
@@ -38,13 +39,17 @@ final class LockServiceAdapter extends LockServiceGrpc.LockServiceImplBase {
 
   private final LockEngine engine;
   private final OpenStreams streams;
+  private final Access access;
+  private final Shares shares;
   private final boolean releaseOnDisconnect;
   private final boolean allowForceRelease;
 
-  LockServiceAdapter(LockEngine engine, OpenStreams streams, boolean releaseOnDisconnect,
-      boolean allowForceRelease) {
+  LockServiceAdapter(LockEngine engine, OpenStreams streams, Access access, Shares shares,
+      boolean releaseOnDisconnect, boolean allowForceRelease) {
     this.engine = engine;
     this.streams = streams;
+    this.access = access;
+    this.shares = shares;
     this.releaseOnDisconnect = releaseOnDisconnect;
     this.allowForceRelease = allowForceRelease;
   }
@@ -57,14 +62,15 @@ final class LockServiceAdapter extends LockServiceGrpc.LockServiceImplBase {
 
   @Override
   public void acquire(AcquireRequest request, StreamObserver<AcquireResponse> responses) {
+    Caller caller = Caller.current();
     CompletableFuture<Grant> lease;
     try {
       String resource = request.getResource();
       Duration ttl = request.hasTtl() ? ProtoDurations.fromProto(resource, "ttl", request.getTtl()) : null;
       Duration wait = request.hasWait()
           ? ProtoDurations.fromProto(resource, "wait", request.getWait()) : Duration.ZERO;
-      lease = engine.acquire(resource, ttl, wait, request.getToken(), request.getOwner());
-    } catch (InvalidRequestException e) {
+      lease = acquireWithinShare(caller, resource, ttl, wait, request);
+    } catch (InvalidRequestException | Quotas.Exhausted e) {
       lease = CompletableFuture.failedFuture(e);
     }
     // A lease granted just as the caller left cannot reach it. With a token the server made, no
@@ -73,8 +79,45 @@ final class LockServiceAdapter extends LockServiceGrpc.LockServiceImplBase {
     reply(responses, lease, l -> AcquireResponse.newBuilder().setLease(toProto(l)).build(), l -> {
       if (serverMadeToken) {
         engine.release(l.resource(), l.token());
+        shares.released(caller, l.resource(), l.token());
       }
     });
+  }
+
+  /** The Acquire, counted in the caller's shares: held leases, and waiting calls while it waits. */
+  private CompletableFuture<Grant> acquireWithinShare(Caller caller, String resource, Duration ttl, Duration wait,
+      AcquireRequest request) throws Quotas.Exhausted {
+    Quotas.Slot waiting = wait.isZero() ? null : shares.waitingAcquire(caller);
+    Quotas.Slot holding;
+    try {
+      holding = shares.reserveLease(caller, resource, request.getToken());
+    } catch (Quotas.Exhausted e) {
+      if (waiting != null) {
+        waiting.close();
+      }
+      throw e;
+    }
+    CompletableFuture<Grant> lease;
+    try {
+      lease = engine.acquire(resource, ttl, wait, request.getToken(), request.getOwner());
+    } catch (RuntimeException e) {
+      holding.close();
+      if (waiting != null) {
+        waiting.close();
+      }
+      throw e;
+    }
+    lease.whenComplete((granted, failure) -> {
+      if (waiting != null) {
+        waiting.close();
+      }
+      if (failure == null) {
+        shares.granted(caller, granted, holding);
+      } else {
+        holding.close();
+      }
+    });
+    return lease;
   }
 
   @Override
@@ -84,6 +127,8 @@ final class LockServiceAdapter extends LockServiceGrpc.LockServiceImplBase {
       String resource = request.getResource();
       Duration ttl = request.hasTtl() ? ProtoDurations.fromProto(resource, "ttl", request.getTtl()) : null;
       lease = engine.extend(resource, request.getToken(), ttl);
+      Caller caller = Caller.current();
+      lease.thenAccept(extended -> shares.renewed(caller, extended));
     } catch (InvalidRequestException e) {
       lease = CompletableFuture.failedFuture(e);
     }
@@ -92,7 +137,10 @@ final class LockServiceAdapter extends LockServiceGrpc.LockServiceImplBase {
 
   @Override
   public void release(ReleaseRequest request, StreamObserver<ReleaseResponse> responses) {
-    reply(responses, engine.release(request.getResource(), request.getToken()),
+    Caller caller = Caller.current();
+    CompletableFuture<Boolean> outcome = engine.release(request.getResource(), request.getToken());
+    outcome.thenAccept(r -> shares.released(caller, request.getResource(), request.getToken()));
+    reply(responses, outcome,
         released -> ReleaseResponse.newBuilder().setReleased(released).build(), released -> { });
   }
 
@@ -114,7 +162,9 @@ final class LockServiceAdapter extends LockServiceGrpc.LockServiceImplBase {
       return;
     }
     String resource = request.getResource();
-    String caller = CallerInterceptor.current();
+    Caller identified = Caller.current();
+    String caller = identified == null ? CallerInterceptor.current()
+        : "identity '" + printable(identified.identity()) + "' from " + identified.peer();
     CompletableFuture<Boolean> released = engine.forceRelease(resource);
     released.whenComplete((deleted, failure) -> {
       if (failure == null) {
@@ -146,10 +196,14 @@ final class LockServiceAdapter extends LockServiceGrpc.LockServiceImplBase {
   @Override
   public StreamObserver<KeepAliveRequest> keepAlive(StreamObserver<KeepAliveResponse> responses) {
     ServerCallStreamObserver<KeepAliveResponse> call = (ServerCallStreamObserver<KeepAliveResponse>) responses;
-    KeepAliveStream stream = new KeepAliveStream(engine, streams, call, releaseOnDisconnect);
+    Caller caller = Caller.current();
+    // The policy may change while the stream lives: each renewal the server makes is checked too.
+    KeepAliveStream stream = new KeepAliveStream(engine, streams, call, releaseOnDisconnect,
+        new KeptLeaseAccount(access, shares, caller));
     try {
+      stream.holdUntilEnd(shares.keepAliveStream(caller));
       streams.opened(stream);
-    } catch (LimitExceededException e) {
+    } catch (LimitExceededException | Quotas.Exhausted e) {
       stream.end(StatusMapper.toStatus(e));
     }
     return stream;

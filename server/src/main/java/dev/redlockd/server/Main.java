@@ -31,6 +31,7 @@ public final class Main {
         return healthCheck.run(new PrintWriter(System.out, true));
       }
       config.engineConfig();
+      config.accessControl(); // a policy or token file that does not load stops start-up here
     } catch (CommandLine.ParameterException | IllegalArgumentException e) {
       // A bad flag stops start-up with a one-line reason.
       err.println("redlockd: " + e.getMessage() + " (see --help)");

@@ -11,6 +11,10 @@ import dev.redlockd.server.dev.DevCluster;
 import dev.redlockd.server.metrics.Metrics;
 import io.grpc.Server;
 import io.grpc.ServerBuilder;
+import io.grpc.ServerInterceptors;
+import dev.redlockd.server.auth.AccessControl;
+import dev.redlockd.server.auth.PolicyWatch;
+import java.util.Optional;
 import io.grpc.netty.NettyServerBuilder;
 import io.grpc.protobuf.services.HealthStatusManager;
 import io.grpc.protobuf.services.ProtoReflectionServiceV1;
@@ -43,11 +47,12 @@ public final class RedlockdServer implements AutoCloseable {
   private final OpenStreams streams;
   private final DevCluster devCluster;
   private final Metrics metrics;
+  private final PolicyWatch policyWatch; // null without a policy
   private final Duration shutdownGrace;
   private final AtomicBoolean closed = new AtomicBoolean();
 
   private RedlockdServer(Server server, LockEngine engine, Elections elections, List<RedisNode> nodes, RedisIo io,
-      HealthStatusManager health, OpenStreams streams, DevCluster devCluster, Metrics metrics,
+      HealthStatusManager health, OpenStreams streams, DevCluster devCluster, Metrics metrics, PolicyWatch policyWatch,
       Duration shutdownGrace) {
     this.server = server;
     this.engine = engine;
@@ -58,6 +63,7 @@ public final class RedlockdServer implements AutoCloseable {
     this.streams = streams;
     this.devCluster = devCluster;
     this.metrics = metrics;
+    this.policyWatch = policyWatch;
     this.shutdownGrace = shutdownGrace;
   }
 
@@ -91,6 +97,13 @@ public final class RedlockdServer implements AutoCloseable {
   private static RedlockdServer start(ServerConfig config, RedisIo io, ServerBuilder<?> builder)
       throws IOException {
     EngineConfig engineConfig = config.engineConfig();
+    Optional<AccessControl> control = config.accessControl();
+    if (control.isPresent()) {
+      log.info("access control: {}", control.get().describe());
+    } else {
+      log.warn("access control: OPEN, no --policy given: every caller that reaches the port may lock, describe "
+          + "and wait on every resource");
+    }
     DevCluster dev = null;
     String redis = config.redis;
     if (config.devMode()) {
@@ -106,6 +119,7 @@ public final class RedlockdServer implements AutoCloseable {
     LockEngine engine = null;
     Elections elections = null;
     Metrics metrics = config.metricsPort == 0 ? Metrics.off() : Metrics.on(System::nanoTime);
+    PolicyWatch watch = null;
     try {
       SSLContext redisTls = config.redisTls().orElse(null);
       List<NodeAddress> addresses = NodeAddress.parseList(redis);
@@ -123,29 +137,42 @@ public final class RedlockdServer implements AutoCloseable {
       elections = new Elections(engine);
       metrics.watch(engine, streams::size);
       metrics.serve(config.metricsPort);
+      Access access = control.map(c -> new Access(c, metrics)).orElseGet(Access::open);
+      watch = control.map(c -> PolicyWatch.start(c, Duration.ofSeconds(1))).orElse(null);
+      AuthInterceptor auth = new AuthInterceptor(access);
       Server server = builder
-          // Metered outside the refusal, so refused requests count with their INVALID_ARGUMENT.
-          .addService(metrics.meter(UnparseableRequests.refuse(
-              new LockServiceAdapter(engine, streams, config.releaseOnDisconnect, config.allowForceRelease).bind())))
-          .addService(metrics.meter(UnparseableRequests.refuse(
-              new ElectionServiceAdapter(elections, streams, config.releaseOnDisconnect).bindService())))
+          // Metered outside the refusal, so refused requests count with their INVALID_ARGUMENT; the
+          // policy inside it, so that it judges only requests that parsed.
+          .addService(metrics.meter(UnparseableRequests.refuse(ServerInterceptors.intercept(
+              new LockServiceAdapter(engine, streams, access, new Shares(access), config.releaseOnDisconnect,
+                  config.allowForceRelease).bind(),
+              auth))))
+          .addService(metrics.meter(UnparseableRequests.refuse(ServerInterceptors.intercept(
+              new ElectionServiceAdapter(elections, streams, access, config.releaseOnDisconnect).bindService(),
+              auth))))
           .addService(health.getHealthService())
           .addService(ProtoReflectionServiceV1.newInstance())
           .addService(olderReflection())
           .build()
           .start();
-      if (config.allowForceRelease) {
+      if (config.allowForceRelease && control.isEmpty()) {
         log.warn("ForceRelease is enabled (--allow-force-release): any caller that reaches this port can "
             + "delete any lock");
+      } else if (config.allowForceRelease) {
+        log.warn("ForceRelease is enabled (--allow-force-release) for the identities the policy grants "
+            + "force_release prefixes");
       }
       if (server.getPort() >= 0) {
         log.info("redlockd listening on port {}", server.getPort());
       } else {
         log.info("redlockd listening on {} (no TCP port)", server.getListenSockets());
       }
-      return new RedlockdServer(server, engine, elections, nodes, io, health, streams, dev, metrics,
+      return new RedlockdServer(server, engine, elections, nodes, io, health, streams, dev, metrics, watch,
           config.shutdownGrace);
     } catch (IOException | RuntimeException e) {
+      if (watch != null) {
+        watch.close();
+      }
       metrics.close();
       if (elections != null) {
         elections.close();
@@ -211,6 +238,9 @@ public final class RedlockdServer implements AutoCloseable {
       return;
     }
     log.info("redlockd shutting down");
+    if (policyWatch != null) {
+      policyWatch.close();
+    }
     health.enterTerminalState();
     server.shutdown();
     try {

@@ -2,6 +2,8 @@ package dev.redlockd.server;
 
 import dev.redlockd.engine.EngineConfig;
 import dev.redlockd.node.NodeAddress;
+import dev.redlockd.server.auth.AccessControl;
+import dev.redlockd.server.auth.PolicyException;
 import dev.redlockd.server.tls.RedisTls;
 import dev.redlockd.server.tls.ServerTls;
 import io.grpc.ServerCredentials;
@@ -42,6 +44,16 @@ public final class ServerConfig {
       description = "Mutual TLS: only clients with a certificate signed by an authority in this PEM bundle "
           + "are let in; needs --tls-cert.")
   String tlsClientCa;
+
+  @Option(names = "--policy", defaultValue = "${env:REDLOCKD_POLICY:-}", paramLabel = "<json file>",
+      description = "Access policy: which identities may lock, describe and force-release which resource prefixes, "
+          + "and their limits; reloaded on SIGHUP and when the file changes. Empty: every caller may do everything.")
+  String policy;
+
+  @Option(names = "--tokens", defaultValue = "${env:REDLOCKD_TOKENS:-}", paramLabel = "<file>",
+      description = "Bearer tokens for --policy, one '<identity> sha256:<hex>' per line (hashes only); "
+          + "reloaded with the policy; needs --policy.")
+  String tokens;
 
   @Option(names = "--redis", defaultValue = "${env:REDLOCKD_REDIS:-}",
       description = "The N Redis masters: redis://[user:password@]host:port,... or rediss:// for TLS. "
@@ -190,6 +202,9 @@ public final class ServerConfig {
     if (keepAliveTime.isZero() || keepAliveTimeout.isZero()) {
       throw new IllegalArgumentException("--keepalive-time and --keepalive-timeout must be positive");
     }
+    if (file(tokens).isPresent() && file(policy).isEmpty()) {
+      throw new IllegalArgumentException("--tokens needs --policy: without a policy every caller is let in");
+    }
     if (devNodes < 1) {
       throw new IllegalArgumentException("--dev-nodes must be at least 1");
     }
@@ -204,6 +219,22 @@ public final class ServerConfig {
 
   String grpcSecurity() {
     return ServerTls.describe(file(tlsCert), file(tlsClientCa));
+  }
+
+  /**
+   * The access rules from --policy and --tokens, loaded whole; empty without --policy. Throws
+   * IllegalArgumentException with a one-line reason naming the file.
+   */
+  Optional<AccessControl> accessControl() {
+    Optional<Path> policyFile = file(policy);
+    if (policyFile.isEmpty()) {
+      return Optional.empty();
+    }
+    try {
+      return Optional.of(AccessControl.load(policyFile.get(), file(tokens).orElse(null)));
+    } catch (PolicyException e) {
+      throw new IllegalArgumentException(e.getMessage(), e);
+    }
   }
 
   /** For rediss:// nodes, from the --redis-tls-* flags; empty: the JVM's defaults. */

@@ -1,5 +1,6 @@
 package dev.redlockd.server;
 
+import dev.redlockd.server.auth.Quotas;
 import io.grpc.Status;
 import io.grpc.stub.ServerCallStreamObserver;
 
@@ -12,6 +13,8 @@ import io.grpc.stub.ServerCallStreamObserver;
 abstract class ServerStream<R> implements OpenStreams.OpenStream {
   private final OpenStreams registry;
   private final ServerCallStreamObserver<R> call;
+  /** Given back when the stream ends, however it ends (its caller's share of streams). */
+  private volatile Quotas.Slot slot;
   /** The response side is closed (or the client went away): nothing more is sent. */
   private boolean finished; // guarded by this
 
@@ -38,7 +41,20 @@ abstract class ServerStream<R> implements OpenStreams.OpenStream {
       finished = true;
     }
     abandoned();
+    closed();
+  }
+
+  /** The caller's slot for this stream, given back when it ends. */
+  final void holdUntilEnd(Quotas.Slot streamSlot) {
+    slot = streamSlot;
+  }
+
+  private void closed() {
     registry.closed(this);
+    Quotas.Slot s = slot;
+    if (s != null) {
+      s.close();
+    }
   }
 
   /** What the stream held when its client went away, given up. */
@@ -59,6 +75,6 @@ abstract class ServerStream<R> implements OpenStreams.OpenStream {
         }
       }
     }
-    registry.closed(this);
+    closed();
   }
 }

@@ -5,6 +5,7 @@ import dev.redlockd.engine.LeaseNotHeldException;
 import dev.redlockd.engine.LimitExceededException;
 import dev.redlockd.engine.LockHeldException;
 import dev.redlockd.engine.QuorumUnavailableException;
+import dev.redlockd.server.auth.Quotas;
 import io.grpc.Status;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletionException;
@@ -35,6 +36,10 @@ final class StatusMapper {
     if (cause instanceof LimitExceededException) {
       return Status.RESOURCE_EXHAUSTED.withDescription(cause.getMessage());
     }
+    if (cause instanceof Quotas.Exhausted) {
+      // The message names the identity and its limit: which tenant is past its share, and of what.
+      return Status.RESOURCE_EXHAUSTED.withDescription(cause.getMessage());
+    }
     if (cause instanceof CancellationException) {
       return Status.CANCELLED.withDescription("the call was cancelled");
     }
@@ -46,6 +51,20 @@ final class StatusMapper {
   static Status forceReleaseDisabled() {
     return Status.PERMISSION_DENIED
         .withDescription("ForceRelease is disabled on this server (it runs without --allow-force-release)");
+  }
+
+  /** A call without an acceptable identity on a server with an access policy. */
+  static Status unauthenticated(boolean presentedToken) {
+    return Status.UNAUTHENTICATED.withDescription(presentedToken
+        ? "the bearer token presented is not known to this server"
+        : "this server's access policy needs a client certificate or an 'authorization: Bearer' header with a "
+            + "known token");
+  }
+
+  /** A call the access policy does not grant; the names are already made printable. */
+  static Status permissionDenied(String identity, String rpc, String resource, String permission) {
+    return Status.PERMISSION_DENIED.withDescription("identity '" + identity + "' may not " + rpc + " resource '"
+        + resource + "': the access policy grants it no " + permission + " prefix covering it");
   }
 
   /** What a KeepAlive stream ends with when the server stops under it (its lease released). */

@@ -53,7 +53,10 @@ public final class PolicyParser {
       return "unreadable";
     }
     int end = message.indexOf('\n');
-    return end < 0 ? message : message.substring(0, end);
+    String line = end < 0 ? message : message.substring(0, end);
+    // gson wraps some reader errors as "java.io.EOFException: End of input ...": the class name
+    // tells an operator nothing the rest of the line does not.
+    return line.replaceFirst("^(?:[a-z][a-z0-9_]*\\.)+[A-Z][A-Za-z0-9_]*(?:Exception|Error): ", "");
   }
 
   private static Policy build(JsonObject root) throws PolicyException {

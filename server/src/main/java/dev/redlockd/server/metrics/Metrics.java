@@ -3,6 +3,7 @@ package dev.redlockd.server.metrics;
 import dev.redlockd.engine.LockEngine;
 import dev.redlockd.node.RedisNode;
 import io.grpc.ServerInterceptors;
+import io.prometheus.metrics.core.metrics.Counter;
 import io.grpc.ServerServiceDefinition;
 import io.prometheus.metrics.exporter.httpserver.HTTPServer;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
@@ -24,12 +25,27 @@ public final class Metrics implements AutoCloseable {
   private final PrometheusRegistry registry;
   private final RpcMetrics rpcs;
   private final NodeMetrics nodes;
+  private final Counter denials;
   private volatile HTTPServer http;
 
   private Metrics(PrometheusRegistry registry, LongSupplier nanoClock) {
     this.registry = registry;
     this.rpcs = registry == null ? null : new RpcMetrics(registry, nanoClock);
     this.nodes = registry == null ? null : new NodeMetrics(registry, nanoClock);
+    this.denials = registry == null ? null : Counter.builder()
+        .name("redlockd_access_denials_total")
+        .help("Calls the access policy refused (UNAUTHENTICATED or PERMISSION_DENIED), by the caller's identity "
+            + "(\"(none)\" when it had none) and RPC")
+        .labelNames("identity", "rpc")
+        .withoutExemplars()
+        .register(registry);
+  }
+
+  /** One call the access policy refused. */
+  public void denied(String identity, String rpc) {
+    if (denials != null) {
+      denials.labelValues(identity, rpc).inc();
+    }
   }
 
   public static Metrics off() {

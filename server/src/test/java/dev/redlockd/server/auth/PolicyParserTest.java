@@ -116,4 +116,13 @@ class PolicyParserTest {
     assertThat(loaded).isPositive(); // whitespace edits and the like still load
     assertThat(refused).isPositive();
   }
+
+  @Test
+  void aTruncatedFileIsRefusedInOneLineWithoutAnExceptionClassName() {
+    assertThatThrownBy(() -> PolicyParser.parse(TWO_TEAMS.substring(0, TWO_TEAMS.length() / 2)))
+        .isInstanceOf(PolicyException.class)
+        .hasMessageStartingWith("policy: not valid JSON: ")
+        .hasMessageNotContaining("Exception")
+        .hasMessageNotContaining("\n");
+  }
 }

@@ -1,0 +1,166 @@
+package dev.redlockd.it.access;
+
+import static dev.redlockd.it.support.LiveServer.acquireRequest;
+import static dev.redlockd.it.support.LiveServer.codeOf;
+import static dev.redlockd.it.support.LiveServer.proto;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.redlockd.proto.v1.CampaignRequest;
+import dev.redlockd.proto.v1.CampaignResponse;
+import dev.redlockd.proto.v1.DescribeRequest;
+import dev.redlockd.proto.v1.LeaderRequest;
+import dev.redlockd.proto.v1.ExtendRequest;
+import dev.redlockd.proto.v1.KeepAliveRequest;
+import dev.redlockd.proto.v1.KeepAliveResponse;
+import dev.redlockd.proto.v1.Lease;
+import dev.redlockd.testing.RedisCluster;
+import dev.redlockd.testing.ServerProcess;
+import io.grpc.Status;
+import io.grpc.stub.StreamObserver;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.time.Duration;
+import java.util.function.BooleanSupplier;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The policy reloaded on a live server process: on file change and on SIGHUP. */
+class AccessReloadTest {
+  private static final String GRANTS_A = """
+      {"version": 1, "identities": [
+        {"identity": "team-a", "lock": ["a/"], "describe": ["a/"]},
+        {"identity": "ops", "describe": [""]}
+      ]}
+      """;
+  private static final String GRANTS_A_AND_C = """
+      {"version": 1, "identities": [
+        {"identity": "team-a", "lock": ["a/", "c/"], "describe": ["a/"]},
+        {"identity": "ops", "describe": [""]}
+      ]}
+      """;
+  private static final String REVOKES_A = """
+      {"version": 1, "identities": [
+        {"identity": "team-a", "describe": ["a/"]},
+        {"identity": "ops", "describe": [""]}
+      ]}
+      """;
+
+  @TempDir
+  Path dir;
+  private RedisCluster cluster;
+  private ServerProcess server;
+  private Path policy;
+  private final Tenant teamA = Tenant.named("team-a");
+  private final Tenant ops = Tenant.named("ops");
+
+  @BeforeEach
+  void start() throws Exception {
+    cluster = RedisCluster.start(3);
+    policy = dir.resolve("policy.json");
+    Files.writeString(policy, GRANTS_A);
+    Path tokens = Files.writeString(dir.resolve("tokens"), teamA.tokenLine() + "\n" + ops.tokenLine() + "\n");
+    server = ServerProcess.start("--redis", cluster.redisFlag(), "--node-timeout", "250ms",
+        "--policy", policy.toString(), "--tokens", tokens.toString());
+  }
+
+  @AfterEach
+  void stop() throws Exception {
+    server.close();
+    cluster.close();
+  }
+
+  /** Replaced whole, as an editor or a config-management tool would: never seen half-written. */
+  private void writePolicy(String text) throws Exception {
+    Path next = Files.writeString(dir.resolve("policy.json.next"), text);
+    Files.move(next, policy, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+  }
+
+  private static void eventually(String what, BooleanSupplier condition) throws InterruptedException {
+    long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+    while (!condition.getAsBoolean()) {
+      assertThat(System.nanoTime()).as(what).isLessThan(deadline);
+      Thread.sleep(50);
+    }
+  }
+
+  private Status acquireOnce(String resource) {
+    return codeOf(() -> teamA.locks(server.channel())
+        .acquire(acquireRequest(resource, Duration.ofSeconds(5), Duration.ZERO, "")));
+  }
+
+  @Test
+  void aChangedFileIsTakenUpAndABadOneIsKeptOut() throws Exception {
+    assertThat(acquireOnce("c/1").getCode()).isEqualTo(Status.Code.PERMISSION_DENIED);
+    writePolicy(GRANTS_A_AND_C);
+    eventually("the new grant applies", () -> acquireOnce("c/2").isOk());
+    assertThat(server.log()).contains("access policy reloaded: policy " + policy + " (2 entries)");
+
+    writePolicy("{\"version\": 1, \"identities\": [{\"identity\": \"team-a\", \"lock\": \"c/\"}]}");
+    eventually("the bad file is reported", () -> server.log().contains("access policy not reloaded"));
+    assertThat(server.log()).contains("access policy not reloaded, the previous one stays in force: --policy "
+        + policy + ": identities[0].lock: must be an array");
+    Thread.sleep(2_500); // two more polls of the same bad bytes
+    assertThat(server.log().split("access policy not reloaded", -1)).as("reported once").hasSize(2);
+    assertThat(acquireOnce("c/3").isOk()).as("the previous policy is still in force").isTrue();
+    assertThat(acquireOnce("a/3").isOk()).isTrue();
+  }
+
+  @Test
+  void sighupReloadsAtOnce() throws Exception {
+    writePolicy(GRANTS_A_AND_C);
+    Process kill = new ProcessBuilder("kill", "-HUP", Long.toString(server.pid())).inheritIO().start();
+    assertThat(kill.waitFor()).isZero();
+    eventually("SIGHUP reloads", () -> server.log().contains("SIGHUP: reloading the access policy"));
+    eventually("the new grant applies", () -> acquireOnce("c/hup").isOk());
+    assertThat(server.isAlive()).as("SIGHUP does not stop the server").isTrue();
+  }
+
+  @Test
+  void aRevokedGrantStopsRenewalsButBreaksNoLease() throws Exception {
+    Lease unary = teamA.locks(server.channel())
+        .acquire(acquireRequest("a/unary", Duration.ofSeconds(30), Duration.ZERO, "")).getLease();
+    Lease kept = teamA.locks(server.channel())
+        .acquire(acquireRequest("a/kept", Duration.ofSeconds(30), Duration.ZERO, "")).getLease();
+    StreamEnd<KeepAliveResponse> stream = new StreamEnd<>();
+    StreamObserver<KeepAliveRequest> requests = teamA.asyncLocks(server.channel()).keepAlive(stream);
+    requests.onNext(KeepAliveRequest.newBuilder().setResource("a/kept").setToken(kept.getToken())
+        .setTtl(proto(Duration.ofMillis(1_500))).setSequence(1).build());
+    assertThat(stream.next(10)).isNotNull();
+
+    writePolicy(REVOKES_A);
+    // The server's own next renewal tick (every 500 ms here) is refused.
+    Status streamEnd = stream.status(10);
+    assertThat(streamEnd.getCode()).as(streamEnd.toString()).isEqualTo(Status.Code.PERMISSION_DENIED);
+    assertThat(streamEnd.getDescription()).contains("'team-a'", "KeepAlive", "'a/kept'");
+    Status extend = codeOf(() -> teamA.locks(server.channel()).extend(ExtendRequest.newBuilder()
+        .setResource("a/unary").setToken(unary.getToken()).setTtl(proto(Duration.ofSeconds(30))).build()));
+    assertThat(extend.getCode()).as(extend.toString()).isEqualTo(Status.Code.PERMISSION_DENIED);
+
+    // The reload broke neither lease: both are still held, and the kept one runs out at its validity.
+    var describe = ops.locks(server.channel());
+    assertThat(describe.describe(DescribeRequest.newBuilder().setResource("a/unary").build()).getHeld()).isTrue();
+    assertThat(describe.describe(DescribeRequest.newBuilder().setResource("a/kept").build()).getHeld()).isTrue();
+    eventually("the kept lease runs out", () -> !describe.describe(DescribeRequest.newBuilder()
+        .setResource("a/kept").build()).getHeld());
+  }
+
+  @Test
+  void aRevokedGrantEndsACampaignAtItsNextRenewal() throws Exception {
+    StreamEnd<CampaignResponse> campaign = new StreamEnd<>();
+    StreamObserver<CampaignRequest> candidate = teamA.asyncElections(server.channel()).campaign(campaign);
+    candidate.onNext(CampaignRequest.newBuilder().setElection("a/election").setValue("a-1")
+        .setTtl(proto(Duration.ofMillis(1_500))).build());
+    assertThat(campaign.next(10)).as("team-a leads").isNotNull();
+
+    writePolicy(REVOKES_A);
+    Status end = campaign.status(10);
+    assertThat(end.getCode()).as(end.toString()).isEqualTo(Status.Code.PERMISSION_DENIED);
+    assertThat(end.getDescription()).contains("'team-a'", "Campaign", "'a/election'");
+    // Not resigned: the leadership runs out at its validity.
+    eventually("the leadership runs out", () -> !ops.elections(server.channel())
+        .leader(LeaderRequest.newBuilder().setElection("a/election").build()).hasLeader());
+  }
+}
