@@ -49,7 +49,13 @@ export interface ProtoGrpcType {
        * UNAVAILABLE        fewer than a quorum (N/2+1) of Redis nodes answered; the message says
        * how many of N did. Safe to retry the same call.
        * DEADLINE_EXCEEDED  the call's own deadline ran out first.
-       * RESOURCE_EXHAUSTED a configured server limit (waiting Acquire calls, streams) is reached.
+       * RESOURCE_EXHAUSTED a configured server limit (waiting Acquire calls, streams) is reached,
+       * or under an access policy the caller's own limit (held leases,
+       * KeepAlive streams, waiting Acquire calls).
+       * PERMISSION_DENIED  under an access policy, the caller is not granted this RPC on this
+       * resource (see also ForceRelease).
+       * UNAUTHENTICATED    under an access policy, the call carries no accepted identity (client
+       * certificate or bearer token).
        */
       LockService: SubtypeConstructor<typeof grpc.Client, _redlock_v1_LockServiceClient> & { service: _redlock_v1_LockServiceDefinition }
       ReleaseRequest: MessageTypeDefinition<_redlock_v1_ReleaseRequest, _redlock_v1_ReleaseRequest__Output>

@@ -12,7 +12,13 @@ class LockServiceStub(object):
   UNAVAILABLE        fewer than a quorum (N/2+1) of Redis nodes answered; the message says
   how many of N did. Safe to retry the same call.
   DEADLINE_EXCEEDED  the call's own deadline ran out first.
-  RESOURCE_EXHAUSTED a configured server limit (waiting Acquire calls, streams) is reached.
+  RESOURCE_EXHAUSTED a configured server limit (waiting Acquire calls, streams) is reached,
+  or under an access policy the caller's own limit (held leases,
+  KeepAlive streams, waiting Acquire calls).
+  PERMISSION_DENIED  under an access policy, the caller is not granted this RPC on this
+  resource (see also ForceRelease).
+  UNAUTHENTICATED    under an access policy, the call carries no accepted identity (client
+  certificate or bearer token).
   """
 
   def __init__(self, channel):
@@ -61,7 +67,13 @@ class LockServiceServicer(object):
   UNAVAILABLE        fewer than a quorum (N/2+1) of Redis nodes answered; the message says
   how many of N did. Safe to retry the same call.
   DEADLINE_EXCEEDED  the call's own deadline ran out first.
-  RESOURCE_EXHAUSTED a configured server limit (waiting Acquire calls, streams) is reached.
+  RESOURCE_EXHAUSTED a configured server limit (waiting Acquire calls, streams) is reached,
+  or under an access policy the caller's own limit (held leases,
+  KeepAlive streams, waiting Acquire calls).
+  PERMISSION_DENIED  under an access policy, the caller is not granted this RPC on this
+  resource (see also ForceRelease).
+  UNAUTHENTICATED    under an access policy, the call carries no accepted identity (client
+  certificate or bearer token).
   """
 
   def Acquire(self, request, context):

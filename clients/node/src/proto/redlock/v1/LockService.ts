@@ -23,7 +23,13 @@ import type { ReleaseResponse as _redlock_v1_ReleaseResponse, ReleaseResponse__O
  * UNAVAILABLE        fewer than a quorum (N/2+1) of Redis nodes answered; the message says
  * how many of N did. Safe to retry the same call.
  * DEADLINE_EXCEEDED  the call's own deadline ran out first.
- * RESOURCE_EXHAUSTED a configured server limit (waiting Acquire calls, streams) is reached.
+ * RESOURCE_EXHAUSTED a configured server limit (waiting Acquire calls, streams) is reached,
+ * or under an access policy the caller's own limit (held leases,
+ * KeepAlive streams, waiting Acquire calls).
+ * PERMISSION_DENIED  under an access policy, the caller is not granted this RPC on this
+ * resource (see also ForceRelease).
+ * UNAUTHENTICATED    under an access policy, the call carries no accepted identity (client
+ * certificate or bearer token).
  */
 export interface LockServiceClient extends grpc.Client {
   /**
@@ -188,7 +194,13 @@ export interface LockServiceClient extends grpc.Client {
  * UNAVAILABLE        fewer than a quorum (N/2+1) of Redis nodes answered; the message says
  * how many of N did. Safe to retry the same call.
  * DEADLINE_EXCEEDED  the call's own deadline ran out first.
- * RESOURCE_EXHAUSTED a configured server limit (waiting Acquire calls, streams) is reached.
+ * RESOURCE_EXHAUSTED a configured server limit (waiting Acquire calls, streams) is reached,
+ * or under an access policy the caller's own limit (held leases,
+ * KeepAlive streams, waiting Acquire calls).
+ * PERMISSION_DENIED  under an access policy, the caller is not granted this RPC on this
+ * resource (see also ForceRelease).
+ * UNAUTHENTICATED    under an access policy, the call carries no accepted identity (client
+ * certificate or bearer token).
  */
 export interface LockServiceHandlers extends grpc.UntypedServiceImplementation {
   /**
