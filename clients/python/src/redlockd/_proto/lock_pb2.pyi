@@ -37,18 +37,20 @@ class DescribeRequest(_message.Message):
     def __init__(self, resource: _Optional[str] = ...) -> None: ...
 
 class DescribeResponse(_message.Message):
-    __slots__ = ["fencing_token", "held", "nodes", "owner", "remaining_ttl"]
+    __slots__ = ["fencing_token", "held", "holder_identity", "nodes", "owner", "remaining_ttl"]
     FENCING_TOKEN_FIELD_NUMBER: _ClassVar[int]
     HELD_FIELD_NUMBER: _ClassVar[int]
+    HOLDER_IDENTITY_FIELD_NUMBER: _ClassVar[int]
     NODES_FIELD_NUMBER: _ClassVar[int]
     OWNER_FIELD_NUMBER: _ClassVar[int]
     REMAINING_TTL_FIELD_NUMBER: _ClassVar[int]
     fencing_token: int
     held: bool
+    holder_identity: str
     nodes: _containers.RepeatedScalarFieldContainer[str]
     owner: str
     remaining_ttl: _duration_pb2.Duration
-    def __init__(self, held: bool = ..., owner: _Optional[str] = ..., remaining_ttl: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., fencing_token: _Optional[int] = ..., nodes: _Optional[_Iterable[str]] = ...) -> None: ...
+    def __init__(self, held: bool = ..., owner: _Optional[str] = ..., remaining_ttl: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., fencing_token: _Optional[int] = ..., nodes: _Optional[_Iterable[str]] = ..., holder_identity: _Optional[str] = ...) -> None: ...
 
 class ExtendRequest(_message.Message):
     __slots__ = ["resource", "token", "ttl"]

@@ -34,6 +34,12 @@ export interface DescribeResponse {
    * in the server's --redis order.
    */
   'nodes'?: (string)[];
+  /**
+   * holder_identity is the identity of the caller whose Acquire granted the lease (or last
+   * refreshed it), as the access policy named it: a client certificate's URI SAN or CN, or the
+   * identity of a bearer token. Empty when the server that granted it ran without a policy.
+   */
+  'holderIdentity'?: (string);
 }
 
 /**
@@ -67,4 +73,10 @@ export interface DescribeResponse__Output {
    * in the server's --redis order.
    */
   'nodes': (string)[];
+  /**
+   * holder_identity is the identity of the caller whose Acquire granted the lease (or last
+   * refreshed it), as the access policy named it: a client certificate's URI SAN or CN, or the
+   * identity of a bearer token. Empty when the server that granted it ran without a policy.
+   */
+  'holderIdentity': (string);
 }

@@ -59,6 +59,15 @@ public final class Leases {
    * the caller's token it is left to the caller (who may be retrying with it) and runs out at its ttl.
    */
   public CompletableFuture<Grant> acquire(String resource, Duration ttl, Duration wait, String token, String owner) {
+    return acquire(resource, ttl, wait, token, owner, "");
+  }
+
+  /**
+   * {@link #acquire(String, Duration, Duration, String, String)} for a caller the server knows
+   * by {@code holder} (its identity under an access policy), which Describe then reports.
+   */
+  public CompletableFuture<Grant> acquire(String resource, Duration ttl, Duration wait, String token, String owner,
+      String holder) {
     try {
       rules.resource(resource);
       rules.ttl(resource, ttl);
@@ -71,7 +80,8 @@ public final class Leases {
     String leaseToken = token.isEmpty() ? LockToken.generate(tokens) : token;
     boolean waits = !wait.isZero();
     AcquireOperation operation = new AcquireOperation(redlock, waiters, scheduler, nanoClock, jitter,
-        config.retryDelay(), resource, leaseToken, !token.isEmpty(), owner, ttl, wait);
+        config.retryDelay(), resource, leaseToken, !token.isEmpty(),
+        OwnerText.store(owner, Objects.requireNonNull(holder, "holder")), ttl, wait);
     if (waits && waitingCalls.incrementAndGet() > config.maxWaitingAcquires()) {
       waitingCalls.decrementAndGet();
       return CompletableFuture.failedFuture(new LimitExceededException("resource '" + resource

@@ -70,7 +70,8 @@ final class OperatorRounds {
         .findFirst()
         .orElseThrow();
     long fence = voting.stream().mapToLong(Replies.Described::fence).max().orElseThrow();
-    return new LockDescription(true, mostCommon(voting, Replies.Described::owner),
+    OwnerText.Parsed stored = OwnerText.parse(mostCommon(voting, Replies.Described::owner));
+    return new LockDescription(true, stored.owner(), stored.holder(),
         Duration.ofMillis(Math.max(0, remaining)), fence,
         holding.stream().map(r -> r.node().name()).toList());
   }

@@ -99,7 +99,8 @@ final class LockServiceAdapter extends LockServiceGrpc.LockServiceImplBase {
     }
     CompletableFuture<Grant> lease;
     try {
-      lease = engine.acquire(resource, ttl, wait, request.getToken(), request.getOwner());
+      lease = engine.acquire(resource, ttl, wait, request.getToken(), request.getOwner(),
+          caller == null ? "" : caller.identity());
     } catch (RuntimeException e) {
       holding.close();
       if (waiting != null) {
@@ -251,6 +252,7 @@ final class LockServiceAdapter extends LockServiceGrpc.LockServiceImplBase {
     return DescribeResponse.newBuilder()
         .setHeld(true)
         .setOwner(description.owner())
+        .setHolderIdentity(description.holder())
         .setRemainingTtl(ProtoDurations.toProto(description.remainingTtl()))
         .setFencingToken(description.fencingToken())
         .addAllNodes(description.nodes())

@@ -8,6 +8,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.redlockd.proto.v1.CampaignRequest;
 import dev.redlockd.proto.v1.CampaignResponse;
 import dev.redlockd.proto.v1.DescribeRequest;
+import dev.redlockd.proto.v1.DescribeResponse;
 import dev.redlockd.proto.v1.ExtendRequest;
 import dev.redlockd.proto.v1.ForceReleaseRequest;
 import dev.redlockd.proto.v1.KeepAliveRequest;
@@ -226,6 +227,34 @@ class AccessPolicyTest {
         .check(HealthCheckRequest.getDefaultInstance()).getStatus()).isEqualTo(ServingStatus.SERVING);
     assertThat(server.log()).contains("access control: policy " + dir.resolve("policy.json") + " (3 entries)")
         .contains("denied Acquire from").doesNotContain(forged.token());
+  }
+
+  @Test
+  void describeNamesTheHoldersIdentityBesideItsOwnerTextOnEveryReplica() throws Exception {
+    LockServiceGrpc.LockServiceBlockingStub a = teamA.locks(channel());
+    Lease held = a.acquire(acquireRequest("a/described", Duration.ofSeconds(20), Duration.ZERO, "").toBuilder()
+        .setOwner("worker 7").build()).getLease();
+    DescribeResponse seen = a.describe(DescribeRequest.newBuilder().setResource("a/described").build());
+    assertThat(seen.getOwner()).isEqualTo("worker 7");
+    assertThat(seen.getHolderIdentity()).isEqualTo("team-a");
+
+    try (ServerProcess open = ServerProcess.start("--redis", cluster.redisFlag(), "--node-timeout", "250ms")) {
+      LockServiceGrpc.LockServiceBlockingStub anyone = LockServiceGrpc.newBlockingStub(open.channel())
+          .withDeadlineAfter(10, TimeUnit.SECONDS);
+      DescribeResponse elsewhere = anyone.describe(DescribeRequest.newBuilder().setResource("a/described").build());
+      assertThat(elsewhere.getOwner()).as("read through another replica").isEqualTo("worker 7");
+      assertThat(elsewhere.getHolderIdentity()).isEqualTo("team-a");
+
+      // Without a policy there is no identity, and no owner text can pass itself off as one.
+      String forged = "\u001eteam-a\u001eworker 8";
+      anyone.acquire(acquireRequest("b/forged-holder", Duration.ofSeconds(20), Duration.ZERO, "").toBuilder()
+          .setOwner(forged).build());
+      DescribeResponse forgery = anyone.describe(DescribeRequest.newBuilder().setResource("b/forged-holder").build());
+      assertThat(forgery.getOwner()).isEqualTo(forged);
+      assertThat(forgery.getHolderIdentity()).isEmpty();
+    }
+    assertThat(a.release(ReleaseRequest.newBuilder().setResource("a/described").setToken(held.getToken()).build())
+        .getReleased()).isTrue();
   }
 
   @Test
