@@ -17,11 +17,8 @@ import io.grpc.StatusRuntimeException;
 import io.grpc.stub.ClientCallStreamObserver;
 import io.grpc.stub.ClientResponseObserver;
 import io.grpc.stub.StreamObserver;
-import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.time.LocalDate;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -51,6 +48,8 @@ public final class KeepAliveLoad {
   private int warmupSeconds = 15;
   private Path serverJar = Path.of("server/target/redlockd-server.jar");
   private Path write;
+  private String loadBefore;
+  private String redis;
 
   private final AtomicLong held = new AtomicLong();
   private final AtomicLong jeopardy = new AtomicLong();
@@ -135,9 +134,11 @@ public final class KeepAliveLoad {
   }
 
   boolean run() throws Exception {
+    loadBefore = Machine.loadAverage();
     try (DevCluster cluster = DevCluster.start(nodes);
         ServerUnderTest server = ServerUnderTest.start(serverJar, jvmArgs(),
             serverFlags(cluster))) {
+      redis = "redis-server " + RedisAdmin.version(cluster.uris().get(0)) + " (" + cluster.binaryDescription() + ")";
       List<ManagedChannel> pool = new ArrayList<>();
       for (int i = 0; i < channels; i++) {
         pool.add(Grpc.newChannelBuilder("127.0.0.1:" + server.port(), InsecureChannelCredentials.create()).build());
@@ -274,7 +275,8 @@ public final class KeepAliveLoad {
     System.out.println("stream endings by status: " + endings);
     System.out.println(pass ? "PASS: no lease lost" : "FAIL: see the table");
     if (write != null) {
-      writeDoc(table);
+      KeepAliveDoc.write(write, new KeepAliveDoc.Run(streams, ttlMs, seconds, nodes, rate, warmupSeconds, redis,
+          loadBefore, Machine.loadAverage(), table));
     }
     return pass;
   }
@@ -383,85 +385,5 @@ public final class KeepAliveLoad {
     if (early > 0) {
       TimeUnit.NANOSECONDS.sleep(early);
     }
-  }
-
-  private void writeDoc(String table) throws IOException {
-    String doc = """
-        # KeepAlive at scale
-
-        One server process holds many leases on KeepAlive streams; the load generator runs in
-        another JVM on the same machine, with the Redis nodes (all on loopback, all on the
-        same cores).
-
-        Produced by:
-
-        <!-- untested: the command that measured this page; a load run, not part of the suite -->
-        ```sh
-        mvn -B -q -DskipTests -pl bench -am package
-        java -cp bench/target/redlockd-bench.jar dev.redlockd.bench.KeepAliveLoad \\
-            --streams %d --ttl-ms %d --seconds %d --nodes %d --rate %d --warmup-seconds %d \\
-            --write docs/keepalive.md
-        ```
-
-        Machine: %d cores, %s, Java %s. Date: %s.
-
-        %s
-        How renewals are sent: no thread per stream. Each kept lease's next renewal falls due on
-        a 10 ms grid (ttl/12 for short ttls); the engine's scheduler thread gathers every
-        renewal due at the same grid time and sends them as one many-lease `extend.lua` call
-        per node (up to 128 leases per call), so 10,000 leases renewed every second cost each
-        Redis node about 80 script calls a second, not 10,000.
-
-        A run is only as good as the machine was quiet: the figure "whole machine busy" counts
-        every process. Any other CPU-heavy process on the same two cores (a test suite, say)
-        makes the Redis nodes miss the 50 ms node timeout and leases run out.
-
-        ## What earlier runs of this command found
-
-        - One script call per lease per node (before 2026-11-22): at 4,000 streams each of the 5
-          Redis nodes used 9-10 %% of a core; at 10,000 the machine needed more than its 2 cores,
-          renewals missed the 50 ms node timeout, and 8,689 to 9,072 of 10,000 leases were lost
-          (UNAVAILABLE or NOT_FOUND). Batching renewals into one pipeline per node helped the
-          server but not Redis, which still ran one Lua call per lease; the many-lease script did.
-        - A 50 ms renewal grid made bursts whose last calls missed the 50 ms node timeout; 10 ms
-          keeps each burst short.
-        - A Redis socket timeout longer than the node timeout (so a slow reply does not drop the
-          connection) was tried and reverted with the JedisPool client: commands written to a
-          frozen node ran when it resumed, so a Release that had answered UNAVAILABLE took effect
-          seconds later, which `StatusCodesContract.quorumLostIsUnavailableAndSaysHowManyAnswered`
-          then refused. The Netty node client (2026-11-23) keeps a connection through a freeze of
-          up to 1 s on purpose: dropping it at the first late reply failed every call queued on
-          it, and at 128 lock cycles in flight that cascaded into thousands of UNAVAILABLE answers
-          in 20 s. A late command is safe (a compare-and-delete or compare-and-pexpire of the
-          caller's own token, or a lock that lives longer on a minority); the test now states that
-          a Release answered UNAVAILABLE may have taken effect, as the contract says.
-        - On 2026-11-23, with the JedisPool client, renewals that also keep the owner key alive
-          and clients asking every ttl/4, one 30 s run at 10,000 streams lost 165 leases, all
-          UNAVAILABLE, every node timing out at the same instant (a stall of the server process
-          or the VM, not Redis). Not seen again on the Netty node client: the 30 s phase of
-          `LockCycleBench --keepalive` and the run above lost none.
-        - Opening all 10,000 streams in the same instant (no pacing) made 10,000 first renewals
-          queue on each Redis node at once; about 110 of them missed the 50 ms node timeout and
-          their streams ended with UNAVAILABLE, because a stream whose *first* renewal failed had no
-          validity to fall back on. Fixed: a first renewal that misses the quorum is retried quietly
-          for one ttl (Extend is compare-and-pexpire, so a lease that ran out meanwhile still ends
-          as NOT_FOUND). Covered by `KeepAliveTest.firstRenewalWithoutAQuorum*`.
-        - Half-closing all 10,000 at once made about 60 releases miss the quorum; the streams then
-          ended with UNAVAILABLE and the leases ran out by themselves. Fixed: a kept lease's release
-          is retried while its validity lasts.
-        - The first 60 s run on the Netty node client (2026-11-23, 02:52 UTC) lost no stream, but
-          one of the 200 sampled competitors was not refused, and the command did not yet record
-          what it got instead (it had 2,497 JEOPARDY answers in the measured window, so nodes were
-          missing the 50 ms timeout then, and an UNAVAILABLE competitor is the likely case). It now
-          prints and writes the status of every competitor not refused; OK there would mean two
-          holders. The rerun above refused all 200.
-        - A forced full GC of the server (`jcmd GC.run`) pauses it: renewals in flight miss the node
-          timeout and KeepAlive answers JEOPARDY; the command counts those apart.
-        """.formatted(streams, ttlMs, seconds, nodes, rate, warmupSeconds, Runtime.getRuntime().availableProcessors(),
-        System.getProperty("os.name") + " " + System.getProperty("os.arch"), System.getProperty("java.version"),
-        LocalDate.now(), table);
-    Files.createDirectories(write.toAbsolutePath().getParent());
-    Files.writeString(write, doc);
-    System.out.println("wrote " + write);
   }
 }

@@ -20,7 +20,7 @@ import java.util.concurrent.Callable;
  * A full lock cycle (acquire, then release, no contention) through redlockd and, in the same
  * run and on the same 5 Redis nodes, through Redisson's Redlock, Redisson's one-node lock, etcd
  * and two floors; then lock hand-off between clients queued on one resource. Prints the tables
- * and checks issue 7's targets.
+ * and checks issue 17's targets.
  *
  * <pre>java -cp bench/target/redlockd-bench.jar dev.redlockd.bench.LockCycleBench
  *     [--seconds-per-point 10] [--warmup-seconds 3] [--system-warmup-seconds 10] [--levels 1,32,128]
