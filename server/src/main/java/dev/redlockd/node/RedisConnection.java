@@ -1,6 +1,7 @@
 package dev.redlockd.node;
 
 import io.netty.bootstrap.Bootstrap;
+import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelHandlerContext;
@@ -51,6 +52,8 @@ final class RedisConnection {
    * hundred at the bench's heaviest load); reached only when a node stalls under a flood.
    */
   static final int MAX_PENDING = 16_384;
+  /** Enough for a few lock scripts' calls; a busier pass grows the buffer. */
+  private static final int PENDING_INITIAL_BYTES = 1024;
 
   private final NettyRedisNode node;
   private final EventLoop loop;
@@ -79,6 +82,12 @@ final class RedisConnection {
   /** The timer found a call past its deadline and gave the loop one pass to read its reply. */
   private boolean readSinceDue;
   private boolean flushScheduled;
+  /**
+   * Every command this loop's pass wrote, in one buffer handed to the channel at the flush: one
+   * pooled buffer and one outbound entry per pass instead of one per command, whose allocation
+   * and outbound bookkeeping stood out in the server's profile (docs/performance.md).
+   */
+  private ByteBuf pending;
   private boolean closed;
 
   /** One call: its command, the EVAL form to fall back on after NOSCRIPT (or null), its future. */
@@ -184,7 +193,10 @@ final class RedisConnection {
     if (channel == null) {
       return; // a failed write dropped the connection a moment ago, failing this call with it
     }
-    channel.write(RespCommand.encode(channel.alloc(), command), channel.voidPromise());
+    if (pending == null) {
+      pending = channel.alloc().buffer(PENDING_INITIAL_BYTES);
+    }
+    RespCommand.encode(pending, command);
     if (!flushScheduled) {
       flushScheduled = true;
       // Runs after the loop's current pass: everything written until then leaves in one flush.
@@ -194,8 +206,15 @@ final class RedisConnection {
 
   private void flush() {
     flushScheduled = false;
+    ByteBuf out = pending;
+    pending = null;
+    if (out == null) {
+      return;
+    }
     if (channel != null) {
-      channel.flush();
+      channel.writeAndFlush(out, channel.voidPromise());
+    } else {
+      out.release();
     }
   }
 
@@ -357,6 +376,10 @@ final class RedisConnection {
       downBecause = cause;
     }
     answered = false;
+    if (pending != null) {
+      pending.release(); // commands for the connection being dropped; their calls fail below
+      pending = null;
+    }
     Channel old = channel;
     channel = null;
     connected = false;
