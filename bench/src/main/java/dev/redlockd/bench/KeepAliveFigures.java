@@ -19,7 +19,7 @@ import java.util.regex.Pattern;
 record KeepAliveFigures(String source, String streams, String renewalsPerSecond, String lost, String verdict) {
   static final String COMMAND = "java -cp bench/target/redlockd-bench.jar dev.redlockd.bench.KeepAliveLoad "
       + "--streams 10000 --seconds 60 --write docs/keepalive.md";
-  private static final Pattern DATE = Pattern.compile("Date: (\\d{4}-\\d{2}-\\d{2})");
+  private static final Pattern DATE = Pattern.compile("(?i)date: (\\d{4}-\\d{2}-\\d{2})");
 
   /** The figures docs/keepalive.md holds now; null when the file is missing or has no table. */
   static KeepAliveFigures fromDoc(Path doc) throws IOException {
