@@ -29,6 +29,10 @@ type ElectionServiceClient interface {
 	// with NOT_FOUND when the leadership is lost, and with UNAVAILABLE when no quorum answered
 	// before its validity ran out. One candidacy per stream; candidates are served in the order
 	// they arrived on each replica (see docs/guarantees.md for the order across replicas).
+	//
+	// A server shutting down ends its Campaign streams with UNAVAILABLE and resigns nothing: a
+	// leader reopens the stream (through any replica) with its token and `resume`, and leads on
+	// with the same term. See CampaignRequest.token.
 	Campaign(ctx context.Context, opts ...grpc.CallOption) (ElectionService_CampaignClient, error)
 	// Leader reports the current leader, or none. A snapshot read like LockService.Describe:
 	// UNAVAILABLE when too few nodes answered to tell.
@@ -136,6 +140,10 @@ type ElectionServiceServer interface {
 	// with NOT_FOUND when the leadership is lost, and with UNAVAILABLE when no quorum answered
 	// before its validity ran out. One candidacy per stream; candidates are served in the order
 	// they arrived on each replica (see docs/guarantees.md for the order across replicas).
+	//
+	// A server shutting down ends its Campaign streams with UNAVAILABLE and resigns nothing: a
+	// leader reopens the stream (through any replica) with its token and `resume`, and leads on
+	// with the same term. See CampaignRequest.token.
 	Campaign(ElectionService_CampaignServer) error
 	// Leader reports the current leader, or none. A snapshot read like LockService.Describe:
 	// UNAVAILABLE when too few nodes answered to tell.

@@ -15,7 +15,7 @@ from google.protobuf import duration_pb2 as google_dot_protobuf_dot_duration__pb
 from redlockd._proto import lock_pb2 as redlock_dot_v1_dot_lock__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19redlock/v1/election.proto\x12\nredlock.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x15redlock/v1/lock.proto\"l\n\x0f\x43\x61mpaignRequest\x12\x10\n\x08\x65lection\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t\x12&\n\x03ttl\x18\x03 \x01(\x0b\x32\x19.google.protobuf.Duration\x12\x10\n\x08sequence\x18\x04 \x01(\x04\"\x95\x01\n\x10\x43\x61mpaignResponse\x12\x0c\n\x04term\x18\x01 \x01(\x04\x12\r\n\x05value\x18\x02 \x01(\t\x12+\n\x08validity\x18\x03 \x01(\x0b\x32\x19.google.protobuf.Duration\x12%\n\x05state\x18\x04 \x01(\x0e\x32\x16.redlock.v1.LeaseState\x12\x10\n\x08sequence\x18\x05 \x01(\x04\"!\n\rLeaderRequest\x12\x10\n\x08\x65lection\x18\x01 \x01(\t\"8\n\x0eLeaderResponse\x12&\n\x06leader\x18\x01 \x01(\x0b\x32\x16.redlock.v1.Leadership\"\"\n\x0eObserveRequest\x12\x10\n\x08\x65lection\x18\x01 \x01(\t\"9\n\x0fObserveResponse\x12&\n\x06leader\x18\x01 \x01(\x0b\x32\x16.redlock.v1.Leadership\")\n\nLeadership\x12\r\n\x05value\x18\x01 \x01(\t\x12\x0c\n\x04term\x18\x02 \x01(\x04\x32\xe3\x01\n\x0f\x45lectionService\x12I\n\x08\x43\x61mpaign\x12\x1b.redlock.v1.CampaignRequest\x1a\x1c.redlock.v1.CampaignResponse(\x01\x30\x01\x12?\n\x06Leader\x12\x19.redlock.v1.LeaderRequest\x1a\x1a.redlock.v1.LeaderResponse\x12\x44\n\x07Observe\x12\x1a.redlock.v1.ObserveRequest\x1a\x1b.redlock.v1.ObserveResponse0\x01\x42M\n\x15\x64\x65v.redlockd.proto.v1B\rElectionProtoP\x01Z#redlockd.dev/go/redlockv1;redlockv1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19redlock/v1/election.proto\x12\nredlock.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x15redlock/v1/lock.proto\"\x8b\x01\n\x0f\x43\x61mpaignRequest\x12\x10\n\x08\x65lection\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t\x12&\n\x03ttl\x18\x03 \x01(\x0b\x32\x19.google.protobuf.Duration\x12\x10\n\x08sequence\x18\x04 \x01(\x04\x12\r\n\x05token\x18\x05 \x01(\t\x12\x0e\n\x06resume\x18\x06 \x01(\x08\"\x95\x01\n\x10\x43\x61mpaignResponse\x12\x0c\n\x04term\x18\x01 \x01(\x04\x12\r\n\x05value\x18\x02 \x01(\t\x12+\n\x08validity\x18\x03 \x01(\x0b\x32\x19.google.protobuf.Duration\x12%\n\x05state\x18\x04 \x01(\x0e\x32\x16.redlock.v1.LeaseState\x12\x10\n\x08sequence\x18\x05 \x01(\x04\"!\n\rLeaderRequest\x12\x10\n\x08\x65lection\x18\x01 \x01(\t\"8\n\x0eLeaderResponse\x12&\n\x06leader\x18\x01 \x01(\x0b\x32\x16.redlock.v1.Leadership\"\"\n\x0eObserveRequest\x12\x10\n\x08\x65lection\x18\x01 \x01(\t\"9\n\x0fObserveResponse\x12&\n\x06leader\x18\x01 \x01(\x0b\x32\x16.redlock.v1.Leadership\")\n\nLeadership\x12\r\n\x05value\x18\x01 \x01(\t\x12\x0c\n\x04term\x18\x02 \x01(\x04\x32\xe3\x01\n\x0f\x45lectionService\x12I\n\x08\x43\x61mpaign\x12\x1b.redlock.v1.CampaignRequest\x1a\x1c.redlock.v1.CampaignResponse(\x01\x30\x01\x12?\n\x06Leader\x12\x19.redlock.v1.LeaderRequest\x1a\x1a.redlock.v1.LeaderResponse\x12\x44\n\x07Observe\x12\x1a.redlock.v1.ObserveRequest\x1a\x1b.redlock.v1.ObserveResponse0\x01\x42M\n\x15\x64\x65v.redlockd.proto.v1B\rElectionProtoP\x01Z#redlockd.dev/go/redlockv1;redlockv1b\x06proto3')
 
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, globals())
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'redlockd._proto.election_pb2', globals())
@@ -23,20 +23,20 @@ if _descriptor._USE_C_DESCRIPTORS == False:
 
   DESCRIPTOR._options = None
   DESCRIPTOR._serialized_options = b'\n\025dev.redlockd.proto.v1B\rElectionProtoP\001Z#redlockd.dev/go/redlockv1;redlockv1'
-  _CAMPAIGNREQUEST._serialized_start=96
-  _CAMPAIGNREQUEST._serialized_end=204
-  _CAMPAIGNRESPONSE._serialized_start=207
-  _CAMPAIGNRESPONSE._serialized_end=356
-  _LEADERREQUEST._serialized_start=358
-  _LEADERREQUEST._serialized_end=391
-  _LEADERRESPONSE._serialized_start=393
-  _LEADERRESPONSE._serialized_end=449
-  _OBSERVEREQUEST._serialized_start=451
-  _OBSERVEREQUEST._serialized_end=485
-  _OBSERVERESPONSE._serialized_start=487
-  _OBSERVERESPONSE._serialized_end=544
-  _LEADERSHIP._serialized_start=546
-  _LEADERSHIP._serialized_end=587
-  _ELECTIONSERVICE._serialized_start=590
-  _ELECTIONSERVICE._serialized_end=817
+  _CAMPAIGNREQUEST._serialized_start=97
+  _CAMPAIGNREQUEST._serialized_end=236
+  _CAMPAIGNRESPONSE._serialized_start=239
+  _CAMPAIGNRESPONSE._serialized_end=388
+  _LEADERREQUEST._serialized_start=390
+  _LEADERREQUEST._serialized_end=423
+  _LEADERRESPONSE._serialized_start=425
+  _LEADERRESPONSE._serialized_end=481
+  _OBSERVEREQUEST._serialized_start=483
+  _OBSERVEREQUEST._serialized_end=517
+  _OBSERVERESPONSE._serialized_start=519
+  _OBSERVERESPONSE._serialized_end=576
+  _LEADERSHIP._serialized_start=578
+  _LEADERSHIP._serialized_end=619
+  _ELECTIONSERVICE._serialized_start=622
+  _ELECTIONSERVICE._serialized_end=849
 # @@protoc_insertion_point(module_scope)

@@ -7,16 +7,20 @@ from typing import ClassVar as _ClassVar, Mapping as _Mapping, Optional as _Opti
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class CampaignRequest(_message.Message):
-    __slots__ = ["election", "sequence", "ttl", "value"]
+    __slots__ = ["election", "resume", "sequence", "token", "ttl", "value"]
     ELECTION_FIELD_NUMBER: _ClassVar[int]
+    RESUME_FIELD_NUMBER: _ClassVar[int]
     SEQUENCE_FIELD_NUMBER: _ClassVar[int]
+    TOKEN_FIELD_NUMBER: _ClassVar[int]
     TTL_FIELD_NUMBER: _ClassVar[int]
     VALUE_FIELD_NUMBER: _ClassVar[int]
     election: str
+    resume: bool
     sequence: int
+    token: str
     ttl: _duration_pb2.Duration
     value: str
-    def __init__(self, election: _Optional[str] = ..., value: _Optional[str] = ..., ttl: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., sequence: _Optional[int] = ...) -> None: ...
+    def __init__(self, election: _Optional[str] = ..., value: _Optional[str] = ..., ttl: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ..., sequence: _Optional[int] = ..., token: _Optional[str] = ..., resume: bool = ...) -> None: ...
 
 class CampaignResponse(_message.Message):
     __slots__ = ["sequence", "state", "term", "validity", "value"]

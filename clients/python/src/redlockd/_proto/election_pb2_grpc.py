@@ -54,6 +54,10 @@ class ElectionServiceServicer(object):
     with NOT_FOUND when the leadership is lost, and with UNAVAILABLE when no quorum answered
     before its validity ran out. One candidacy per stream; candidates are served in the order
     they arrived on each replica (see docs/guarantees.md for the order across replicas).
+
+    A server shutting down ends its Campaign streams with UNAVAILABLE and resigns nothing: a
+    leader reopens the stream (through any replica) with its token and `resume`, and leads on
+    with the same term. See CampaignRequest.token.
     """
     context.set_code(grpc.StatusCode.UNIMPLEMENTED)
     context.set_details('Method not implemented!')

@@ -26,6 +26,24 @@ export interface CampaignRequest {
    * sequence is optional, as KeepAliveRequest.sequence: echoed in CampaignResponse.sequence.
    */
   'sequence'?: (number | string | Long);
+  /**
+   * token is optional: the candidate's own token, with the rules of AcquireRequest.token
+   * (22 to 64 characters of the base64url alphabet, at least 128 bits from a CSPRNG; anything
+   * else is INVALID_ARGUMENT); empty: the server makes one. It becomes the token of the
+   * leadership's lease, so a Campaign retried with the same token (its answer lost, its replica
+   * gone) is the same candidacy: a leader gets its leadership back with the same term instead
+   * of queueing behind itself. Only the first request's token counts; later ones must carry the
+   * same token or none.
+   */
+  'token'?: (string);
+  /**
+   * resume is true when the candidate led with `token` on a stream that ended (a replica shut
+   * down or the connection broke) and wants that leadership back through this stream: the
+   * server renews the leadership's lease with the token (on any replica), answers with the same
+   * term, and proclaims `value`. It never queues: when the token no longer holds the leadership
+   * (it ran out, was taken over or force-released), the stream ends NOT_FOUND. Requires a token.
+   */
+  'resume'?: (boolean);
 }
 
 /**
@@ -51,4 +69,22 @@ export interface CampaignRequest__Output {
    * sequence is optional, as KeepAliveRequest.sequence: echoed in CampaignResponse.sequence.
    */
   'sequence': (string);
+  /**
+   * token is optional: the candidate's own token, with the rules of AcquireRequest.token
+   * (22 to 64 characters of the base64url alphabet, at least 128 bits from a CSPRNG; anything
+   * else is INVALID_ARGUMENT); empty: the server makes one. It becomes the token of the
+   * leadership's lease, so a Campaign retried with the same token (its answer lost, its replica
+   * gone) is the same candidacy: a leader gets its leadership back with the same term instead
+   * of queueing behind itself. Only the first request's token counts; later ones must carry the
+   * same token or none.
+   */
+  'token': (string);
+  /**
+   * resume is true when the candidate led with `token` on a stream that ended (a replica shut
+   * down or the connection broke) and wants that leadership back through this stream: the
+   * server renews the leadership's lease with the token (on any replica), answers with the same
+   * term, and proclaims `value`. It never queues: when the token no longer holds the leadership
+   * (it ran out, was taken over or force-released), the stream ends NOT_FOUND. Requires a token.
+   */
+  'resume': (boolean);
 }

@@ -29,6 +29,10 @@ export interface ElectionServiceClient extends grpc.Client {
    * with NOT_FOUND when the leadership is lost, and with UNAVAILABLE when no quorum answered
    * before its validity ran out. One candidacy per stream; candidates are served in the order
    * they arrived on each replica (see docs/guarantees.md for the order across replicas).
+   * 
+   * A server shutting down ends its Campaign streams with UNAVAILABLE and resigns nothing: a
+   * leader reopens the stream (through any replica) with its token and `resume`, and leads on
+   * with the same term. See CampaignRequest.token.
    */
   Campaign(metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientDuplexStream<_redlock_v1_CampaignRequest, _redlock_v1_CampaignResponse__Output>;
   Campaign(options?: grpc.CallOptions): grpc.ClientDuplexStream<_redlock_v1_CampaignRequest, _redlock_v1_CampaignResponse__Output>;
@@ -45,6 +49,10 @@ export interface ElectionServiceClient extends grpc.Client {
    * with NOT_FOUND when the leadership is lost, and with UNAVAILABLE when no quorum answered
    * before its validity ran out. One candidacy per stream; candidates are served in the order
    * they arrived on each replica (see docs/guarantees.md for the order across replicas).
+   * 
+   * A server shutting down ends its Campaign streams with UNAVAILABLE and resigns nothing: a
+   * leader reopens the stream (through any replica) with its token and `resume`, and leads on
+   * with the same term. See CampaignRequest.token.
    */
   campaign(metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientDuplexStream<_redlock_v1_CampaignRequest, _redlock_v1_CampaignResponse__Output>;
   campaign(options?: grpc.CallOptions): grpc.ClientDuplexStream<_redlock_v1_CampaignRequest, _redlock_v1_CampaignResponse__Output>;
@@ -105,6 +113,10 @@ export interface ElectionServiceHandlers extends grpc.UntypedServiceImplementati
    * with NOT_FOUND when the leadership is lost, and with UNAVAILABLE when no quorum answered
    * before its validity ran out. One candidacy per stream; candidates are served in the order
    * they arrived on each replica (see docs/guarantees.md for the order across replicas).
+   * 
+   * A server shutting down ends its Campaign streams with UNAVAILABLE and resigns nothing: a
+   * leader reopens the stream (through any replica) with its token and `resume`, and leads on
+   * with the same term. See CampaignRequest.token.
    */
   Campaign: grpc.handleBidiStreamingCall<_redlock_v1_CampaignRequest__Output, _redlock_v1_CampaignResponse>;
   

@@ -144,12 +144,19 @@ export interface LockServiceClient extends grpc.Client {
    * KeepAlive binds a lease to this stream: the server renews it every ttl/3 while the
    * stream lives and answers after each renewal (the first answer promptly).
    * 
-   * The first request names the lease; a further request renews at once and may change the
-   * ttl. Client half-close releases the lease and ends the stream OK. Client cancel or
-   * disconnect stops the renewals and the lease runs out at its validity (unless the server
-   * runs with --release-on-disconnect). The stream ends with NOT_FOUND when the lease is
-   * lost, and with UNAVAILABLE when no quorum answered before the validity ran out.
-   * One lease per stream.
+   * The first request names the lease by its resource and token: any lease whose token still
+   * holds it on a quorum, whichever replica granted it or kept it before. So a holder whose
+   * stream ended (its replica shut down, the connection broke) opens a new stream, on any
+   * replica, with the same token and keeps the same lease with the same fencing token; if the
+   * token no longer holds it, the stream ends NOT_FOUND. A further request renews at once and
+   * may change the ttl: a kept lease's ttl is best changed here, not with Extend, so that the
+   * answers' validity follows the change. Client half-close releases the lease and ends the
+   * stream OK. Client cancel or disconnect stops the renewals and the lease runs out at its
+   * validity (the holder may still be alive behind a partition). A server shutting down ends
+   * every KeepAlive stream with UNAVAILABLE and releases nothing, so that the holder resumes
+   * elsewhere. The stream ends with NOT_FOUND when the lease is lost, and with UNAVAILABLE when
+   * no quorum answered before the validity ran out (or the server is shutting down). One lease
+   * per stream.
    */
   KeepAlive(metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientDuplexStream<_redlock_v1_KeepAliveRequest, _redlock_v1_KeepAliveResponse__Output>;
   KeepAlive(options?: grpc.CallOptions): grpc.ClientDuplexStream<_redlock_v1_KeepAliveRequest, _redlock_v1_KeepAliveResponse__Output>;
@@ -157,12 +164,19 @@ export interface LockServiceClient extends grpc.Client {
    * KeepAlive binds a lease to this stream: the server renews it every ttl/3 while the
    * stream lives and answers after each renewal (the first answer promptly).
    * 
-   * The first request names the lease; a further request renews at once and may change the
-   * ttl. Client half-close releases the lease and ends the stream OK. Client cancel or
-   * disconnect stops the renewals and the lease runs out at its validity (unless the server
-   * runs with --release-on-disconnect). The stream ends with NOT_FOUND when the lease is
-   * lost, and with UNAVAILABLE when no quorum answered before the validity ran out.
-   * One lease per stream.
+   * The first request names the lease by its resource and token: any lease whose token still
+   * holds it on a quorum, whichever replica granted it or kept it before. So a holder whose
+   * stream ended (its replica shut down, the connection broke) opens a new stream, on any
+   * replica, with the same token and keeps the same lease with the same fencing token; if the
+   * token no longer holds it, the stream ends NOT_FOUND. A further request renews at once and
+   * may change the ttl: a kept lease's ttl is best changed here, not with Extend, so that the
+   * answers' validity follows the change. Client half-close releases the lease and ends the
+   * stream OK. Client cancel or disconnect stops the renewals and the lease runs out at its
+   * validity (the holder may still be alive behind a partition). A server shutting down ends
+   * every KeepAlive stream with UNAVAILABLE and releases nothing, so that the holder resumes
+   * elsewhere. The stream ends with NOT_FOUND when the lease is lost, and with UNAVAILABLE when
+   * no quorum answered before the validity ran out (or the server is shutting down). One lease
+   * per stream.
    */
   keepAlive(metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientDuplexStream<_redlock_v1_KeepAliveRequest, _redlock_v1_KeepAliveResponse__Output>;
   keepAlive(options?: grpc.CallOptions): grpc.ClientDuplexStream<_redlock_v1_KeepAliveRequest, _redlock_v1_KeepAliveResponse__Output>;
@@ -251,12 +265,19 @@ export interface LockServiceHandlers extends grpc.UntypedServiceImplementation {
    * KeepAlive binds a lease to this stream: the server renews it every ttl/3 while the
    * stream lives and answers after each renewal (the first answer promptly).
    * 
-   * The first request names the lease; a further request renews at once and may change the
-   * ttl. Client half-close releases the lease and ends the stream OK. Client cancel or
-   * disconnect stops the renewals and the lease runs out at its validity (unless the server
-   * runs with --release-on-disconnect). The stream ends with NOT_FOUND when the lease is
-   * lost, and with UNAVAILABLE when no quorum answered before the validity ran out.
-   * One lease per stream.
+   * The first request names the lease by its resource and token: any lease whose token still
+   * holds it on a quorum, whichever replica granted it or kept it before. So a holder whose
+   * stream ended (its replica shut down, the connection broke) opens a new stream, on any
+   * replica, with the same token and keeps the same lease with the same fencing token; if the
+   * token no longer holds it, the stream ends NOT_FOUND. A further request renews at once and
+   * may change the ttl: a kept lease's ttl is best changed here, not with Extend, so that the
+   * answers' validity follows the change. Client half-close releases the lease and ends the
+   * stream OK. Client cancel or disconnect stops the renewals and the lease runs out at its
+   * validity (the holder may still be alive behind a partition). A server shutting down ends
+   * every KeepAlive stream with UNAVAILABLE and releases nothing, so that the holder resumes
+   * elsewhere. The stream ends with NOT_FOUND when the lease is lost, and with UNAVAILABLE when
+   * no quorum answered before the validity ran out (or the server is shutting down). One lease
+   * per stream.
    */
   KeepAlive: grpc.handleBidiStreamingCall<_redlock_v1_KeepAliveRequest__Output, _redlock_v1_KeepAliveResponse>;
   
