@@ -20,6 +20,10 @@ import org.slf4j.LoggerFactory;
  * as the candidacy lives, woken by any release on any server), then leads while the lease is
  * kept alive, and says so to everyone through announcements. The lease's fencing token is the
  * term; the lease's owner text is the leader's value, so a read of the nodes finds both.
+ *
+ * <p>The candidate may bring its own token: campaigning again with it (its answer was lost, its
+ * replica went away) is the same candidacy, and a leader that resumes with it renews the lease
+ * it holds (same term) instead of queueing, or learns that it no longer leads.
  */
 public final class Candidacy {
   private static final Logger log = LoggerFactory.getLogger(Candidacy.class);
@@ -45,6 +49,9 @@ public final class Candidacy {
   private final Leases elections;
   private final String election;
   private final Listener listener;
+  /** The caller brought its own token: a grant the caller did not hear of is left to it, as with Acquire. */
+  private final boolean callersToken;
+  private final boolean resume;
 
   // All guarded by this.
   /** The value asked for last; {@link #value} until a proclaim is confirmed. */
@@ -54,29 +61,51 @@ public final class Candidacy {
   private long mark;
   private CompletableFuture<Grant> acquiring;
   private KeptLease kept;
+  /** The candidate token: the caller's, or the engine's once granted (empty until then). */
   private String token;
+  /** Leading: granted, or resumed and confirmed by a renewal. */
+  private boolean leading;
   private long term;
   /** Proclaims made within this term, for observers to order them. */
   private long seq;
   private boolean proclaiming;
   private boolean ended;
 
-  Candidacy(Leases elections, String election, String value, Duration ttl, long mark, Listener listener) {
+  Candidacy(Leases elections, String election, String value, Duration ttl, String token, boolean resume, long mark,
+      Listener listener) {
     this.elections = elections;
     this.election = election;
     this.wanted = value;
     this.value = value;
     this.ttl = ttl;
+    this.token = token;
+    this.callersToken = !token.isEmpty();
+    this.resume = resume;
     this.mark = mark;
     this.listener = listener;
   }
 
   void start() {
-    CompletableFuture<Grant> acquire = elections.acquire(election, ttl, FOREVER, "", value);
+    if (resume) {
+      KeptLease lease;
+      synchronized (this) {
+        // The renewal that confirms the leadership, or finds it gone (NOT_FOUND); never a wait in line.
+        kept = elections.keep(election, token, ttl, new Renewals());
+        lease = kept;
+      }
+      lease.renewNow(null, mark);
+      return;
+    }
+    CompletableFuture<Grant> acquire = elections.acquire(election, ttl, FOREVER, token, value);
     synchronized (this) {
       acquiring = acquire;
     }
     acquire.whenComplete(this::granted);
+  }
+
+  /** Whether {@code candidateToken} is this candidacy's own token. */
+  public synchronized boolean hasToken(String candidateToken) {
+    return callersToken && token.equals(candidateToken);
   }
 
   public String election() {
@@ -100,7 +129,7 @@ public final class Candidacy {
       }
       wanted = newValue;
       renew = kept;
-      proclaim = kept != null && !wanted.equals(value) && !proclaiming;
+      proclaim = leading && !wanted.equals(value) && !proclaiming;
       proclaiming |= proclaim;
     }
     if (proclaim) {
@@ -115,14 +144,19 @@ public final class Candidacy {
     return end(true);
   }
 
-  /** The caller went away: renewals stop and the lease runs out, or it is released when {@code release}. */
-  public void abandon(boolean release) {
-    end(release);
+  /**
+   * The caller went away, or this server is shutting down: renewals stop and the leadership runs
+   * out at its validity (its leader may still believe in it, and may resume it elsewhere).
+   */
+  public void abandon() {
+    end(false);
   }
 
   private CompletableFuture<Void> end(boolean release) {
     KeptLease lease;
     long endedTerm;
+    boolean wasLeading;
+    String leaseToken;
     synchronized (this) {
       if (ended) {
         return CompletableFuture.completedFuture(null);
@@ -131,14 +165,25 @@ public final class Candidacy {
       lease = kept;
       kept = null;
       endedTerm = term;
+      wasLeading = leading;
+      leaseToken = token;
       if (lease == null) {
-        acquiring.cancel(false); // a grant made meanwhile is released by the engine: it chose the token
+        // A grant made meanwhile is released by the engine when it chose the token; one under
+        // the caller's token is left to the caller, unless the caller is withdrawing.
+        acquiring.cancel(false);
+        if (release && callersToken) {
+          elections.release(election, leaseToken);
+        }
         return CompletableFuture.completedFuture(null);
       }
     }
     if (!release) {
       lease.stop();
       return CompletableFuture.completedFuture(null);
+    }
+    if (!wasLeading) {
+      // A resume not yet confirmed: the token is the caller's, and it asked to give it back.
+      return lease.release().handle((released, failure) -> null);
     }
     return lease.release().handle((released, failure) -> {
       if (failure != null) {
@@ -174,6 +219,7 @@ public final class Candidacy {
       }
       token = grant.token();
       term = grant.fencingToken();
+      leading = true;
       seq = 0;
       kept = elections.keep(election, token, ttl, new Renewals());
       lease = kept;
@@ -243,6 +289,7 @@ public final class Candidacy {
   private void lostBy(LockEngineException cause) {
     KeptLease lease;
     long endedTerm;
+    boolean wasLeading;
     synchronized (this) {
       if (ended) {
         return;
@@ -251,12 +298,26 @@ public final class Candidacy {
       lease = kept;
       kept = null;
       endedTerm = term;
+      wasLeading = leading;
     }
     if (lease != null) {
       lease.stop();
     }
-    announce(Announcement.vacant(endedTerm));
+    if (wasLeading) {
+      // A resume that found the leadership gone announces nothing: someone else may lead now.
+      announce(Announcement.vacant(endedTerm));
+    }
     listener.lost(cause);
+  }
+
+  /**
+   * The first proclaim number of a resumed leadership: the wall clock in microseconds, so that
+   * it comes after the 0, 1, 2, ... its first replica numbered, and after an earlier resume's on
+   * a replica whose clock is not far ahead. Ordering, not timing: a monotonic clock is not
+   * shared between replicas.
+   */
+  private static long resumedSeq() {
+    return TimeUnit.MILLISECONDS.toMicros(System.currentTimeMillis());
   }
 
   private void announce(Announcement announcement) {
@@ -269,10 +330,19 @@ public final class Candidacy {
     public void held(Grant lease, long at) {
       Leadership leadership;
       boolean newTerm;
+      boolean resumed;
       long atSeq;
       synchronized (Candidacy.this) {
         if (ended) {
           return;
+        }
+        resumed = !leading;
+        if (resumed) {
+          leading = true;
+          // Proclaims of this term made through the replica this leader left were numbered from
+          // 0 up; observers order them by (term, seq), so the resumed ones must come after.
+          seq = resumedSeq();
+          proclaiming = true; // the stored value may be an older one: proclaim the caller's once
         }
         // After a fault a renewal may report a higher fencing token: the term moves with it.
         newTerm = lease.fencingToken() > term;
@@ -284,6 +354,9 @@ public final class Candidacy {
         announce(Announcement.leading(new Leader(leadership.value(), leadership.term()), atSeq));
       }
       listener.leading(leadership, at);
+      if (resumed) {
+        proclaim();
+      }
     }
 
     @Override

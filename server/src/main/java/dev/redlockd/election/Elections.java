@@ -37,20 +37,33 @@ public final class Elections implements AutoCloseable {
   }
 
   /**
-   * Starts a candidacy; {@link InvalidRequestException} for a bad election name, value or ttl.
-   * The listener hears {@link Candidacy.Listener#leading} once the candidate leads.
+   * Starts a candidacy; {@link InvalidRequestException} for a bad election name, value, ttl or
+   * token. The listener hears {@link Candidacy.Listener#leading} once the candidate leads.
+   * {@code token} is the candidate's own (empty: the engine makes one at the grant); with
+   * {@code resume}, the candidate renews the leadership its token holds, or hears
+   * {@link Candidacy.Listener#lost} with {@link dev.redlockd.engine.LeaseNotHeldException}.
    */
-  public Candidacy campaign(String election, String value, Duration ttl, long mark, Candidacy.Listener listener) {
-    checkCandidacy(election, value, ttl);
-    Candidacy candidacy = new Candidacy(leases, election, value, ttl, mark, listener);
+  public Candidacy campaign(String election, String value, Duration ttl, String token, boolean resume, long mark,
+      Candidacy.Listener listener) {
+    checkCandidacy(election, value, ttl, token, resume);
+    Candidacy candidacy = new Candidacy(leases, election, value, ttl, token, resume, mark, listener);
     candidacy.start();
     return candidacy;
   }
 
-  private void checkCandidacy(String election, String value, Duration ttl) {
+  /** {@link #campaign(String, String, Duration, String, boolean, long, Candidacy.Listener)} with a token the engine makes. */
+  public Candidacy campaign(String election, String value, Duration ttl, long mark, Candidacy.Listener listener) {
+    return campaign(election, value, ttl, "", false, mark, listener);
+  }
+
+  private void checkCandidacy(String election, String value, Duration ttl, String token, boolean resume) {
     rules.resource(election);
     rules.owner(election, Objects.requireNonNull(value, "value"));
     rules.ttl(election, ttl);
+    if (resume && token.isEmpty()) {
+      throw new InvalidRequestException("election '" + election + "': resume needs the candidate's token");
+    }
+    rules.token(election, Objects.requireNonNull(token, "token"), false);
   }
 
   /** The rules a candidacy's later requests keep; a null ttl keeps the one in force. */

@@ -67,6 +67,8 @@ public final class KeptLease {
   private long mark;
   private Grant last;
   private long validUntilNanos;
+  /** When the latest unary Extend of this lease (through this server) was sent; see {@link #extendedElsewhere}. */
+  private long extendedAtNanos = Long.MIN_VALUE;
   /** When the first renewal was asked for; before any succeeds, retries run for one ttl. */
   private long startedNanos = -1;
   private ScheduledFuture<?> next;
@@ -90,6 +92,11 @@ public final class KeptLease {
     return resource;
   }
 
+  /** Package-private: the token never leaves the engine but to its holder. */
+  String token() {
+    return token;
+  }
+
   /** Whether this lease is the one named by resource and token. */
   public boolean names(String otherResource, String otherToken) {
     return resource.equals(otherResource) && token.equals(otherToken);
@@ -105,12 +112,18 @@ public final class KeptLease {
       if (ended) {
         return;
       }
+      long now = nanoClock.getAsLong();
       if (newTtl != null) {
+        if (newTtl.compareTo(ttl) < 0 && last != null) {
+          // The shorter renewal may land on some nodes and still miss the quorum: from now on the
+          // validity a JEOPARDY answer reports is no more than the shorter ttl leaves.
+          validUntilNanos = Math.min(validUntilNanos, now + space.validityBound(newTtl).toNanos());
+        }
         ttl = newTtl;
       }
       this.mark = Math.max(this.mark, mark);
       if (startedNanos < 0) {
-        startedNanos = nanoClock.getAsLong();
+        startedNanos = now;
       }
       if (next != null) {
         next.cancel(false);
@@ -135,6 +148,30 @@ public final class KeptLease {
         next.cancel(false);
         next = null;
       }
+    }
+    space.unkept(this);
+  }
+
+  /**
+   * A unary Extend of this lease, sent at {@code sentNanos}, set its ttl on a quorum: renewals
+   * go on with that ttl, the next one falls due by it (a shorter ttl must not wait out the
+   * longer one's period), and the validity reported in jeopardy is the Extend's, since the nodes
+   * now hold the lease that long.
+   */
+  void extendedElsewhere(Grant lease, long sentNanos, Duration newTtl) {
+    synchronized (this) {
+      if (ended) {
+        return;
+      }
+      ttl = newTtl;
+      last = lease;
+      validUntilNanos = sentNanos + lease.validity().toNanos();
+      extendedAtNanos = Math.max(extendedAtNanos, sentNanos);
+      if (next != null) {
+        next.cancel(false);
+        scheduleLocked(onGrid(nanoClock.getAsLong(), newTtl.toNanos() / 3, newTtl));
+      }
+      // else a renewal is under way: when it ends it schedules the next by the shorter of the two ttls
     }
   }
 
@@ -214,14 +251,19 @@ public final class KeptLease {
   }
 
   private void renewed(Grant lease, long sentNanos, Start start) {
-    Duration usedTtl = start.extension().ttl();
     synchronized (this) {
       if (ended) {
         return;
       }
       last = lease;
-      validUntilNanos = sentNanos + lease.validity().toNanos();
-      scheduleLocked(onGrid(nanoClock.getAsLong(), usedTtl.toNanos() / 3, usedTtl));
+      long renewedUntil = sentNanos + lease.validity().toNanos();
+      // An Extend sent after this renewal may have landed after it, with a shorter ttl: then the
+      // nodes hold the lease only as long as the shorter of the two says.
+      validUntilNanos = extendedAtNanos > sentNanos ? Math.min(validUntilNanos, renewedUntil) : renewedUntil;
+      // If the ttl changed while this renewal was under way, whichever landed last governs: the next
+      // renewal comes by the shorter one.
+      Duration due = start.extension().ttl().compareTo(ttl) <= 0 ? start.extension().ttl() : ttl;
+      scheduleLocked(onGrid(nanoClock.getAsLong(), due.toNanos() / 3, due));
     }
     listener.held(lease, start.mark());
   }
@@ -249,6 +291,9 @@ public final class KeptLease {
         ended = true;
         lost = asEngineException(cause, left);
       }
+    }
+    if (lost != null) {
+      space.unkept(this);
     }
     if (stillValid != null) {
       listener.jeopardy(stillValid, (LockEngineException) cause, markAtStart);

@@ -30,6 +30,7 @@ public final class Leases {
   private final Random jitter;
   private final SecureRandom tokens;
   private final AtomicInteger waitingCalls;
+  private final KeptLeaseIndex kept = new KeptLeaseIndex();
 
   Leases(Shared shared, RequestRules rules, Keys keys, Redlock redlock, OperatorRounds operator) {
     this.config = shared.config;
@@ -94,7 +95,11 @@ public final class Leases {
     return result;
   }
 
-  /** Renews a held lease for {@code ttl} from now; {@link LeaseNotHeldException} if it is not held. */
+  /**
+   * Renews a held lease for {@code ttl} from now; {@link LeaseNotHeldException} if it is not held.
+   * A lease that this server keeps alive takes the new ttl and validity, so that its next renewal
+   * comes in time for a shorter ttl and its JEOPARDY answers report what the nodes hold.
+   */
   public CompletableFuture<Grant> extend(String resource, String token, Duration ttl) {
     try {
       rules.resource(resource);
@@ -103,7 +108,12 @@ public final class Leases {
     } catch (InvalidRequestException e) {
       return CompletableFuture.failedFuture(e);
     }
-    return redlock.extend(resource, token, ttl);
+    long sentNanos = nanoClock.getAsLong();
+    return redlock.extend(resource, token, ttl).whenComplete((grant, failure) -> {
+      if (grant != null) {
+        kept.forEach(resource, token, lease -> lease.extendedElsewhere(grant, sentNanos, ttl));
+      }
+    });
   }
 
   /** Kept leases due together; their resources, tokens and ttls were checked when they were kept. */
@@ -183,7 +193,19 @@ public final class Leases {
     rules.resource(resource);
     rules.token(resource, token, true);
     rules.ttl(resource, ttl);
-    return new KeptLease(this, scheduler, renewals, nanoClock, resource, token, ttl, listener);
+    KeptLease lease = new KeptLease(this, scheduler, renewals, nanoClock, resource, token, ttl, listener);
+    kept.add(lease);
+    return lease;
+  }
+
+  /** The most a grant for {@code ttl} leaves to rely on, counted from when it was asked for. */
+  Duration validityBound(Duration ttl) {
+    return ttl.minus(config.drift(ttl));
+  }
+
+  /** A kept lease whose renewals ended: a unary Extend no longer concerns it. */
+  void unkept(KeptLease lease) {
+    kept.remove(lease);
   }
 
   /**

@@ -19,15 +19,15 @@ import org.slf4j.LoggerFactory;
 /**
  * One Campaign stream: one candidacy for the stream's life. The ways out are KeepAlive's:
  * half-close resigns (or withdraws) and ends OK; cancel or disconnect lets the leadership run
- * out (or releases it, with --release-on-disconnect); a lost leadership ends the stream with
- * NOT_FOUND or UNAVAILABLE; server shutdown resigns and ends it with UNAVAILABLE.
+ * out; a lost leadership ends the stream with NOT_FOUND or UNAVAILABLE; server shutdown ends it
+ * with UNAVAILABLE and resigns nothing, so that the leader resumes through another replica
+ * (CampaignRequest.resume) with the same term.
  */
 final class CampaignStream extends ServerStream<CampaignResponse>
     implements StreamObserver<CampaignRequest>, Candidacy.Listener {
   private static final Logger log = LoggerFactory.getLogger(CampaignStream.class);
 
   private final Elections elections;
-  private final boolean releaseOnDisconnect;
   /** The refusal of a renewal under the access rules in force now, or null when it is allowed. */
   private final Function<String, Status> renewalRefusal;
 
@@ -36,10 +36,9 @@ final class CampaignStream extends ServerStream<CampaignResponse>
   private volatile String electionName = "";
 
   CampaignStream(Elections elections, OpenStreams registry, ServerCallStreamObserver<CampaignResponse> call,
-      boolean releaseOnDisconnect, Function<String, Status> renewalRefusal) {
+      Function<String, Status> renewalRefusal) {
     super(registry, call);
     this.elections = elections;
-    this.releaseOnDisconnect = releaseOnDisconnect;
     this.renewalRefusal = renewalRefusal;
   }
 
@@ -56,21 +55,25 @@ final class CampaignStream extends ServerStream<CampaignResponse>
         }
         if (candidacy == null) {
           electionName = election;
-          candidacy = elections.campaign(election, request.getValue(), ttl, request.getSequence(), this);
+          candidacy = elections.campaign(election, request.getValue(), ttl, request.getToken(),
+              request.getResume(), request.getSequence(), this);
           return;
         }
         if (!candidacy.election().equals(election)) {
           throw new InvalidRequestException("election '" + election
               + "': a Campaign stream runs one candidacy; this request names another election");
         }
+        if (!request.getToken().isEmpty() && !candidacy.hasToken(request.getToken())) {
+          throw new InvalidRequestException("election '" + election
+              + "': a Campaign stream keeps its first request's candidate token; this request carries another");
+        }
         elections.checkUpdate(election, request.getValue(), ttl);
         current = candidacy;
       }
     } catch (InvalidRequestException e) {
-      Candidacy dropped = detach();
-      if (dropped != null) {
-        dropped.abandon(true);
-      }
+      // Not resigned: the leader may believe it leads until it reads this status; it gives the
+      // leadership back itself, or it runs out.
+      abandon();
       end(StatusMapper.toStatus(e));
       return;
     }
@@ -95,20 +98,26 @@ final class CampaignStream extends ServerStream<CampaignResponse>
 
   @Override
   protected void abandoned() {
-    Candidacy running = detach();
-    if (running != null) {
-      running.abandon(releaseOnDisconnect);
-    }
+    abandon();
   }
 
+  /**
+   * Server shutdown: renewals stop, nothing is resigned, the stream ends UNAVAILABLE. The
+   * leadership holds until its validity runs out, as its leader believes, and the leader
+   * resumes it through another replica meanwhile.
+   */
   @Override
   public CompletableFuture<Void> shutdown() {
+    abandon();
+    end(StatusMapper.shuttingDown());
+    return CompletableFuture.completedFuture(null);
+  }
+
+  private void abandon() {
     Candidacy running = detach();
-    CompletableFuture<Void> resigned = running == null ? CompletableFuture.completedFuture(null) : running.resign();
-    return resigned.handle((r, f) -> {
-      end(StatusMapper.shuttingDown());
-      return null;
-    });
+    if (running != null) {
+      running.abandon();
+    }
   }
 
   /**
@@ -119,10 +128,7 @@ final class CampaignStream extends ServerStream<CampaignResponse>
   public void leading(Candidacy.Leadership leadership, long mark) {
     Status refused = renewalRefusal.apply(electionName);
     if (refused != null) {
-      Candidacy running = detach();
-      if (running != null) {
-        running.abandon(false);
-      }
+      abandon();
       end(refused);
       return;
     }

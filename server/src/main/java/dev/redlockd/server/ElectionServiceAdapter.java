@@ -20,21 +20,19 @@ import io.grpc.stub.StreamObserver;
 final class ElectionServiceAdapter extends ElectionServiceGrpc.ElectionServiceImplBase {
   private final Elections elections;
   private final OpenStreams streams;
-  private final boolean releaseOnDisconnect;
   private final Access access;
 
-  ElectionServiceAdapter(Elections elections, OpenStreams streams, Access access, boolean releaseOnDisconnect) {
+  ElectionServiceAdapter(Elections elections, OpenStreams streams, Access access) {
     this.elections = elections;
     this.streams = streams;
     this.access = access;
-    this.releaseOnDisconnect = releaseOnDisconnect;
   }
 
   @Override
   public StreamObserver<CampaignRequest> campaign(StreamObserver<CampaignResponse> responses) {
     ServerCallStreamObserver<CampaignResponse> call = (ServerCallStreamObserver<CampaignResponse>) responses;
     Caller caller = Caller.current();
-    CampaignStream stream = new CampaignStream(elections, streams, call, releaseOnDisconnect,
+    CampaignStream stream = new CampaignStream(elections, streams, call,
         election -> access.check(caller, "Campaign", Permission.LOCK, election));
     try {
       streams.opened(stream);

@@ -19,25 +19,25 @@ import org.slf4j.LoggerFactory;
 /**
  * One KeepAlive stream: binds one lease to the stream's life. Every way out stops the
  * renewals exactly once: half-close releases and ends OK; cancel or disconnect lets the lease
- * run out (or releases it, with --release-on-disconnect); a lost lease ends the stream with
- * NOT_FOUND or UNAVAILABLE; server shutdown releases and ends it with UNAVAILABLE.
+ * run out (a partitioned holder looks exactly like a gone one); a lost lease ends the stream
+ * with NOT_FOUND or UNAVAILABLE; server shutdown ends it with UNAVAILABLE and releases nothing,
+ * so that the holder resumes the lease through another replica. Only the holder's half-close
+ * releases here.
  */
 final class KeepAliveStream extends ServerStream<KeepAliveResponse>
     implements StreamObserver<KeepAliveRequest>, KeptLease.Listener {
   private static final Logger log = LoggerFactory.getLogger(KeepAliveStream.class);
 
   private final LockEngine engine;
-  private final boolean releaseOnDisconnect;
   private final KeptLeaseAccount account;
   private volatile Grant lastGrant; // what a half-close releases, for the caller's share
 
   private KeptLease lease; // guarded by this
 
   KeepAliveStream(LockEngine engine, OpenStreams registry, ServerCallStreamObserver<KeepAliveResponse> call,
-      boolean releaseOnDisconnect, KeptLeaseAccount account) {
+      KeptLeaseAccount account) {
     super(registry, call);
     this.engine = engine;
-    this.releaseOnDisconnect = releaseOnDisconnect;
     this.account = account;
   }
 
@@ -67,10 +67,7 @@ final class KeepAliveStream extends ServerStream<KeepAliveResponse>
         }
       }
     } catch (InvalidRequestException e) {
-      KeptLease dropped = detach();
-      if (dropped != null) {
-        dropped.stop();
-      }
+      stopRenewing();
       end(StatusMapper.toStatus(e));
       return;
     }
@@ -102,25 +99,26 @@ final class KeepAliveStream extends ServerStream<KeepAliveResponse>
 
   @Override
   protected void abandoned() {
-    KeptLease kept = detach();
-    if (kept != null) {
-      if (releaseOnDisconnect) {
-        kept.release();
-      } else {
-        kept.stop();
-      }
-    }
+    stopRenewing();
   }
 
-  /** Server shutdown: release the lease, then end the stream with UNAVAILABLE. */
+  /**
+   * Server shutdown: renewals stop and the stream ends with UNAVAILABLE; the lease stays held
+   * until its validity runs out, which is what its holder believes, and the holder renews it
+   * through another replica meanwhile.
+   */
   @Override
   public CompletableFuture<Void> shutdown() {
+    stopRenewing();
+    end(StatusMapper.shuttingDown());
+    return CompletableFuture.completedFuture(null);
+  }
+
+  private void stopRenewing() {
     KeptLease kept = detach();
-    CompletableFuture<?> released = kept == null ? CompletableFuture.completedFuture(null) : kept.release();
-    return released.handle((r, f) -> {
-      end(StatusMapper.shuttingDown());
-      return null;
-    });
+    if (kept != null) {
+      kept.stop();
+    }
   }
 
   /**
@@ -132,10 +130,7 @@ final class KeepAliveStream extends ServerStream<KeepAliveResponse>
   public void held(Grant lease, long sequence) {
     Status refused = account.renewalRefusal(lease.resource());
     if (refused != null) {
-      KeptLease kept = detach();
-      if (kept != null) {
-        kept.stop();
-      }
+      stopRenewing();
       end(refused);
       return;
     }

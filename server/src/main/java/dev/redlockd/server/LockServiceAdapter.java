@@ -41,16 +41,14 @@ final class LockServiceAdapter extends LockServiceGrpc.LockServiceImplBase {
   private final OpenStreams streams;
   private final Access access;
   private final Shares shares;
-  private final boolean releaseOnDisconnect;
   private final boolean allowForceRelease;
 
   LockServiceAdapter(LockEngine engine, OpenStreams streams, Access access, Shares shares,
-      boolean releaseOnDisconnect, boolean allowForceRelease) {
+      boolean allowForceRelease) {
     this.engine = engine;
     this.streams = streams;
     this.access = access;
     this.shares = shares;
-    this.releaseOnDisconnect = releaseOnDisconnect;
     this.allowForceRelease = allowForceRelease;
   }
 
@@ -199,8 +197,7 @@ final class LockServiceAdapter extends LockServiceGrpc.LockServiceImplBase {
     ServerCallStreamObserver<KeepAliveResponse> call = (ServerCallStreamObserver<KeepAliveResponse>) responses;
     Caller caller = Caller.current();
     // The policy may change while the stream lives: each renewal the server makes is checked too.
-    KeepAliveStream stream = new KeepAliveStream(engine, streams, call, releaseOnDisconnect,
-        new KeptLeaseAccount(access, shares, caller));
+    KeepAliveStream stream = new KeepAliveStream(engine, streams, call, new KeptLeaseAccount(access, shares, caller));
     try {
       stream.holdUntilEnd(shares.keepAliveStream(caller));
       streams.opened(stream);

@@ -7,11 +7,11 @@ import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The open streams of this server (KeepAlive, Campaign, Observe): enforces --max-streams and,
- * on shutdown, ends each (releasing what it holds). A concurrent set: streams open and close on
+ * on shutdown, ends each (releasing nothing). A concurrent set: streams open and close on
  * gRPC and engine threads alike.
  */
 final class OpenStreams {
-  /** A stream that shutdown must end: it releases what it holds, then ends with UNAVAILABLE. */
+  /** A stream that shutdown must end: it stops renewing what it holds (releasing nothing) and ends with UNAVAILABLE. */
   interface OpenStream {
     CompletableFuture<Void> shutdown();
   }
@@ -41,7 +41,7 @@ final class OpenStreams {
     return open.size();
   }
 
-  /** Releases the lease of every open stream and ends each with UNAVAILABLE. */
+  /** Ends every open stream with UNAVAILABLE; what they hold runs out at its validity unless resumed elsewhere. */
   CompletableFuture<Void> shutdown() {
     return CompletableFuture.allOf(open.stream().map(OpenStream::shutdown).toArray(CompletableFuture[]::new));
   }

@@ -144,11 +144,11 @@ public final class RedlockdServer implements AutoCloseable {
           // Metered outside the refusal, so refused requests count with their INVALID_ARGUMENT; the
           // policy inside it, so that it judges only requests that parsed.
           .addService(metrics.meter(UnparseableRequests.refuse(ServerInterceptors.intercept(
-              new LockServiceAdapter(engine, streams, access, new Shares(access), config.releaseOnDisconnect,
+              new LockServiceAdapter(engine, streams, access, new Shares(access),
                   config.allowForceRelease).bind(),
               auth))))
           .addService(metrics.meter(UnparseableRequests.refuse(ServerInterceptors.intercept(
-              new ElectionServiceAdapter(elections, streams, access, config.releaseOnDisconnect).bindService(),
+              new ElectionServiceAdapter(elections, streams, access).bindService(),
               auth))))
           .addService(health.getHealthService())
           .addService(ProtoReflectionServiceV1.newInstance())
@@ -228,9 +228,9 @@ public final class RedlockdServer implements AutoCloseable {
   }
 
   /**
-   * Graceful shutdown: health says NOT_SERVING, no new calls, the leases of open KeepAlive and
-   * Campaign streams are released and every open stream ends with UNAVAILABLE, calls under way get the
-   * grace period, then the engine and the node connections close (and dev-mode Redis nodes stop).
+   * Graceful shutdown: health says NOT_SERVING, no new calls, every open stream ends with
+   * UNAVAILABLE and nothing it holds is released (its holder may still believe it valid, and
+   * resumes it through another replica), calls under way get the grace period, then the engine and the node connections close (and dev-mode Redis nodes stop).
    */
   @Override
   public void close() {
@@ -248,7 +248,7 @@ public final class RedlockdServer implements AutoCloseable {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     } catch (ExecutionException | TimeoutException e) {
-      log.warn("not every kept lease could be released before shutdown: {}", e.toString());
+      log.warn("not every open stream could be ended before shutdown: {}", e.toString());
     }
     try {
       if (!server.awaitTermination(shutdownGrace.toMillis(), TimeUnit.MILLISECONDS)) {

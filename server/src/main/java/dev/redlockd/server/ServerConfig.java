@@ -117,10 +117,9 @@ public final class ServerConfig {
           + "(default ${DEFAULT-VALUE}).")
   int maxStreams;
 
-  @Option(names = "--release-on-disconnect", defaultValue = "${env:REDLOCKD_RELEASE_ON_DISCONNECT:-false}",
-      fallbackValue = "true", arity = "0..1",
-      description = "When a KeepAlive stream is cancelled or its client disconnects, release the lease "
-          + "at once instead of letting it run out (default ${DEFAULT-VALUE}).")
+  /** Removed; still parsed only so that a deployment that sets it stops with the reason. */
+  @Option(names = "--release-on-disconnect", hidden = true,
+      defaultValue = "${env:REDLOCKD_RELEASE_ON_DISCONNECT:-false}", fallbackValue = "true", arity = "0..1")
   boolean releaseOnDisconnect;
 
   @Option(names = "--notify-waiters", defaultValue = "${env:REDLOCKD_NOTIFY_WAITERS:-true}",
@@ -204,6 +203,12 @@ public final class ServerConfig {
     }
     if (file(tokens).isPresent() && file(policy).isEmpty()) {
       throw new IllegalArgumentException("--tokens needs --policy: without a policy every caller is let in");
+    }
+    if (releaseOnDisconnect) {
+      throw new IllegalArgumentException("--release-on-disconnect (REDLOCKD_RELEASE_ON_DISCONNECT) was removed: "
+          + "a client cut off by a partition looks exactly like one that is gone, so releasing its lease let "
+          + "another holder in while it still believed it held; a lease now ends only by its holder's release, "
+          + "ForceRelease, or its ttl. Remove the flag");
     }
     if (devNodes < 1) {
       throw new IllegalArgumentException("--dev-nodes must be at least 1");

@@ -69,7 +69,8 @@ final class StatusMapper {
 
   /** What a KeepAlive stream ends with when the server stops under it (its lease released). */
   static Status shuttingDown() {
-    return Status.UNAVAILABLE.withDescription("redlockd is shutting down; the lease was released");
+    return Status.UNAVAILABLE.withDescription("redlockd is shutting down; nothing was released: "
+        + "reopen the stream on another replica to keep the lease or leadership");
   }
 
   /** A request whose bytes are not the message its RPC takes. */

@@ -84,4 +84,85 @@ class CandidacyTest {
     }
     leader.resign().get(5, TimeUnit.SECONDS);
   }
+
+  private static final String TOKEN_A = "resume-token-aaaaaaaaaaaaaaaaaaaaaaaa";
+  private static final String TOKEN_B = "resume-token-bbbbbbbbbbbbbbbbbbbbbbbb";
+
+  @Test
+  void aLeaderWhoseServerWentAwayResumesOnAnotherWithTheSameTermAndItsValue() throws Exception {
+    Elections first = new Elections(one);
+    Elections second = new Elections(two);
+    Heard heard = new Heard();
+    Candidacy leader = first.campaign("resumed", "v1", TTL, TOKEN_A, false, 0, heard);
+    long term = heard.leading.get(5, TimeUnit.SECONDS).term();
+    Heard waiting = new Heard();
+    Candidacy rival = second.campaign("resumed", "rival", TTL, "", false, 0, waiting);
+    leader.abandon(); // as its server does on shutdown: nothing resigned
+
+    Heard back = new Heard();
+    Candidacy resumed = second.campaign("resumed", "v2", TTL, TOKEN_A, true, 0, back);
+    assertThat(back.leading.get(5, TimeUnit.SECONDS).term()).isEqualTo(term);
+    // The resumed leader proclaims its value: readers see it under the same term.
+    long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+    Leader read = null;
+    while (System.nanoTime() < until) {
+      read = second.leader("resumed").get(5, TimeUnit.SECONDS).orElse(null);
+      if (read != null && read.value().equals("v2")) {
+        break;
+      }
+      Thread.sleep(20);
+    }
+    assertThat(read).isEqualTo(new Leader("v2", term));
+    // Past the first leadership's ttl: renewed through the second engine, never handed over.
+    Thread.sleep(TTL.toMillis() + 500);
+    assertThat(waiting.leading).isNotDone();
+    assertThat(back.lost).isNotDone();
+    resumed.resign().get(5, TimeUnit.SECONDS);
+    assertThat(waiting.leading.get(5, TimeUnit.SECONDS).term()).isGreaterThan(term);
+    rival.resign().get(5, TimeUnit.SECONDS);
+  }
+
+  @Test
+  void resumingALeadershipThatIsGoneIsLostAtOnceNotAPlaceInTheQueue() throws Exception {
+    Elections first = new Elections(one);
+    Elections second = new Elections(two);
+    Heard heard = new Heard();
+    Candidacy leader = first.campaign("gone", "v", TTL, TOKEN_B, false, 0, heard);
+    heard.leading.get(5, TimeUnit.SECONDS);
+    leader.resign().get(5, TimeUnit.SECONDS);
+    Heard other = new Heard();
+    Candidacy next = first.campaign("gone", "next", TTL, "", false, 0, other);
+    other.leading.get(5, TimeUnit.SECONDS);
+
+    Heard back = new Heard();
+    second.campaign("gone", "v", TTL, TOKEN_B, true, 0, back);
+    assertThat(back.lost.get(5, TimeUnit.SECONDS)).isInstanceOf(dev.redlockd.engine.LeaseNotHeldException.class);
+    assertThat(back.leading).isNotDone();
+    assertThat(other.lost).as("the failed resume announced no vacancy and took nothing").isNotDone();
+    assertThat(second.leader("gone").get(5, TimeUnit.SECONDS)).contains(new Leader("next", other.leading.join().term()));
+    next.resign().get(5, TimeUnit.SECONDS);
+  }
+
+  @Test
+  void aCampaignRetriedWithItsTokenIsTheSameCandidacy() throws Exception {
+    Elections first = new Elections(one);
+    Elections second = new Elections(two);
+    String token = "retried-token-cccccccccccccccccccccccc";
+    Heard heard = new Heard();
+    Candidacy leader = first.campaign("retried", "v", TTL, token, false, 0, heard);
+    long term = heard.leading.get(5, TimeUnit.SECONDS).term();
+    leader.abandon(); // its answer lost, say: the caller campaigns again with the same token
+    Heard again = new Heard();
+    Candidacy retried = second.campaign("retried", "v", TTL, token, false, 0, again);
+    assertThat(again.leading.get(2, TimeUnit.SECONDS).term()).as("not queued behind itself").isEqualTo(term);
+    retried.resign().get(5, TimeUnit.SECONDS);
+  }
+
+  @Test
+  void resumeWithoutATokenIsRefused() {
+    org.assertj.core.api.Assertions.assertThatThrownBy(
+            () -> new Elections(one).campaign("no-token", "v", TTL, "", true, 0, new Heard()))
+        .isInstanceOf(dev.redlockd.engine.InvalidRequestException.class)
+        .hasMessageContaining("resume needs the candidate's token");
+  }
 }

@@ -25,10 +25,22 @@ class ServerConfigTest {
     assertThat(e.maxTtl()).isEqualTo(Duration.ofHours(1));
     assertThat(e.retryDelay()).isEqualTo(Duration.ofMillis(100));
     assertThat(e.keyPrefix()).isEqualTo("redlock:");
-    assertThat(c.releaseOnDisconnect).isFalse();
     assertThat(c.metricsPort).isZero();
     assertThat(c.allowForceRelease).isFalse();
     assertThat(c.devMode()).isFalse();
+  }
+
+  @Test
+  void theRemovedReleaseOnDisconnectFlagStopsStartUpWithItsReason() {
+    // A partitioned holder looks exactly like a gone one: releasing would break rule 1.
+    assertThatThrownBy(() -> ServerConfig.parse("--redis", "redis://a:1", "--release-on-disconnect"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("--release-on-disconnect")
+        .hasMessageContaining("was removed")
+        .hasMessageContaining("partition");
+    assertThatThrownBy(() -> ServerConfig.parse("--release-on-disconnect=true"))
+        .hasMessageContaining("was removed");
+    assertThat(ServerConfig.parse("--redis", "redis://a:1", "--release-on-disconnect=false").devMode()).isFalse();
   }
 
   @Test

@@ -45,12 +45,21 @@ final class Candidate implements ClientResponseObserver<CampaignRequest, Campaig
   private volatile long validUntil;
   private volatile long resignedAt;
   private volatile String value;
+  /** The candidate's own token (empty: the server makes one) and whether it resumes a leadership. */
+  private final String token;
+  private final boolean resume;
 
   Candidate(Channel channel, String name, String election, String value, Duration ttl) {
+    this(channel, name, election, value, ttl, "", false);
+  }
+
+  Candidate(Channel channel, String name, String election, String value, Duration ttl, String token, boolean resume) {
     this.name = name;
     this.election = election;
     this.value = value;
     this.ttl = ttl;
+    this.token = token;
+    this.resume = resume;
     ElectionServiceGrpc.newStub(channel).campaign(this);
     ping();
   }
@@ -67,7 +76,7 @@ final class Candidate implements ClientResponseObserver<CampaignRequest, Campaig
     long seq = ++sequence;
     sentAt.put(seq, System.nanoTime());
     requests.onNext(CampaignRequest.newBuilder().setElection(election).setValue(value).setTtl(proto(ttl))
-        .setSequence(seq).build());
+        .setSequence(seq).setToken(token).setResume(resume).build());
     PINGS.schedule(this::ping, ttl.toMillis() / 4, TimeUnit.MILLISECONDS);
   }
 

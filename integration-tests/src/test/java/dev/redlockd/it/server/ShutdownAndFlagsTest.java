@@ -74,7 +74,7 @@ class ShutdownAndFlagsTest {
   }
 
   @Test
-  void sigtermInDevModeReleasesKeptLeasesBeforeItStopsItsRedisNodes() throws Exception {
+  void sigtermInDevModeEndsKeptStreamsUnreleasedBeforeItStopsItsRedisNodes() throws Exception {
     try (ServerProcess server = ServerProcess.start()) {
       LockServiceGrpc.LockServiceBlockingStub stub = LockServiceGrpc.newBlockingStub(server.channel());
       Duration ttl = Duration.ofSeconds(30);
@@ -107,7 +107,7 @@ class ShutdownAndFlagsTest {
 
       assertThat(ended.get(5, TimeUnit.SECONDS).getCode()).isEqualTo(Status.Code.UNAVAILABLE);
       assertThat(server.waitFor(Duration.ofSeconds(15))).as(server.log()).isPresent();
-      // Had the dev nodes died first, the release would have retried for the whole 10 s grace.
+      // Ended without a release (nothing to retry against nodes that are going away), then the nodes stop.
       assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).as(server.log()).isLessThan(5000);
       String log = server.log();
       assertThat(log.substring(log.indexOf("shutting down"))).as(log)
@@ -133,6 +133,8 @@ class ShutdownAndFlagsTest {
         run(Map.of("REDLOCKD_MAX_TTL", "banana")),
         run(Map.of(), "--redis", "http://example:1"),
         run(Map.of(), "--no-such-flag"),
+        run(Map.of(), "--release-on-disconnect"),
+        run(Map.of("REDLOCKD_RELEASE_ON_DISCONNECT", "true")),
     };
     for (String[] result : cases) {
       assertThat(result[0]).as(result[1]).isEqualTo("2");
@@ -140,6 +142,9 @@ class ShutdownAndFlagsTest {
     }
     assertThat(cases[0][1]).contains("max-ttl").contains("banana");
     assertThat(cases[2][1]).contains("banana");
+    // Removed, not ignored: a deployment that relied on it learns why at start-up.
+    assertThat(cases[5][1]).contains("--release-on-disconnect", "was removed");
+    assertThat(cases[6][1]).contains("REDLOCKD_RELEASE_ON_DISCONNECT", "was removed");
   }
 
   @Test
@@ -154,6 +159,6 @@ class ShutdownAndFlagsTest {
   void helpListsTheFlagsAndExitsZero() throws Exception {
     String[] result = run(Map.of(), "--help");
     assertThat(result[0]).isEqualTo("0");
-    assertThat(result[1]).contains("--redis", "--max-ttl", "--node-timeout", "--release-on-disconnect");
+    assertThat(result[1]).contains("--redis", "--max-ttl", "--node-timeout").doesNotContain("--release-on-disconnect");
   }
 }
