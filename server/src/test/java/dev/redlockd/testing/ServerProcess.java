@@ -26,6 +26,7 @@ public final class ServerProcess implements AutoCloseable {
   private final Process process;
   private final Path log;
   private final int port;
+  private boolean frozen; // guarded by this
   private ManagedChannel channel;
 
   private ServerProcess(Process process, Path log, int port) {
@@ -44,7 +45,10 @@ public final class ServerProcess implements AutoCloseable {
     return jar;
   }
 
-  /** Starts {@code java [jvmArgs] -jar <jar> --port 0 [flags]} and waits until it listens. */
+  /**
+   * Starts {@code java [jvmArgs] -jar <jar> --port 0 [flags]} and waits until it listens; flags
+   * that name a {@code --port} of their own replace the {@code --port 0}.
+   */
   public static ServerProcess start(List<String> jvmArgs, List<String> flags, Map<String, String> env) {
     try {
       Path log = Files.createTempFile("redlockd-server", ".log");
@@ -85,7 +89,10 @@ public final class ServerProcess implements AutoCloseable {
     // The server's own temp files (dev mode's Redis, the extracted binary) go where the test's do.
     command.add("-Djava.io.tmpdir=" + System.getProperty("java.io.tmpdir"));
     command.addAll(jvmArgs);
-    command.addAll(List.of("-jar", jar().toString(), "--port", "0"));
+    command.addAll(List.of("-jar", jar().toString()));
+    if (!flags.contains("--port")) {
+      command.addAll(List.of("--port", "0"));
+    }
     command.addAll(flags);
     return command;
   }
@@ -126,6 +133,34 @@ public final class ServerProcess implements AutoCloseable {
     process.destroy();
   }
 
+  /** SIGSTOP: the server holds its sockets and answers nothing, as a partitioned or paused process. */
+  public synchronized void freeze() {
+    signal("STOP");
+    frozen = true;
+  }
+
+  /** SIGCONT after {@link #freeze}. */
+  public synchronized void thaw() {
+    if (frozen) {
+      signal("CONT");
+      frozen = false;
+    }
+  }
+
+  private void signal(String name) {
+    try {
+      Process kill = new ProcessBuilder("kill", "-" + name, Long.toString(process.pid())).inheritIO().start();
+      if (!kill.waitFor(10, TimeUnit.SECONDS) || kill.exitValue() != 0) {
+        throw new IllegalStateException("kill -" + name + " " + process.pid() + " failed");
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
+    }
+  }
+
   /** SIGKILL: the process dies with its leases and streams open. */
   public void kill() {
     process.destroyForcibly();
@@ -146,6 +181,9 @@ public final class ServerProcess implements AutoCloseable {
   public synchronized void close() throws InterruptedException {
     if (channel != null) {
       channel.shutdownNow();
+    }
+    if (frozen && process.isAlive()) {
+      thaw(); // a stopped process would not act on the SIGTERM
     }
     process.destroy();
     if (!process.waitFor(20, TimeUnit.SECONDS)) {

@@ -7,9 +7,9 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The lock holds under faults: 66 clients through 2 server processes on 5 redis-server
- * processes while a nemesis freezes, kills, restarts and slows nodes and kills a server with
- * KeepAlive leases open. 60 s in the suite; {@code -Dchaos.seconds=600} for the long run (see
- * docs/reliability.md). The seed is printed first; {@code -Dchaos.seed} repeats a schedule.
+ * processes while a nemesis freezes, kills, restarts and slows nodes, kills a server with
+ * KeepAlive leases open and stops one with SIGTERM (a rolling restart's step). 60 s in the
+ * suite; {@code -Dchaos.seconds=600} for the long run (see docs/reliability.md). The seed is printed first; {@code -Dchaos.seed} repeats a schedule.
  */
 class ChaosIT {
 

@@ -27,6 +27,7 @@ final class Nemesis {
     RESTART_NODE_EMPTY,
     SLOW_NODE,
     KILL_REPLICA,
+    STOP_REPLICA,
     FREEZE_MAJORITY
   }
 
@@ -125,6 +126,7 @@ final class Nemesis {
       case RESTART_NODE_EMPTY -> restartEmpty();
       case SLOW_NODE -> slow();
       case KILL_REPLICA -> killReplica();
+      case STOP_REPLICA -> stopReplica();
       case FREEZE_MAJORITY -> freeze(cluster.size() / 2 + 1, between(300, 1200), fault);
     };
     if (done) {
@@ -231,6 +233,32 @@ final class Nemesis {
     } finally {
       replicas.restart(r);
       timeline.replica(new FaultTimeline.ReplicaOutage(r, killed, System.nanoTime(), kept));
+    }
+    return true;
+  }
+
+  /**
+   * SIGTERM on a server replica, preferably while it carries KeepAlive streams, then a new
+   * process in its place: a rolling restart's step. Its streams end UNAVAILABLE and nothing it
+   * kept is released, so no other client may be granted those resources while their holders
+   * still count them as held.
+   */
+  private boolean stopReplica() throws InterruptedException {
+    int r = nextReplica;
+    nextReplica = (nextReplica + 1) % replicas.size();
+    long waitUntil = System.nanoTime() + TimeUnit.SECONDS.toNanos(3);
+    Set<String> kept = streams.resourcesOn(r);
+    while (kept.isEmpty() && !stopping && System.nanoTime() < waitUntil) {
+      hold(20);
+      kept = streams.resourcesOn(r);
+    }
+    long stopped = System.nanoTime();
+    try {
+      replicas.stop(r);
+      note("STOP_REPLICA: SIGTERM replica %d with KeepAlive leases open on %s; restarting it", r, kept);
+    } finally {
+      replicas.restart(r);
+      timeline.replica(new FaultTimeline.ReplicaOutage(r, stopped, System.nanoTime(), kept));
     }
     return true;
   }

@@ -58,6 +58,21 @@ final class Replicas implements AutoCloseable {
     return channels[i];
   }
 
+  /**
+   * SIGTERM, and waits for the process to exit: the graceful shutdown, which ends its streams
+   * UNAVAILABLE and releases nothing.
+   */
+  void stop(int i) throws InterruptedException {
+    ServerProcess p;
+    synchronized (this) {
+      p = processes[i];
+    }
+    p.sigterm();
+    if (p.waitFor(java.time.Duration.ofSeconds(20)).isEmpty()) {
+      throw new IllegalStateException("replica " + i + " did not stop within 20 s of SIGTERM");
+    }
+  }
+
   /** SIGKILL: the process dies with its KeepAlive streams and waiting calls open. */
   synchronized void kill(int i) {
     processes[i].kill();
