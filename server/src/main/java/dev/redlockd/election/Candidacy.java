@@ -63,8 +63,16 @@ public final class Candidacy {
   private KeptLease kept;
   /** The candidate token: the caller's, or the engine's once granted (empty until then). */
   private String token;
-  /** Leading: granted, or resumed and confirmed by a renewal. */
+  /**
+   * Leading as the caller hears it: confirmed by a renewal of the lease, whose answer is dated by
+   * the caller's mark from before that renewal began. (A grant after a long wait is not dated:
+   * the mark read when it arrives may be newer than the round that granted it.)
+   */
   private boolean leading;
+  /** This term's leadership was announced to observers, so its end must be too. */
+  private boolean announced;
+  /** A resumed leadership proclaims the caller's value once it is confirmed: the stored one may be older. */
+  private boolean confirmValue;
   private long term;
   /** Proclaims made within this term, for observers to order them. */
   private long seq;
@@ -89,6 +97,7 @@ public final class Candidacy {
     if (resume) {
       KeptLease lease;
       synchronized (this) {
+        confirmValue = true;
         // The renewal that confirms the leadership, or finds it gone (NOT_FOUND); never a wait in line.
         kept = elections.keep(election, token, ttl, new Renewals());
         lease = kept;
@@ -155,7 +164,7 @@ public final class Candidacy {
   private CompletableFuture<Void> end(boolean release) {
     KeptLease lease;
     long endedTerm;
-    boolean wasLeading;
+    boolean wasAnnounced;
     String leaseToken;
     synchronized (this) {
       if (ended) {
@@ -165,7 +174,7 @@ public final class Candidacy {
       lease = kept;
       kept = null;
       endedTerm = term;
-      wasLeading = leading;
+      wasAnnounced = announced;
       leaseToken = token;
       if (lease == null) {
         // A grant made meanwhile is released by the engine when it chose the token; one under
@@ -181,8 +190,8 @@ public final class Candidacy {
       lease.stop();
       return CompletableFuture.completedFuture(null);
     }
-    if (!wasLeading) {
-      // A resume not yet confirmed: the token is the caller's, and it asked to give it back.
+    if (!wasAnnounced) {
+      // A resume not yet confirmed: nobody was told of it, and the caller asked to give it back.
       return lease.release().handle((released, failure) -> null);
     }
     return lease.release().handle((released, failure) -> {
@@ -207,9 +216,8 @@ public final class Candidacy {
       }
       return;
     }
-    Leadership leadership;
+    Leader elected;
     long at;
-    boolean proclaim;
     KeptLease lease;
     synchronized (this) {
       if (ended) {
@@ -219,22 +227,18 @@ public final class Candidacy {
       }
       token = grant.token();
       term = grant.fencingToken();
-      leading = true;
+      announced = true;
       seq = 0;
       kept = elections.keep(election, token, ttl, new Renewals());
       lease = kept;
-      leadership = new Leadership(term, value, grant.validity());
+      elected = new Leader(value, term);
       at = mark;
-      proclaim = !wanted.equals(value);
-      proclaiming = proclaim;
     }
-    announce(Announcement.leading(new Leader(leadership.value(), leadership.term()), 0));
-    listener.leading(leadership, at);
-    // Renewals run from here on; the first confirms the grant on the nodes it did not wait for.
+    announce(Announcement.leading(elected, 0));
+    // The caller hears it leads from the first renewal, at once: its answer is dated by a mark
+    // from before it began, which the grant's cannot be. It also confirms the grant on the nodes
+    // the grant did not wait for.
     lease.renewNow(null, at);
-    if (proclaim) {
-      proclaim();
-    }
   }
 
   /** Refreshes the lease under its own token with the wanted value as its owner text: same term, new value. */
@@ -242,6 +246,7 @@ public final class Candidacy {
     String next;
     String leaseToken;
     Duration leaseTtl;
+    long at; // before the refresh begins: the caller dates its validity from this mark's request
     synchronized (this) {
       if (ended) {
         return;
@@ -249,6 +254,7 @@ public final class Candidacy {
       next = wanted;
       leaseToken = token;
       leaseTtl = ttl;
+      at = mark;
     }
     elections.acquire(election, leaseTtl, Duration.ZERO, leaseToken, next).whenComplete((grant, failure) -> {
       Throwable cause = failure == null ? null : unwrap(failure);
@@ -263,7 +269,6 @@ public final class Candidacy {
         return;
       }
       Leadership leadership;
-      long at;
       boolean again;
       long atSeq;
       synchronized (this) {
@@ -274,7 +279,6 @@ public final class Candidacy {
         term = Math.max(term, grant.fencingToken());
         atSeq = ++seq;
         leadership = new Leadership(term, value, grant.validity());
-        at = mark;
         again = !wanted.equals(value);
         proclaiming = again;
       }
@@ -289,7 +293,7 @@ public final class Candidacy {
   private void lostBy(LockEngineException cause) {
     KeptLease lease;
     long endedTerm;
-    boolean wasLeading;
+    boolean wasAnnounced;
     synchronized (this) {
       if (ended) {
         return;
@@ -298,12 +302,12 @@ public final class Candidacy {
       lease = kept;
       kept = null;
       endedTerm = term;
-      wasLeading = leading;
+      wasAnnounced = announced;
     }
     if (lease != null) {
       lease.stop();
     }
-    if (wasLeading) {
+    if (wasAnnounced) {
       // A resume that found the leadership gone announces nothing: someone else may lead now.
       announce(Announcement.vacant(endedTerm));
     }
@@ -330,21 +334,24 @@ public final class Candidacy {
     public void held(Grant lease, long at) {
       Leadership leadership;
       boolean newTerm;
-      boolean resumed;
+      boolean proclaim = false;
       long atSeq;
       synchronized (Candidacy.this) {
         if (ended) {
           return;
         }
-        resumed = !leading;
-        if (resumed) {
+        if (!leading) {
           leading = true;
-          // Proclaims of this term made through the replica this leader left were numbered from
-          // 0 up; observers order them by (term, seq), so the resumed ones must come after.
-          seq = resumedSeq();
-          proclaiming = true; // the stored value may be an older one: proclaim the caller's once
+          if (!announced) {
+            // Resumed: proclaims of this term made through the replica this leader left were
+            // numbered from 0 up; observers order them by (term, seq), so these come after.
+            seq = resumedSeq();
+            announced = true;
+          }
+          proclaim = (confirmValue || !wanted.equals(value)) && !proclaiming;
+          proclaiming |= proclaim;
         }
-        // After a fault a renewal may report a higher fencing token: the term moves with it.
+        // After a fault (or on a resume) a renewal may report a higher fencing token: the term moves with it.
         newTerm = lease.fencingToken() > term;
         term = Math.max(term, lease.fencingToken());
         atSeq = seq;
@@ -354,7 +361,7 @@ public final class Candidacy {
         announce(Announcement.leading(new Leader(leadership.value(), leadership.term()), atSeq));
       }
       listener.leading(leadership, at);
-      if (resumed) {
+      if (proclaim) {
         proclaim();
       }
     }

@@ -218,12 +218,7 @@ final class Nemesis {
   private boolean killReplica() throws InterruptedException {
     int r = nextReplica;
     nextReplica = (nextReplica + 1) % replicas.size();
-    long waitUntil = System.nanoTime() + TimeUnit.SECONDS.toNanos(3);
-    Set<String> kept = streams.resourcesOn(r);
-    while (kept.isEmpty() && !stopping && System.nanoTime() < waitUntil) {
-      hold(20);
-      kept = streams.resourcesOn(r);
-    }
+    Set<String> kept = awaitKeptOn(r);
     long killed = System.nanoTime();
     replicas.kill(r);
     long downMs = between(300, 1000);
@@ -246,12 +241,7 @@ final class Nemesis {
   private boolean stopReplica() throws InterruptedException {
     int r = nextReplica;
     nextReplica = (nextReplica + 1) % replicas.size();
-    long waitUntil = System.nanoTime() + TimeUnit.SECONDS.toNanos(3);
-    Set<String> kept = streams.resourcesOn(r);
-    while (kept.isEmpty() && !stopping && System.nanoTime() < waitUntil) {
-      hold(20);
-      kept = streams.resourcesOn(r);
-    }
+    Set<String> kept = awaitKeptOn(r);
     long stopped = System.nanoTime();
     try {
       replicas.stop(r);
@@ -261,6 +251,17 @@ final class Nemesis {
       timeline.replica(new FaultTimeline.ReplicaOutage(r, stopped, System.nanoTime(), kept));
     }
     return true;
+  }
+
+  /** The resources kept alive through replica {@code r}, waiting up to 3 s for one to be. */
+  private Set<String> awaitKeptOn(int r) throws InterruptedException {
+    long waitUntil = System.nanoTime() + TimeUnit.SECONDS.toNanos(3);
+    Set<String> kept = streams.resourcesOn(r);
+    while (kept.isEmpty() && !stopping && System.nanoTime() < waitUntil) {
+      hold(20);
+      kept = streams.resourcesOn(r);
+    }
+    return kept;
   }
 
   /** Nodes that vote now (not within a restart's quarantine). */
