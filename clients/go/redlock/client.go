@@ -21,6 +21,7 @@ type Client struct {
 	callTimeout time.Duration
 	retry       retryPolicy
 	owner       string
+	reconnect   func() // wakes the connection's subchannels that back off (a *grpc.ClientConn); may be nil
 
 	testAnswered func() // tests: called after each KeepAlive or Campaign answer is taken in
 }
@@ -66,6 +67,9 @@ func New(cc grpc.ClientConnInterface, opts ...Option) *Client {
 		callTimeout: 5 * time.Second,
 		retry:       retryPolicy{4, 50 * time.Millisecond, time.Second},
 		owner:       defaultOwner(),
+	}
+	if r, ok := cc.(interface{ ResetConnectBackoff() }); ok {
+		c.reconnect = r.ResetConnectBackoff
 	}
 	for _, o := range opts {
 		o(c)

@@ -18,6 +18,12 @@
 // binds the lease to a server stream that renews it; Done, OnLost and WithLock's context report
 // its loss.
 //
+// A kept stream that ends because its replica shut down or its connection broke is not a loss:
+// it is reopened with the same token (a leader's Campaign with resume) until the guarded
+// deadline passes, and the lease keeps its fencing token, the leadership its term. Dial gives
+// the client every replica (round_robin), so that the new stream reaches a live one. Extend on
+// a kept lease goes through its stream.
+//
 // Elections use the same machinery: Campaign waits until this client leads an election and
 // returns a Leadership kept alive on its Campaign stream (IsLeader with the same guard, OnLost,
 // Proclaim, Resign); its Term is the lease's fencing token. Leader reads who leads, and Observe

@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"sync"
 	"time"
 
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
@@ -15,93 +15,83 @@ import (
 	"redlockd.dev/go/redlockv1"
 )
 
+// campaignStream is a leadership's kept stream.
+type campaignStream = keptStream[*redlockv1.CampaignRequest, *redlockv1.CampaignResponse]
+
 // Leadership is this client's leadership of an election, from the Campaign that won it until
-// it is resigned or lost. It is kept alive by the Campaign stream it was won on, which lives
-// on its own (not on the context Campaign was called with): a request every ttl/4, each answer
-// moving the deadline. Its term is the lease's fencing token. Safe for concurrent use.
+// it is resigned or lost. It is kept alive by a Campaign stream with the same machinery as a
+// kept lease (a request every ttl/4, each answer moving the deadline; a stream ended by a
+// replica shutting down or a broken connection is reopened with the candidate's token and
+// resume, keeping the term). The stream lives on its own, not on the context Campaign was
+// called with. Its term is the lease's fencing token. Safe for concurrent use.
 type Leadership struct {
 	c        *Client
 	election string
-	ttl      time.Duration
+	token    string    // the candidate's own token: a reopened stream comes back with it
+	life     *lifetime // deadline, guard, loss (started by the first answer)
+	ks       *campaignStream
 
-	stream       redlockv1.ElectionService_CampaignClient
-	cancelStream context.CancelFunc // ends the stream without resigning (it then runs out)
-
-	sendMu    sync.Mutex // one Send/CloseSend at a time, as grpc-go requires
-	closing   bool       // half-closed or cancelled by this side: the stream's end is no loss
-	sent      sendLog
-	sendValue string // the value requests carry: the campaign's, then the last proclaimed
-
-	stopOnce sync.Once
-	stop     chan struct{} // ends the sender
-	ended    chan struct{} // closed when the stream has ended; endErr is then set
-	endErr   error         // nil: ended OK
+	sendValue string // the value requests carry: the campaign's, then the last proclaimed (under ks.mu)
 
 	mu        sync.Mutex
 	led       chan struct{} // closed by the first answer: the candidate leads
 	leading   bool
 	withdrawn bool // the campaign gave up before leading: a later answer makes no leader
+	resigned  bool
 	term      uint64
 	value     string
-	deadline  time.Time   // send time of the echoed request + validity, monotonic
-	expiry    *time.Timer // fires the loss at deadline - guard
-	lost      *Error
-	resigned  bool
-	callbacks []func(error)
 	proclaims []*proclaimWait
 }
 
 // proclaimWait is a Proclaim waiting for an answer that carries its value.
 type proclaimWait struct {
 	value string
-	shown bool // an answer carried the value (set under the leadership's mu before done closes)
 	done  chan struct{}
 }
 
 // Campaign makes this client a candidate in election with value (what Leader and Observe
 // report while it leads) and returns once it leads. Leadership is kept by a lease of ttl on the
 // Campaign stream, renewed by a request every ttl/4 (sent while waiting too, so that the first
-// answer is dated by a recent request).
+// answer is dated by a recent request). Every request carries a token made by the client, so
+// that a candidate whose stream ended (its replica shut down, the connection broke) campaigns
+// again as the same candidate, and a leader resumes its leadership with the same term.
 //
 // ctx bounds the wait only. When its deadline passes before this client leads, the candidacy
 // is withdrawn (a leadership granted in that instant is resigned by the same half-close) and
 // the error wraps ErrNotAcquired (code ABORTED). When ctx is cancelled, the candidacy is
 // withdrawn too and the error satisfies errors.Is(err, context.Canceled). The leadership
-// returned outlives ctx. Any other end of the stream before leading is an *Error with the
-// stream's status. Nothing is retried.
+// returned outlives ctx. A stream that ends NOT_FOUND, PERMISSION_DENIED, UNAUTHENTICATED,
+// INVALID_ARGUMENT or OK before leading fails the campaign with an *Error with the stream's
+// status; any other end is retried with the same token (the retry policy's attempts and
+// backoff, with jitter; a stream that stayed up a while starts the count over).
 func (c *Client) Campaign(ctx context.Context, election, value string, ttl time.Duration) (*Leadership, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, waitEnded(election, err)
 	}
-	// Opening is bounded by the call timeout; the stream itself lives on its own context.
-	streamCtx, cancel := context.WithCancel(context.Background())
-	timeout := time.AfterFunc(c.callTimeout, cancel)
-	stream, err := c.elections.Campaign(streamCtx)
-	if !timeout.Stop() && err == nil {
-		err = status.Error(codes.DeadlineExceeded, "the Campaign stream did not open within the call timeout")
-	}
+	token, err := newToken()
 	if err != nil {
-		cancel()
+		return nil, &Error{Op: "campaign", Resource: election,
+			st: status.New(codes.Internal, "no random token: "+err.Error()), cause: err}
+	}
+	l := &Leadership{c: c, election: election, token: token, sendValue: value, value: value,
+		life: newLifetime("leadership", election, true, ttl), led: make(chan struct{})}
+	ks, err := startKept(c, l.life, l.campaignSpec())
+	if err != nil {
 		return nil, callError("campaign", election, err)
 	}
-	l := &Leadership{c: c, election: election, ttl: ttl, stream: stream, cancelStream: cancel,
-		sendValue: value, value: value, stop: make(chan struct{}), ended: make(chan struct{}),
-		led: make(chan struct{})}
-	l.send(nil) // at once: the server waits for the first request
-	go l.receive()
-	go l.run()
+	l.ks = ks
 
 	select {
 	case <-l.led:
 		return l, nil
-	case <-l.ended:
+	case <-ks.final:
 		select {
 		case <-l.led: // led, then ended at once: the loss is reported on the leadership
 			return l, nil
 		default:
 		}
-		err := l.endErr
-		if err == nil {
+		err := ks.finalErr
+		if err == nil || err == errNoStream {
 			err = status.Error(codes.Unavailable, "the Campaign stream ended before this candidate led")
 		}
 		return nil, callError("campaign", election, err)
@@ -113,8 +103,37 @@ func (c *Client) Campaign(ctx context.Context, election, value string, ttl time.
 		}
 		l.withdrawn = true
 		l.mu.Unlock()
-		l.halfCloseInBackground() // withdraws; resigns a grant already on its way
+		// Withdraws; resigns a grant already on its way.
+		go ks.halfClose(context.Background(), c.callTimeout, false)
 		return nil, waitEnded(election, ctx.Err())
+	}
+}
+
+// campaignSpec makes the leadership's stream: every request carries the election, the value,
+// the ttl and the candidate's token; the first request of a reopened stream asks to resume
+// when the candidate was leading.
+func (l *Leadership) campaignSpec() streamSpec[*redlockv1.CampaignRequest, *redlockv1.CampaignResponse] {
+	return streamSpec[*redlockv1.CampaignRequest, *redlockv1.CampaignResponse]{
+		op:   "leadership",
+		what: "Campaign",
+		open: func(ctx context.Context, reopen bool) (bidi[*redlockv1.CampaignRequest, *redlockv1.CampaignResponse], error) {
+			s, err := l.c.elections.Campaign(ctx, grpc.WaitForReady(reopen))
+			if err != nil {
+				return nil, err
+			}
+			return s, nil
+		},
+		request: func(seq uint64, first bool) *redlockv1.CampaignRequest {
+			l.mu.Lock()
+			resume := first && l.leading
+			l.mu.Unlock()
+			return &redlockv1.CampaignRequest{Election: l.election, Value: l.sendValue,
+				Ttl: durationpb.New(l.life.currentTTL()), Sequence: seq, Token: l.token, Resume: resume}
+		},
+		echo: func(r *redlockv1.CampaignResponse) (uint64, time.Duration) {
+			return r.GetSequence(), r.GetValidity().AsDuration()
+		},
+		answered: l.answered,
 	}
 }
 
@@ -150,65 +169,60 @@ func (l *Leadership) Value() string {
 
 // IsLeader reports whether this client may still act as the leader: not resigned, not lost,
 // and the guarded deadline (deadline - min(ttl/20, 100ms)) not passed.
-func (l *Leadership) IsLeader() bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.leaderLocked(time.Now())
-}
+func (l *Leadership) IsLeader() bool { return l.life.valid() }
 
-func (l *Leadership) leaderLocked(now time.Time) bool {
-	return l.leading && !l.resigned && l.lost == nil && now.Before(l.deadline.Add(-guardFor(l.ttl)))
-}
+// Remaining is the time this client may still act as the leader (until the guarded deadline);
+// 0 when it may not.
+func (l *Leadership) Remaining() time.Duration { return l.life.remaining() }
+
+// Deadline is the send time of the request whose answer last renewed the leadership plus the
+// validity it carried: the deadline itself, without the guard, with the monotonic reading.
+func (l *Leadership) Deadline() time.Time { return l.life.deadlineAt() }
+
+// Done is closed when the leadership is lost or resigned.
+func (l *Leadership) Done() <-chan struct{} { return l.life.done }
+
+// Err is the error the leadership was lost with (it wraps ErrLeaseLost), or nil.
+func (l *Leadership) Err() error { return l.life.err() }
 
 // String describes the leadership: election, term, value and whether it still leads.
 func (l *Leadership) String() string {
+	leader := l.IsLeader()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return fmt.Sprintf("Leadership{election=%q, term=%d, value=%q, isLeader=%t}",
-		l.election, l.term, l.value, l.leaderLocked(time.Now()))
+		l.election, l.term, l.value, leader)
 }
 
 // OnLost registers fn to be called once, on a goroutine of its own, with the loss error (it
-// wraps ErrLeaseLost) when the leadership is lost: the stream ended without a resign, or the
-// guarded deadline passed without a renewal. If it already is lost, fn runs at once. It is
-// never called for a leadership resigned before it was lost.
-func (l *Leadership) OnLost(fn func(error)) {
-	l.mu.Lock()
-	lost := l.lost
-	if lost == nil {
-		l.callbacks = append(l.callbacks, fn)
-	}
-	l.mu.Unlock()
-	if lost != nil {
-		go fn(lost)
-	}
-}
+// wraps ErrLeaseLost) when the leadership is lost: its stream ended with NOT_FOUND (or
+// PERMISSION_DENIED, UNAUTHENTICATED, INVALID_ARGUMENT, or OK without a resign), or the guarded
+// deadline passed without a renewal (a stream that could not be reopened in time). If it
+// already is lost, fn runs at once. It is never called for a leadership resigned before it was
+// lost.
+func (l *Leadership) OnLost(fn func(error)) { l.life.onLost(fn) }
 
 // Proclaim changes the value the leader is reported with, keeping its term. It returns once an
 // answer of the server carries the new value; the loss error if the leadership is lost first;
 // an error with code DEADLINE_EXCEEDED if no such answer came within the call timeout.
 func (l *Leadership) Proclaim(ctx context.Context, value string) error {
-	l.mu.Lock()
-	if err := l.unusableLocked("proclaim"); err != nil {
-		l.mu.Unlock()
+	if err := l.unusable("proclaim"); err != nil {
 		return err
 	}
 	w := &proclaimWait{value: value, done: make(chan struct{})}
+	l.mu.Lock()
 	l.proclaims = append(l.proclaims, w)
 	l.mu.Unlock()
 
-	l.send(&value)
+	l.ks.sendNow(func() { l.sendValue = value })
 	t := time.NewTimer(l.c.callTimeout)
 	defer t.Stop()
 	var failed error
 	select {
 	case <-w.done:
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		if w.shown {
-			return nil
-		}
-		return l.unusableLocked("proclaim")
+		return nil
+	case <-l.life.done:
+		failed = l.unusable("proclaim")
 	case <-t.C:
 		failed = &Error{Op: "proclaim", Resource: l.election, election: true,
 			st: status.New(codes.DeadlineExceeded, "no answer showed the new value within the call timeout")}
@@ -229,8 +243,9 @@ func (l *Leadership) Proclaim(ctx context.Context, value string) error {
 // Resign gives the leadership up by half-closing its stream and waits (up to the call timeout,
 // or ctx) for the stream's end. True only on the first call, and only when the stream ended OK
 // (the server resigned it); false for one already lost or not held any more. Afterwards
-// IsLeader is false and no loss is reported. An error says the stream did not end cleanly:
-// the leadership then runs out at its validity.
+// IsLeader is false and no loss is reported. When the stream is down (being reopened), it is
+// reopened to carry the half-close. An error says the stream did not end cleanly: the
+// leadership then runs out at its validity.
 func (l *Leadership) Resign(ctx context.Context) (bool, error) {
 	l.mu.Lock()
 	if l.resigned {
@@ -238,46 +253,26 @@ func (l *Leadership) Resign(ctx context.Context) (bool, error) {
 		return false, nil
 	}
 	l.resigned = true
-	wasLost := l.lost != nil
-	waiting := l.proclaims
-	l.proclaims = nil
-	if l.expiry != nil {
-		l.expiry.Stop()
-	}
 	l.mu.Unlock()
-	for _, w := range waiting {
-		close(w.done)
-	}
-	if wasLost {
+	if _, wasLost := l.life.end(); wasLost {
 		return false, nil
 	}
 
-	l.sendMu.Lock()
-	if !l.closing {
-		l.closing = true
-		_ = l.stream.CloseSend()
-	}
-	l.sendMu.Unlock()
-	l.stopSending()
-	t := time.NewTimer(l.c.callTimeout)
-	defer t.Stop()
+	ended, ok := l.ks.halfClose(ctx, l.c.callTimeout, true)
 	var failed *Error
-	select {
-	case <-l.ended:
-		switch status.Code(l.endErr) {
-		case codes.OK:
-			return true, nil
-		case codes.NotFound:
-			return false, nil
-		}
-		failed = callError("resign", l.election, l.endErr)
-	case <-t.C:
+	switch {
+	case ok && status.Code(ended) == codes.OK:
+		return true, nil
+	case ok && status.Code(ended) == codes.NotFound:
+		return false, nil
+	case ok:
+		failed = callError("resign", l.election, ended)
+	case ctx.Err() != nil:
+		failed = abandonedError("resign", l.election, ctx.Err(), nil)
+	default:
 		failed = &Error{Op: "resign", Resource: l.election,
 			st: status.New(codes.DeadlineExceeded, "the Campaign stream did not end within the call timeout")}
-	case <-ctx.Done():
-		failed = abandonedError("resign", l.election, ctx.Err(), nil)
 	}
-	l.cancelStream()
 	failed.election = true
 	return false, failed
 }
@@ -291,12 +286,12 @@ func (l *Leadership) Close() error {
 	return nil
 }
 
-// unusableLocked is the error for an operation on a resigned or lost leadership, else nil.
-func (l *Leadership) unusableLocked(op string) error {
-	if l.lost != nil {
-		return l.lost
+// unusable is the error for an operation on a resigned or lost leadership, else nil.
+func (l *Leadership) unusable(op string) error {
+	if lost := l.life.lossErr(); lost != nil {
+		return lost
 	}
-	if l.resigned {
+	if l.life.isEnded() {
 		e := lostError(op, l.election, status.New(codes.FailedPrecondition, "the leadership was resigned"), nil)
 		e.election = true
 		return e
@@ -304,87 +299,21 @@ func (l *Leadership) unusableLocked(op string) error {
 	return nil
 }
 
-// send sends the next request (with value, when given, as the value from now on), recording
-// its send time under its sequence.
-func (l *Leadership) send(value *string) {
-	l.sendMu.Lock()
-	defer l.sendMu.Unlock()
-	if l.closing {
-		return
-	}
-	if value != nil {
-		l.sendValue = *value
-	}
-	seq := l.sent.next()
-	// An error means the stream has ended; receive reports how.
-	_ = l.stream.Send(&redlockv1.CampaignRequest{
-		Election: l.election, Value: l.sendValue, Ttl: durationpb.New(l.ttl), Sequence: seq})
-}
-
-// run sends a request every ttl/4 until stopped, while waiting and while leading.
-func (l *Leadership) run() {
-	period := l.ttl / 4
-	if period < time.Millisecond {
-		period = time.Millisecond
-	}
-	for {
-		t := time.NewTimer(period)
-		select {
-		case <-l.stop:
-			t.Stop()
-			return
-		case <-t.C:
-		}
-		l.send(nil)
-	}
-}
-
-func (l *Leadership) stopSending() {
-	l.stopOnce.Do(func() { close(l.stop) })
-}
-
-// receive takes in each answer and reports the stream's end.
-func (l *Leadership) receive() {
-	for {
-		resp, err := l.stream.Recv()
-		if err != nil {
-			l.finish(err)
-			return
-		}
-		l.answered(resp)
-		if h := l.c.testAnswered; h != nil {
-			h()
-		}
-	}
-}
-
-// answered applies one answer: the first makes the candidate the leader; each later one
-// updates the value and moves the deadline, only forward. An answer this client cannot date
-// (unknown sequence) is ignored.
-func (l *Leadership) answered(resp *redlockv1.CampaignResponse) {
-	l.sendMu.Lock()
-	sent, known := l.sent.at(resp.GetSequence())
-	l.sendMu.Unlock()
-	if !known {
-		return
-	}
-	deadline := sent.Add(resp.GetValidity().AsDuration())
-
+// answered applies one dated answer: the first makes the candidate the leader; each later one
+// updates the value and the term and moves the deadline, only forward.
+func (l *Leadership) answered(resp *redlockv1.CampaignResponse, deadline time.Time) {
 	l.mu.Lock()
 	if !l.leading {
-		if !l.withdrawn {
-			l.leading = true
-			l.term = resp.GetTerm()
-			l.value = resp.GetValue()
-			l.deadline = deadline
-			l.scheduleExpiryLocked()
-			close(l.led)
+		if l.withdrawn {
+			l.mu.Unlock()
+			return
 		}
+		l.leading = true
+		l.term = resp.GetTerm()
+		l.value = resp.GetValue()
 		l.mu.Unlock()
-		return
-	}
-	if l.resigned || l.lost != nil {
-		l.mu.Unlock()
+		l.life.start(deadline)
+		close(l.led)
 		return
 	}
 	l.value = resp.GetValue()
@@ -392,15 +321,10 @@ func (l *Leadership) answered(resp *redlockv1.CampaignResponse) {
 	if resp.GetTerm() > l.term {
 		l.term = resp.GetTerm()
 	}
-	if deadline.After(l.deadline) {
-		l.deadline = deadline
-		l.scheduleExpiryLocked()
-	}
 	var shown []*proclaimWait
 	kept := l.proclaims[:0]
 	for _, w := range l.proclaims {
 		if w.value == l.value {
-			w.shown = true
 			shown = append(shown, w)
 		} else {
 			kept = append(kept, w)
@@ -408,93 +332,10 @@ func (l *Leadership) answered(resp *redlockv1.CampaignResponse) {
 	}
 	l.proclaims = kept
 	l.mu.Unlock()
+	l.life.renewed(deadline)
 	for _, w := range shown {
 		close(w.done)
 	}
-}
-
-// finish records the stream's end; unless this side half-closed or cancelled it, the end of a
-// leading stream is a loss (before leading, Campaign reports it).
-func (l *Leadership) finish(err error) {
-	if errors.Is(err, io.EOF) {
-		err = nil
-	}
-	l.stopSending()
-	l.sendMu.Lock()
-	closing := l.closing
-	l.sendMu.Unlock()
-	l.endErr = err
-	close(l.ended)
-	l.cancelStream()
-	if closing {
-		return
-	}
-	st := status.Convert(err)
-	if err == nil {
-		st = status.New(codes.Unavailable, "the Campaign stream ended without a resign")
-	}
-	l.lose(lostError("leadership", l.election, st, err), false)
-}
-
-// scheduleExpiryLocked (re)arms the timer that reports the loss at deadline - guard.
-func (l *Leadership) scheduleExpiryLocked() {
-	if l.expiry != nil {
-		l.expiry.Stop()
-	}
-	l.expiry = time.AfterFunc(time.Until(l.deadline.Add(-guardFor(l.ttl))), func() {
-		l.lose(lostError("leadership", l.election, status.New(codes.DeadlineExceeded,
-			"the leadership ran out: its guarded deadline passed without a renewal"), nil), true)
-	})
-}
-
-// lose marks a leading leadership lost with err (once; never after a resign), stops its
-// renewals, fails the waiting proclaims and runs the loss callbacks, each on its own
-// goroutine. onlyIfExpired: only when the guarded deadline has passed (a timer that fired
-// while a renewal moved the deadline does nothing).
-func (l *Leadership) lose(err *Error, onlyIfExpired bool) {
-	err.election = true
-	l.mu.Lock()
-	if !l.leading || l.resigned || l.lost != nil ||
-		(onlyIfExpired && time.Now().Before(l.deadline.Add(-guardFor(l.ttl)))) {
-		l.mu.Unlock()
-		return
-	}
-	l.lost = err
-	callbacks, waiting := l.callbacks, l.proclaims
-	l.callbacks, l.proclaims = nil, nil
-	if l.expiry != nil {
-		l.expiry.Stop()
-	}
-	l.mu.Unlock()
-	// Whatever the server still holds is given up: the next candidate need not wait for it.
-	l.halfCloseInBackground()
-	for _, w := range waiting {
-		close(w.done)
-	}
-	for _, fn := range callbacks {
-		go fn(err)
-	}
-}
-
-// halfCloseInBackground half-closes the stream (the server resigns or withdraws at once) and
-// stops the renewals; the stream is cancelled when it has ended, or after the call timeout.
-func (l *Leadership) halfCloseInBackground() {
-	l.sendMu.Lock()
-	if !l.closing {
-		l.closing = true
-		_ = l.stream.CloseSend()
-	}
-	l.sendMu.Unlock()
-	l.stopSending()
-	go func() {
-		t := time.NewTimer(l.c.callTimeout)
-		defer t.Stop()
-		select {
-		case <-l.ended:
-		case <-t.C:
-		}
-		l.cancelStream()
-	}()
 }
 
 // Leader is who leads an election, as everyone may see it.

@@ -76,7 +76,10 @@ func (s *campaignScript) serve(stream redlockv1.ElectionService_CampaignServer) 
 		for {
 			r, err := stream.Recv()
 			if err != nil {
-				s.recvEnd <- err
+				select {
+				case s.recvEnd <- err:
+				default: // an earlier stream's end is still there
+				}
 				return
 			}
 			s.reqs <- r
@@ -132,20 +135,16 @@ func lead(t *testing.T, c *Client, s *campaignScript, ttl, validity time.Duratio
 // sentAt is when l sent its request seq.
 func sentAt(t *testing.T, l *Leadership, seq uint64) time.Time {
 	t.Helper()
-	l.sendMu.Lock()
-	defer l.sendMu.Unlock()
-	at, ok := l.sent.at(seq)
+	l.ks.mu.Lock()
+	defer l.ks.mu.Unlock()
+	at, ok := l.ks.sent.at(seq)
 	if !ok {
 		t.Fatalf("request %d is not remembered", seq)
 	}
 	return at
 }
 
-func deadlineOf(l *Leadership) time.Time {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.deadline
-}
+func deadlineOf(l *Leadership) time.Time { return l.Deadline() }
 
 func TestCampaignSendsWhileWaitingAndDatesItsLeadershipByTheEchoedSequence(t *testing.T) {
 	e := &fakeElections{}
@@ -250,7 +249,7 @@ func TestLeadershipIsLostOnceWhenItsGuardedDeadlinePasses(t *testing.T) {
 	if err := recv(t, s.recvEnd, "the half-close after the loss"); err != io.EOF {
 		t.Fatalf("the stream ended by %v, want a half-close", err)
 	}
-	l.lose(lostError("leadership", "jobs", status.New(codes.NotFound, "again"), nil), false)
+	l.life.lose(lostError("leadership", "jobs", status.New(codes.NotFound, "again"), nil), false)
 	if ok, err := l.Resign(context.Background()); ok || err != nil {
 		t.Fatalf("resign of a lost leadership: %v, %v", ok, err)
 	}
@@ -268,10 +267,10 @@ func TestIsLeaderIsFalseWithinTheGuard(t *testing.T) {
 	s := newCampaignScript(e)
 	const ttl = time.Second // guard 50 ms
 	l := lead(t, startElections(t, e), s, ttl, 300*time.Millisecond)
-	l.mu.Lock()
-	l.expiry.Stop() // no loss reported: IsLeader alone must tell
-	deadline := l.deadline
-	l.mu.Unlock()
+	l.life.mu.Lock()
+	l.life.expiry.Stop() // no loss reported: IsLeader alone must tell
+	deadline := l.life.deadline
+	l.life.mu.Unlock()
 	if !l.IsLeader() {
 		t.Fatal("not leader after the grant")
 	}
@@ -291,7 +290,7 @@ func TestLeadershipIsLostOnceWhenItsStreamEnds(t *testing.T) {
 		want codes.Code
 	}{
 		{"not found", status.Error(codes.NotFound, "election 'jobs' was taken over"), codes.NotFound},
-		{"unavailable", status.Error(codes.Unavailable, "no quorum"), codes.Unavailable},
+		{"permission denied", status.Error(codes.PermissionDenied, "not allowed"), codes.PermissionDenied},
 		{"ok unasked", nil, codes.Unavailable},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -312,14 +311,14 @@ func TestLeadershipIsLostOnceWhenItsStreamEnds(t *testing.T) {
 			if l.IsLeader() {
 				t.Fatal("still leader after the loss")
 			}
-			recv(t, l.stop, "the renewals stopped")
+			recv(t, l.ks.final, "the renewals stopped")
 			late := make(chan error, 1)
 			l.OnLost(func(err error) { late <- err })
 			if got := recv(t, late, "the callback registered after the loss"); got != err {
 				t.Fatalf("late callback got %v", got)
 			}
 			// A second way to lose it (the timer) changes nothing.
-			l.lose(lostError("leadership", "jobs", status.New(codes.DeadlineExceeded, "again"), nil), false)
+			l.life.lose(lostError("leadership", "jobs", status.New(codes.DeadlineExceeded, "again"), nil), false)
 			if perr := l.Proclaim(context.Background(), "a2"); perr != err {
 				t.Fatalf("proclaim on a lost leadership: %v, want the first loss", perr)
 			}

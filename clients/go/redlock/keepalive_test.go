@@ -171,7 +171,7 @@ func TestLossCallbackRunsOnceWhenTheStreamEndsNotFound(t *testing.T) {
 	if eerr := l.Extend(context.Background(), time.Second); eerr != err {
 		t.Fatalf("extend of a lost lease: %v", eerr)
 	}
-	l.checkExpiry()
+	l.life.checkExpiry()
 	if n := atomic.LoadInt32(&calls); n != 1 || len(lost) != 0 {
 		t.Fatalf("callback ran %d times", n)
 	}

@@ -2,7 +2,7 @@
 // Leader election from Node.js with redlockd-client: observe an election, campaign in it,
 // lead for a while (proclaiming a new value), resign.
 //
-//   node election-example.mjs [--server HOST:PORT]   (default 127.0.0.1:50051)
+//   node election-example.mjs [--server HOST:PORT[,HOST:PORT...]]   (default 127.0.0.1:50051; several replicas: a comma list)
 //
 // Exit status 0 on success, 1 on any failure.
 import { setTimeout as sleep } from 'node:timers/promises';

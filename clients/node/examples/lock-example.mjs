@@ -2,7 +2,7 @@
 // redlockd from Node.js with redlockd-client: acquire a lock, keep it alive while working,
 // release it; then the same with withLock.
 //
-//   node lock-example.mjs [--server HOST:PORT]   (default 127.0.0.1:50051)
+//   node lock-example.mjs [--server HOST:PORT[,HOST:PORT...]]   (default 127.0.0.1:50051; several replicas: a comma list)
 //
 // Prints fencing tokens, never a lease's token. Exit status 0 on success, 1 on any failure.
 import { setTimeout as sleep } from 'node:timers/promises';

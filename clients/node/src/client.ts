@@ -14,12 +14,18 @@ import { RetryPolicy, type RetryOptions } from './retry';
 import { loadProto } from './service';
 import { fromDuration, now, sleep, toDuration } from './time';
 import { newToken } from './token';
+import { ROUND_ROBIN, channelTarget } from './target';
 import { Transport } from './transport';
 
 /** Where redlockd listens, and how to reach it. */
 export interface ConnectOptions {
-  /** host:port (any grpc-js target). */
-  address: string;
+  /**
+   * `host:port`; or several replicas, as an array or one string with commas (IP addresses:
+   * `['10.0.0.1:50051', '10.0.0.2:50051']`); or any grpc-js target, e.g. `dns:redlockd:50051`
+   * for a name with several addresses. Calls are spread over every address (round_robin), so a
+   * kept stream reopened after a replica went away reaches one that is up.
+   */
+  address: string | readonly string[];
   /** Default: insecure (plaintext). */
   credentials?: grpc.ChannelCredentials;
   channelOptions?: grpc.ChannelOptions;
@@ -55,7 +61,7 @@ const MAX_REFRESHES = 3;
  * have granted instead of granting a second one.
  */
 export class LockClient {
-  /** The address the client talks to. */
+  /** The address (or the replicas' addresses, comma-separated) the client talks to. */
   readonly target: string;
   readonly owner: string;
   readonly callTimeoutMs: number;
@@ -64,9 +70,16 @@ export class LockClient {
   readonly #elections: ElectionServiceClient;
   readonly #transport: Transport;
 
-  constructor(target: string | ConnectOptions, opts: LockClientOptions = {}) {
-    const connect: ConnectOptions = typeof target === 'string' ? { address: target } : target;
-    this.target = connect.address;
+  /**
+   * `target`: `host:port`, several replicas' addresses (an array, or a string with commas), a
+   * grpc-js target such as `dns:name:port`, or {@link ConnectOptions}.
+   */
+  constructor(target: string | readonly string[] | ConnectOptions, opts: LockClientOptions = {}) {
+    const connect: ConnectOptions = typeof target === 'string' || Array.isArray(target)
+      ? { address: target as string | readonly string[] }
+      : target as ConnectOptions;
+    const address = channelTarget(connect.address);
+    this.target = typeof connect.address === 'string' ? connect.address : connect.address.join(',');
     this.owner = opts.owner ?? `${hostname()} pid ${process.pid}`;
     this.callTimeoutMs = opts.callTimeoutMs ?? 5000;
     if (!(this.callTimeoutMs > 0)) {
@@ -75,10 +88,12 @@ export class LockClient {
     this.retry = new RetryPolicy(opts.retry);
     const { LockService, ElectionService } = loadProto().redlock.v1;
     const credentials = connect.credentials ?? grpc.credentials.createInsecure();
-    this.#stub = new LockService(connect.address, credentials, connect.channelOptions);
+    // round_robin over every address the target names (the caller's service config wins).
+    const channelOptions: grpc.ChannelOptions = { 'grpc.service_config': ROUND_ROBIN, ...connect.channelOptions };
+    this.#stub = new LockService(address, credentials, channelOptions);
     // Elections go over the same channel.
-    this.#elections = new ElectionService(connect.address, credentials,
-      { ...connect.channelOptions, channelOverride: this.#stub.getChannel() });
+    this.#elections = new ElectionService(address, credentials,
+      { ...channelOptions, channelOverride: this.#stub.getChannel() });
     this.#transport = new Transport(this.#stub, this.callTimeoutMs, this.retry);
   }
 
@@ -223,7 +238,9 @@ export class LockClient {
    * candidate leads; it is renewed every ttl/4 until resigned or lost.
    *
    * One Campaign stream carries the candidacy: its first request goes out at once, then one
-   * every ttl/4 while waiting too. Rejects with {@link LockNotAcquiredError} (ABORTED) when
+   * every ttl/4 while waiting too, each with the candidate's own token (made here). A stream
+   * that breaks or ends UNAVAILABLE is opened again with that token (see {@link Leadership}).
+   * Rejects with {@link LockNotAcquiredError} (ABORTED) when
    * `waitMs` passes without leading (the candidacy is withdrawn), with a CANCELLED
    * {@link LockServiceError} when `signal` aborts it (withdrawn the same way), and with
    * {@link LockServiceError} carrying the stream's status for every other failure.
@@ -255,7 +272,7 @@ export class LockClient {
         clearTimeout(waitTimer);
         signal?.removeEventListener('abort', onAbort);
       };
-      const stream = new CampaignStream(this.#elections, election, value, ttlMs, {
+      const stream = new CampaignStream(this.#elections, election, value, ttlMs, this.retry, {
         answered: (response, sentAt) => {
           if (!settled) {
             settle();
@@ -271,6 +288,7 @@ export class LockClient {
               : errorFromStatus(end.code, end.details, election));
           }
         },
+        resumable: () => false, // replaced by the Leadership before it leads
       });
       // Withdrawing half-closes: the server withdraws the candidacy, or resigns a leadership
       // granted in that instant (its answer is not taken any more).

@@ -1,22 +1,24 @@
 // Leader election on ElectionService: the Campaign stream of one candidacy, the Leadership it
 // yields, and Observe streams that follow an election across reconnects.
 //
-// A leadership is a kept lease under another name, and keeps the same rules: its deadline is
-// the send time of the request whose sequence an answer echoes plus the answer's validity,
-// moved only forward; it counts as held until a guard before that deadline; the stream ending
-// without a resign, or the guarded deadline passing, is a loss reported once.
+// A leadership is a kept lease under another name, on the same machinery (kept.ts): its
+// deadline is the send time of the request whose sequence an answer echoes plus the answer's
+// validity, moved only forward; it counts as held until a guard before that deadline; a
+// Campaign stream that breaks or ends UNAVAILABLE is opened again with the candidate's token
+// (and `resume` once leading), and the stream ending NOT_FOUND (or another final status, or OK
+// without a resign), or the guarded deadline passing, is a loss reported once.
 import { inspect, type InspectOptions } from 'node:util';
 import * as grpc from '@grpc/grpc-js';
 import { LeaseLostError, LockServiceError } from './errors';
-import type { StreamEnd } from './keeper';
-import { guardMs, type LostCallback } from './lease';
+import { KeptStream, Lifetime, type LostCallback, type StreamEnd } from './kept';
 import type { CampaignRequest } from './proto/redlock/v1/CampaignRequest';
 import type { CampaignResponse__Output } from './proto/redlock/v1/CampaignResponse';
 import type { ElectionServiceClient } from './proto/redlock/v1/ElectionService';
 import type { Leadership__Output } from './proto/redlock/v1/Leadership';
 import type { ObserveResponse__Output } from './proto/redlock/v1/ObserveResponse';
 import type { RetryPolicy } from './retry';
-import { fromDuration, now, toDuration } from './time';
+import { fromDuration, toDuration } from './time';
+import { newToken } from './token';
 
 const Status = grpc.status;
 
@@ -38,116 +40,89 @@ export interface CampaignOptions {
 /** A value longer than this is INVALID_ARGUMENT, and the server would end the leadership for it. */
 const MAX_VALUE_BYTES = 256;
 
-/** When the last requests were sent, by sequence; older ones are too old to move a deadline. */
-const REMEMBERED = 16;
-
 /** @internal What a Campaign stream tells its owner. */
 export interface CampaignListener {
-  /** An answer whose sequence this stream sent, with that request's send time. */
+  /** An answer whose sequence this candidacy sent, with that request's send time. */
   answered(response: CampaignResponse__Output, sentAt: number): void;
-  /** The stream ended without the owner having closed it. */
+  /** The stream ended for good without the owner having closed it. */
   ended(end: StreamEnd): void;
+  /** A leader's stream broke: open another? (A waiting candidate's is decided here.) */
+  resumable(): boolean;
 }
 
 /**
- * @internal The client end of one Campaign stream: the first request at once, then one every
- * ttl/4 with a rising sequence (while waiting too), each carrying the value wanted now.
+ * @internal The client end of one candidacy, on as many Campaign streams as it takes: the
+ * first request at once, then one every ttl/4 with a rising sequence (while waiting too), each
+ * carrying the candidate's own token and the value wanted now. A stream that breaks or ends
+ * UNAVAILABLE is opened again with the same token: with `resume` when the candidate leads (the
+ * server renews the leadership, same term, never queues), without while it still waits (the
+ * server leads it at once, same term, if the token was granted meanwhile). A waiting candidate
+ * gives up after the retry policy's attempts of streams that each ended within ttl/4.
  */
 export class CampaignStream {
   listener: CampaignListener;
-  readonly #call: grpc.ClientDuplexStream<CampaignRequest, CampaignResponse__Output>;
-  readonly #request: { election: string; value: string; ttl: CampaignRequest['ttl'] };
-  readonly #sent = new Map<number, number>();
-  readonly #ended: Promise<StreamEnd>;
-  #timer: NodeJS.Timeout | undefined;
-  #nextSequence = 1;
-  #closing = false;
-  #done = false;
+  /** Set once the candidate leads: a reopened stream then asks to resume. */
+  leading = false;
+  readonly #kept: KeptStream<CampaignRequest, CampaignResponse__Output>;
+  readonly #token = newToken();
+  readonly #retry: RetryPolicy;
+  readonly #periodMs: number;
+  #value: string;
+  #shortEnds = 0;
 
-  constructor(stub: ElectionServiceClient, election: string, value: string, ttlMs: number, listener: CampaignListener) {
+  constructor(stub: ElectionServiceClient, election: string, value: string, ttlMs: number, retry: RetryPolicy,
+    listener: CampaignListener) {
     this.listener = listener;
-    this.#request = { election, value, ttl: toDuration(ttlMs) };
-    this.#call = stub.Campaign();
-    this.#ended = new Promise((resolve) => {
-      this.#call.on('status', (status: grpc.StatusObject) => {
-        this.#done = true;
-        this.#stopRequests();
-        const end = { code: status.code, details: status.details };
-        resolve(end);
-        if (!this.#closing) {
-          this.listener.ended(end);
-        }
-      });
+    this.#value = value;
+    this.#retry = retry;
+    this.#periodMs = Math.max(1, ttlMs / 4);
+    const ttl = toDuration(ttlMs);
+    this.#kept = new KeptStream<CampaignRequest, CampaignResponse__Output>({
+      what: `Campaign stream of election '${election}'`,
+      open: () => stub.Campaign(),
+      request: (first) => ({ election, value: this.#value, ttl, token: this.#token, resume: first && this.leading }),
+      sequenceOf: (response) => response.sequence,
+      periodMs: this.#periodMs,
+      retry,
+    }, {
+      answered: (response, sentAt) => this.listener.answered(response, sentAt),
+      ended: (end) => this.listener.ended(end),
+      resumable: (_end, livedMs) => (this.leading ? this.listener.resumable() : this.#candidateResumes(livedMs)),
     });
-    this.#call.on('data', (response: CampaignResponse__Output) => {
-      const sentAt = this.#sent.get(Number(response.sequence));
-      if (sentAt !== undefined && !this.#closing) {
-        this.listener.answered(response, sentAt);
-      }
-    });
-    // Every failure also comes as 'status'; without a listener 'error' would be thrown.
-    this.#call.on('error', () => {});
-    this.#send();
-    this.#timer = setInterval(() => this.#send(), Math.max(1, ttlMs / 4));
-    this.#timer.unref();
   }
 
-  /** Sends the candidacy's value now (and with every later request). */
+  /** How many Campaign streams this candidacy opened (1 + the reopens). */
+  get streams(): number {
+    return this.#kept.streams;
+  }
+
+  #candidateResumes(livedMs: number): boolean {
+    if (livedMs >= this.#periodMs) {
+      this.#shortEnds = 0; // it worked for a while (a replica went away): not a server refusing streams
+    }
+    this.#shortEnds++;
+    return this.#shortEnds < this.#retry.maxAttempts;
+  }
+
+  /** Sends the candidacy's value now (and with every later request; a reopened stream's first). */
   proclaim(value: string): void {
-    this.#request.value = value;
-    this.#send();
-  }
-
-  #send(): void {
-    if (this.#closing || this.#done) {
-      return;
-    }
-    const sequence = this.#nextSequence++;
-    this.#sent.set(sequence, now());
-    this.#sent.delete(sequence - REMEMBERED);
-    this.#call.write({ ...this.#request, sequence: String(sequence) });
-  }
-
-  #stopRequests(): void {
-    if (this.#timer !== undefined) {
-      clearInterval(this.#timer);
-      this.#timer = undefined;
-    }
+    this.#value = value;
+    this.#kept.send();
   }
 
   /** Half-closes: the server resigns (or withdraws) and ends the stream OK; resolves with how it ended. */
   halfClose(): Promise<StreamEnd> {
-    if (!this.#closing) {
-      this.#closing = true;
-      this.#stopRequests();
-      if (!this.#done) {
-        this.#call.end();
-      }
-    }
-    return this.#ended;
+    return this.#kept.halfClose();
   }
 
   /** Stops the stream without waiting for it (grpc-js may half-close first: the server then resigns). */
   cancel(): void {
-    this.#closing = true;
-    this.#stopRequests();
-    if (!this.#done) {
-      this.#call.cancel();
-    }
+    this.#kept.cancel();
   }
 
   /** Half-closes and waits up to `timeoutMs` for the end; cancels and reports DEADLINE_EXCEEDED after that. */
   close(timeoutMs: number): Promise<StreamEnd> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => {
-        this.cancel();
-        resolve({ code: Status.DEADLINE_EXCEEDED, details: `no end of the Campaign stream within ${timeoutMs} ms` });
-      }, timeoutMs);
-      void this.halfClose().then((end) => {
-        clearTimeout(timer);
-        resolve(end);
-      });
-    });
+    return this.#kept.close(timeoutMs);
   }
 }
 
@@ -171,7 +146,10 @@ interface ProclaimWaiter {
 
 /**
  * The caller's leadership of an election, from {@link LockClient.campaign}. Renewed on its
- * Campaign stream (a request every ttl/4) until it is resigned or lost.
+ * Campaign stream (a request every ttl/4) until it is resigned or lost; a stream that breaks
+ * or ends UNAVAILABLE (a replica shutting down) is opened again with the candidate's token and
+ * `resume`, on any replica, and the leadership goes on with the same term if a renewal lands
+ * before its guarded deadline.
  *
  * It counts as leading until a guard before its local deadline (ttl/20, at most 100 ms), and is
  * reported lost then unless a renewal moved that deadline: a timer that runs a little late still
@@ -185,16 +163,10 @@ export class Leadership {
 
   readonly #stream: CampaignStream;
   readonly #callTimeoutMs: number;
-  readonly #guardMs: number;
-  readonly #lostController = new AbortController();
   readonly #waiters = new Set<ProclaimWaiter>();
-  #listeners: LostCallback[] = [];
+  readonly #lifetime: Lifetime;
   #term: bigint;
   #value: string;
-  #deadline: number;
-  #resigned = false;
-  #lost: LeaseLostError | undefined;
-  #expiry: NodeJS.Timeout | undefined;
 
   /** @internal Leaderships come from LockClient.campaign, with the stream's first answer. */
   constructor(stream: CampaignStream, election: string, ttlMs: number, callTimeoutMs: number,
@@ -203,21 +175,26 @@ export class Leadership {
     this.election = election;
     this.ttlMs = ttlMs;
     this.#callTimeoutMs = callTimeoutMs;
-    this.#guardMs = guardMs(ttlMs);
     this.#term = BigInt(first.term);
     this.#value = first.value;
-    this.#deadline = sentAt + fromDuration(first.validity);
+    this.#lifetime = new Lifetime(`leadership of election '${election}'`, election, ttlMs,
+      sentAt + fromDuration(first.validity), (error) => {
+        stream.cancel();
+        this.#failWaiters(error);
+      });
+    stream.leading = true;
     stream.listener = {
       answered: (response, at) => this.#answered(response, at),
       ended: (end) => {
         if (end.code === Status.OK) {
-          this.#lose(Status.UNAVAILABLE, `the Campaign stream of election '${election}' ended unexpectedly`);
+          this.#lifetime.lose(Status.UNAVAILABLE, `the Campaign stream of election '${election}' ended unexpectedly`);
         } else {
-          this.#lose(end.code, end.details);
+          this.#lifetime.lose(end.code, end.details);
         }
       },
+      // Until the guarded deadline passes (the lifetime's timer then reports the loss).
+      resumable: () => this.#lifetime.open,
     };
-    this.#scheduleExpiry();
   }
 
   /**
@@ -238,22 +215,27 @@ export class Leadership {
    * answered, plus the validity it returned. The leadership stops counting a guard before it.
    */
   get deadline(): number {
-    return this.#deadline;
+    return this.#lifetime.deadline;
+  }
+
+  /** Milliseconds left while leading (up to the guard before the deadline); 0 once not leading. */
+  get remainingMs(): number {
+    return this.#lifetime.remainingMs;
   }
 
   /** Aborted when the leadership is lost, with the LeaseLostError as its reason. */
   get signal(): AbortSignal {
-    return this.#lostController.signal;
+    return this.#lifetime.signal;
   }
 
   /** Why the leadership was lost, once it is. */
   get lostError(): LeaseLostError | undefined {
-    return this.#lost;
+    return this.#lifetime.lostError;
   }
 
   /** True until the guard before the local deadline is reached, the leadership is lost, or it is resigned. */
   isLeader(): boolean {
-    return !this.#resigned && this.#lost === undefined && now() < this.#deadline - this.#guardMs;
+    return this.#lifetime.valid;
   }
 
   /**
@@ -267,11 +249,11 @@ export class Leadership {
     } catch (e) {
       return Promise.reject(e);
     }
-    if (this.#resigned) {
+    if (this.#lifetime.ended) {
       return Promise.reject(this.#resignedError());
     }
-    if (this.#lost !== undefined) {
-      return Promise.reject(this.#lost);
+    if (this.#lifetime.lostError !== undefined) {
+      return Promise.reject(this.#lifetime.lostError);
     }
     return new Promise((resolve, reject) => {
       const waiter: ProclaimWaiter = {
@@ -291,17 +273,16 @@ export class Leadership {
 
   /**
    * Resigns: half-closes the stream and waits for its end (up to the call timeout). True only on
-   * the first call, and only when the stream ended OK. No loss is reported afterwards.
+   * the first call, and only when the stream ended OK. No loss is reported afterwards. While the
+   * stream is down (being reopened), a new one resumes the leadership and half-closes at once.
    */
   async resign(): Promise<boolean> {
-    if (this.#resigned) {
+    const held = this.#lifetime.open;
+    if (!this.#lifetime.end()) {
       return false;
     }
-    this.#resigned = true;
-    this.#clearExpiry();
-    this.#listeners = [];
     this.#failWaiters(this.#resignedError());
-    if (this.#lost !== undefined) {
+    if (!held) {
       return false;
     }
     const end = await this.#stream.close(this.#callTimeoutMs);
@@ -319,16 +300,12 @@ export class Leadership {
 
   /** Calls `callback` once when the leadership is lost; at once if it already is. Never after a resign. */
   onLost(callback: LostCallback): this {
-    if (this.#lost !== undefined) {
-      callback(this.#lost);
-    } else if (!this.#resigned) {
-      this.#listeners.push(callback);
-    }
+    this.#lifetime.onLost(callback);
     return this;
   }
 
   #answered(response: CampaignResponse__Output, sentAt: number): void {
-    if (this.#resigned || this.#lost !== undefined) {
+    if (!this.#lifetime.open) {
       return;
     }
     // After a fault a renewal may carry a higher fencing token: the term moves with it.
@@ -337,11 +314,7 @@ export class Leadership {
       this.#term = term;
     }
     this.#value = response.value;
-    const deadline = sentAt + fromDuration(response.validity);
-    if (deadline > this.#deadline) {
-      this.#deadline = deadline;
-      this.#scheduleExpiry();
-    }
+    this.#lifetime.renewed(sentAt + fromDuration(response.validity));
     for (const waiter of [...this.#waiters]) {
       if (waiter.value === response.value) {
         this.#waiters.delete(waiter);
@@ -362,52 +335,6 @@ export class Leadership {
       waiter.reject(error);
     }
     this.#waiters.clear();
-  }
-
-  #lose(code: number, details: string): void {
-    if (this.#resigned || this.#lost !== undefined) {
-      return;
-    }
-    const error = new LeaseLostError(code, details, this.election);
-    this.#lost = error;
-    this.#clearExpiry();
-    this.#stream.cancel();
-    this.#failWaiters(error);
-    const listeners = this.#listeners;
-    this.#listeners = [];
-    this.#lostController.abort(error);
-    for (const listener of listeners) {
-      try {
-        listener(error);
-      } catch (e) {
-        process.emitWarning(`a loss callback of the leadership of election '${this.election}' threw: ${String(e)}`);
-      }
-    }
-  }
-
-  #scheduleExpiry(): void {
-    this.#clearExpiry();
-    const delay = this.#deadline - this.#guardMs - now();
-    this.#expiry = setTimeout(() => {
-      this.#expiry = undefined;
-      if (this.#resigned || this.#lost !== undefined) {
-        return;
-      }
-      if (now() < this.#deadline - this.#guardMs) {
-        this.#scheduleExpiry(); // woke a little early
-        return;
-      }
-      this.#lose(Status.DEADLINE_EXCEEDED, `leadership of election '${this.election}' ran out: its local `
-        + `deadline came within ${this.#guardMs} ms without a renewal`);
-    }, Math.max(0, Math.ceil(delay)));
-    this.#expiry.unref();
-  }
-
-  #clearExpiry(): void {
-    if (this.#expiry !== undefined) {
-      clearTimeout(this.#expiry);
-      this.#expiry = undefined;
-    }
   }
 
   toString(): string {

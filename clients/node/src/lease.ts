@@ -1,18 +1,24 @@
 import { inspect, type InspectOptions } from 'node:util';
 import { status as Status } from '@grpc/grpc-js';
 import { LeaseLostError, LockServiceError } from './errors';
-import { LeaseKeeper, type StreamEnd } from './keeper';
+import { KeptStream, Lifetime, guardMs, shortenedDeadline, type LostCallback } from './kept';
 import type { ExtendResponse__Output } from './proto/redlock/v1/ExtendResponse';
+import type { KeepAliveRequest } from './proto/redlock/v1/KeepAliveRequest';
+import type { KeepAliveResponse__Output } from './proto/redlock/v1/KeepAliveResponse';
 import type { ReleaseResponse__Output } from './proto/redlock/v1/ReleaseResponse';
 import type { Transport } from './transport';
 import { fromDuration, now, toDuration } from './time';
 
-/** How long before its deadline a lease stops counting as valid: ttl/20, at most 100 ms. */
-export function guardMs(ttlMs: number): number {
-  return Math.min(ttlMs / 20, 100);
-}
+export { guardMs };
+export type { LostCallback };
 
-export type LostCallback = (error: LeaseLostError) => void;
+/** An extend of a kept lease waiting for an answer that echoes its request (or a later one). */
+interface TtlWaiter {
+  sequence: number;
+  resolve(): void;
+  reject(error: Error): void;
+  timer: NodeJS.Timeout;
+}
 
 /**
  * A held lock. Knows its local deadline (the time the request was sent, plus the validity the
@@ -28,19 +34,13 @@ export class Lease {
   readonly resource: string;
   /** Strictly increases per resource across grants: send it with every write the lock protects. */
   readonly fencingToken: bigint;
-  /** The ttl the lease was acquired with, in ms (KeepAlive renews with it). */
-  readonly ttlMs: number;
 
   readonly #transport: Transport;
   readonly #token: string;
-  readonly #guardMs: number;
-  readonly #lostController = new AbortController();
-  #listeners: LostCallback[] = [];
-  #deadline: number;
-  #released = false;
-  #lost: LeaseLostError | undefined;
-  #keeper: LeaseKeeper | undefined;
-  #expiry: NodeJS.Timeout | undefined;
+  readonly #lifetime: Lifetime;
+  readonly #ttlWaiters = new Set<TtlWaiter>();
+  #ttlMs: number;
+  #kept: KeptStream<KeepAliveRequest, KeepAliveResponse__Output> | undefined;
 
   /** @internal Leases come from LockClient.acquire. */
   constructor(transport: Transport, resource: string, token: string, fencingToken: bigint, ttlMs: number,
@@ -49,10 +49,17 @@ export class Lease {
     this.resource = resource;
     this.#token = token;
     this.fencingToken = fencingToken;
-    this.ttlMs = ttlMs;
-    this.#guardMs = guardMs(ttlMs);
-    this.#deadline = deadline;
-    this.#scheduleExpiry();
+    this.#ttlMs = ttlMs;
+    this.#lifetime = new Lifetime(`lease on resource '${resource}'`, resource, ttlMs, deadline,
+      (error) => this.#stop(error));
+  }
+
+  /**
+   * The lease's ttl in ms: the one it was acquired with, or the last `extend`'s. KeepAlive
+   * renews with it.
+   */
+  get ttlMs(): number {
+    return this.#ttlMs;
   }
 
   /**
@@ -60,44 +67,69 @@ export class Lease {
    * deadline), the lease is lost, or it is released.
    */
   get valid(): boolean {
-    return !this.#released && this.#lost === undefined && now() < this.#deadline - this.#guardMs;
+    return this.#lifetime.valid;
   }
 
   /** Milliseconds left while valid (up to the guard before the deadline); 0 once not valid. */
   get remainingMs(): number {
-    return this.valid ? this.#deadline - this.#guardMs - now() : 0;
+    return this.#lifetime.remainingMs;
   }
 
   /**
    * The local deadline on `performance.now()`: the send time of the request that granted or
-   * last renewed the lease, plus the validity the server returned. Another holder may be
-   * granted the lock after it; this lease stops counting as valid a guard before it.
+   * last renewed the lease, plus the validity the server returned (or earlier, after an extend
+   * to a shorter ttl). Another holder may be granted the lock after it; this lease stops
+   * counting as valid a guard before it.
    */
   get deadline(): number {
-    return this.#deadline;
+    return this.#lifetime.deadline;
   }
 
   /** Aborted when the lease is lost, with the LeaseLostError as its reason. */
   get signal(): AbortSignal {
-    return this.#lostController.signal;
+    return this.#lifetime.signal;
   }
 
   /** Why the lease was lost, once it is. */
   get lostError(): LeaseLostError | undefined {
-    return this.#lost;
+    return this.#lifetime.lostError;
   }
 
   /**
-   * Renews the lease for `ttlMs` from now. UNAVAILABLE is retried while the lease is still
-   * valid. Rejects with LeaseLostError when the lease is no longer held.
+   * Renews the lease for `ttlMs` from now, and makes `ttlMs` its ttl.
+   *
+   * A kept lease (see {@link keepAlive}) changes its ttl through its KeepAlive stream: a request
+   * with the new ttl, and this resolves when an answer echoes it (or a later request). From the
+   * moment that request is sent, answers to earlier requests are ignored, and a shorter ttl
+   * cuts the deadline at once (send time + ttl - ttl/100 - 2 ms, the least the nodes may hold
+   * it); every later request carries the new ttl, every ttl/4. Rejects with a DEADLINE_EXCEEDED
+   * LockServiceError when no answer came within the call timeout (the new ttl stays in force).
+   * A ttl the server refuses ends the stream INVALID_ARGUMENT, which loses the lease.
+   *
+   * A lease that is not kept is renewed with a unary Extend; UNAVAILABLE is retried while the
+   * lease is still valid.
+   *
+   * Rejects with LeaseLostError when the lease is no longer held.
    */
   async extend(ttlMs: number): Promise<this> {
-    if (this.#released) {
-      throw new LeaseLostError(Status.FAILED_PRECONDITION, `lease on resource '${this.resource}' was released`,
-        this.resource);
+    if (typeof ttlMs !== 'number' || Number.isNaN(ttlMs)) {
+      throw new TypeError('ttlMs must be a number');
     }
-    if (this.#lost !== undefined) {
-      throw this.#lost;
+    if (this.#lifetime.ended) {
+      throw this.#releasedError();
+    }
+    if (this.#lifetime.lostError !== undefined) {
+      throw this.#lifetime.lostError;
+    }
+    const kept = this.#kept;
+    if (kept !== undefined) {
+      if (!(ttlMs > 0) || !Number.isFinite(ttlMs)) {
+        // Sent on the stream, the server would end it (and the lease) INVALID_ARGUMENT.
+        throw new LockServiceError(Status.INVALID_ARGUMENT, `lease on resource '${this.resource}': the ttl must be `
+          + 'positive', this.resource);
+      }
+      await this.#extendKept(kept, ttlMs);
+      return this;
     }
     const sent = now();
     let response: ExtendResponse__Output;
@@ -108,16 +140,66 @@ export class Lease {
         this.resource, () => this.valid);
     } catch (e) {
       if (e instanceof LockServiceError && e.code === Status.NOT_FOUND) {
-        this.#lose(e.code, e.details);
-        throw this.#lost ?? new LeaseLostError(e.code, e.details, this.resource);
+        this.#lifetime.lose(e.code, e.details);
+        throw this.#lifetime.lostError ?? new LeaseLostError(e.code, e.details, this.resource);
       }
       throw e;
     }
-    if (!this.#released && this.#lost === undefined) {
-      this.#deadline = sent + fromDuration(response.lease?.validity);
-      this.#scheduleExpiry();
+    if (this.#lifetime.open) {
+      this.#ttlMs = ttlMs;
+      this.#lifetime.ttlChanged(ttlMs);
+      this.#lifetime.reset(sent + fromDuration(response.lease?.validity));
     }
     return this;
+  }
+
+  #extendKept(kept: KeptStream<KeepAliveRequest, KeepAliveResponse__Output>, ttlMs: number): Promise<void> {
+    this.#ttlMs = ttlMs;
+    this.#lifetime.ttlChanged(ttlMs);
+    const sequence = kept.nextSequence;
+    kept.ignoreBefore(sequence);
+    // A shorter ttl: the renewal this request makes may leave the key on the nodes for no longer
+    // than that, so the belief may not outlive it (cut only moves the deadline back).
+    this.#lifetime.cut(shortenedDeadline(now(), ttlMs));
+    kept.setPeriod(ttlMs / 4);
+    kept.send(); // while the stream is down, the next stream's first request carries it
+    return new Promise((resolve, reject) => {
+      const timeoutMs = this.#transport.callTimeoutMs;
+      const waiter: TtlWaiter = {
+        sequence,
+        resolve,
+        reject,
+        timer: setTimeout(() => {
+          this.#ttlWaiters.delete(waiter);
+          reject(new LockServiceError(Status.DEADLINE_EXCEEDED, `lease on resource '${this.resource}': no answer `
+            + `to the ttl change within ${timeoutMs} ms`, this.resource));
+        }, timeoutMs),
+      };
+      this.#ttlWaiters.add(waiter);
+    });
+  }
+
+  #settleTtlWaiters(sequence: number): void {
+    for (const waiter of [...this.#ttlWaiters]) {
+      if (waiter.sequence <= sequence) {
+        this.#ttlWaiters.delete(waiter);
+        clearTimeout(waiter.timer);
+        waiter.resolve();
+      }
+    }
+  }
+
+  #failTtlWaiters(error: Error): void {
+    for (const waiter of this.#ttlWaiters) {
+      clearTimeout(waiter.timer);
+      waiter.reject(error);
+    }
+    this.#ttlWaiters.clear();
+  }
+
+  #releasedError(): LeaseLostError {
+    return new LeaseLostError(Status.FAILED_PRECONDITION, `lease on resource '${this.resource}' was released`,
+      this.resource);
   }
 
   /**
@@ -125,15 +207,16 @@ export class Lease {
    * released a lease a quorum still held.
    */
   async release(): Promise<boolean> {
-    if (this.#released) {
+    const kept = this.#kept;
+    const held = this.#lifetime.open;
+    if (!this.#lifetime.end()) {
       return false;
     }
-    this.#released = true;
-    this.#clearExpiry();
-    const keeper = this.#keeper;
-    if (keeper !== undefined && this.#lost === undefined) {
+    this.#failTtlWaiters(this.#releasedError());
+    if (kept !== undefined && held) {
       // Half-close: the server releases and ends the stream OK (NOT_FOUND if it was not held).
-      const end = await this.#awaitEnd(keeper);
+      // While the stream is down, a new one is opened for it.
+      const end = await kept.close(this.#transport.callTimeoutMs);
       if (end.code === Status.OK) {
         return true;
       }
@@ -148,20 +231,6 @@ export class Lease {
     return response.released;
   }
 
-  #awaitEnd(keeper: LeaseKeeper): Promise<StreamEnd> {
-    return new Promise((resolve) => {
-      const timeoutMs = this.#transport.callTimeoutMs;
-      const timer = setTimeout(() => {
-        keeper.cancel();
-        resolve({ code: Status.DEADLINE_EXCEEDED, details: `no answer within ${timeoutMs} ms` });
-      }, timeoutMs);
-      keeper.halfClose().then((end) => {
-        clearTimeout(timer);
-        resolve(end);
-      });
-    });
-  }
-
   /** Releases and ignores failures (an unreachable lease runs out by itself): for `await using`. */
   async [Symbol.asyncDispose](): Promise<void> {
     try {
@@ -173,24 +242,41 @@ export class Lease {
 
   /**
    * Keeps the lease alive on a KeepAlive stream: a renewal every ttl/4, each moving the
-   * deadline. If the stream ends or the deadline passes without a renewal, the lease is lost.
+   * deadline. A stream that breaks or ends UNAVAILABLE (a replica shutting down) is opened
+   * again with the same token, on any replica, until the guarded deadline passes. The lease is
+   * lost when the stream ends NOT_FOUND, PERMISSION_DENIED, UNAUTHENTICATED or INVALID_ARGUMENT
+   * (or OK without the holder asking), or when the guarded deadline passes without a renewal.
    */
   keepAlive(): this {
-    if (this.#keeper === undefined && !this.#released && this.#lost === undefined) {
-      this.#keeper = new LeaseKeeper(this.#transport.stub, this.resource, this.#token, this.ttlMs, {
-        renewed: (deadline) => {
-          if (deadline > this.#deadline && !this.#released && this.#lost === undefined) {
-            this.#deadline = deadline;
-            this.#scheduleExpiry();
+    if (this.#kept === undefined && this.#lifetime.open) {
+      const { resource } = this;
+      const token = this.#token;
+      this.#kept = new KeptStream<KeepAliveRequest, KeepAliveResponse__Output>({
+        what: `KeepAlive stream of resource '${resource}'`,
+        open: () => this.#transport.stub.KeepAlive(),
+        request: () => ({ resource, token, ttl: toDuration(this.#ttlMs) }),
+        sequenceOf: (response) => response.sequence,
+        periodMs: this.#ttlMs / 4,
+        retry: this.#transport.retry,
+      }, {
+        answered: (response, sentAt, sequence) => {
+          if (response.lease === null) {
+            return; // nothing to date a deadline by
           }
+          // Only forward: an answer about an earlier renewal (or a jeopardy report) may arrive
+          // after a later one.
+          this.#lifetime.renewed(sentAt + fromDuration(response.lease.validity));
+          this.#settleTtlWaiters(sequence);
         },
         ended: (end) => {
           if (end.code === Status.OK) {
-            this.#lose(Status.UNAVAILABLE, `the KeepAlive stream of resource '${this.resource}' ended unexpectedly`);
+            this.#lifetime.lose(Status.UNAVAILABLE, `the KeepAlive stream of resource '${resource}' ended unexpectedly`);
           } else {
-            this.#lose(end.code, end.details);
+            this.#lifetime.lose(end.code, end.details);
           }
         },
+        // Until the guarded deadline passes (the lifetime's timer then reports the loss).
+        resumable: () => this.#lifetime.open,
       });
     }
     return this;
@@ -198,65 +284,26 @@ export class Lease {
 
   /** Calls `callback` once when the lease is lost; at once if it already is. */
   onLost(callback: LostCallback): this {
-    if (this.#lost !== undefined) {
-      callback(this.#lost);
-    } else {
-      this.#listeners.push(callback);
-    }
+    this.#lifetime.onLost(callback);
     return this;
   }
 
   /** @internal For an acquire whose caller no longer wants it: released in the background. */
   abandon(): void {
-    if (!this.#released) {
-      this.#released = true;
-      this.#clearExpiry();
+    if (this.#lifetime.end()) {
+      this.#kept?.cancel();
       this.#transport.releaseQuietly(this.resource, this.#token);
     }
   }
 
-  #lose(code: number, details: string): void {
-    if (this.#released || this.#lost !== undefined) {
-      return;
-    }
-    const error = new LeaseLostError(code, details, this.resource);
-    this.#lost = error;
-    this.#clearExpiry();
-    this.#keeper?.cancel();
-    const listeners = this.#listeners;
-    this.#listeners = [];
-    this.#lostController.abort(error);
-    for (const listener of listeners) {
-      try {
-        listener(error);
-      } catch (e) {
-        process.emitWarning(`a loss callback of the lease on resource '${this.resource}' threw: ${String(e)}`);
-      }
-    }
-  }
-
-  #scheduleExpiry(): void {
-    this.#clearExpiry();
-    const delay = this.#deadline - this.#guardMs - now();
-    this.#expiry = setTimeout(() => {
-      this.#expiry = undefined;
-      if (this.#released || this.#lost !== undefined) {
-        return;
-      }
-      if (now() < this.#deadline - this.#guardMs) {
-        this.#scheduleExpiry(); // woke a little early
-        return;
-      }
-      this.#lose(Status.DEADLINE_EXCEEDED, `lease on resource '${this.resource}' ran out: its local deadline `
-        + `came within ${this.#guardMs} ms without a renewal`);
-    }, Math.max(0, Math.ceil(delay)));
-    this.#expiry.unref();
-  }
-
-  #clearExpiry(): void {
-    if (this.#expiry !== undefined) {
-      clearTimeout(this.#expiry);
-      this.#expiry = undefined;
+  /** On the loss: stop renewing and give the lease back (rule 7). */
+  #stop(error: LeaseLostError): void {
+    this.#failTtlWaiters(error);
+    // A live stream is cancelled, which grpc-js does by half-closing first: the server releases.
+    const cancelled = this.#kept?.cancel() ?? false;
+    if (!cancelled && error.code === Status.DEADLINE_EXCEEDED) {
+      // Ran out with no stream open (never kept, or waiting to reopen): a Release instead.
+      this.#transport.releaseQuietly(this.resource, this.#token);
     }
   }
 

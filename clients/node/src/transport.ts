@@ -71,7 +71,8 @@ export class Transport {
 
   /** Fire and forget: a Release nobody waits for (the lease runs out by itself if it fails). */
   releaseQuietly(resource: string, token: string): void {
-    void this.once((stub, options, callback) => stub.Release({ resource, token }, options, callback),
-      this.callTimeoutMs);
+    // A closed channel throws as the call starts: nothing to do then.
+    this.once((stub, options, callback) => stub.Release({ resource, token }, options, callback),
+      this.callTimeoutMs).catch(() => {});
   }
 }

@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
 """Takes the lock of examples/python, keeps it alive for about 2 s of "work", and releases it.
 
-    python lock_example.py --server HOST:PORT      (default 127.0.0.1:50051)
+    python lock_example.py --server HOST:PORT[,HOST:PORT...]      (default 127.0.0.1:50051)
+
+Several addresses (one per replica) go to one channel that spreads the calls over them, so that
+the kept lease's stream resumes on another replica if its own goes away.
 """
 import argparse
 import time
 
-import grpc
-
+import redlockd
 from redlockd import Lease, LockClient
 
 
@@ -18,9 +20,10 @@ def write_with_fence(fencing_token: int) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--server", default="127.0.0.1:50051", help="HOST:PORT of redlockd")
+    parser.add_argument("--server", default="127.0.0.1:50051",
+                        help="HOST:PORT of redlockd, or several, comma-separated")
     args = parser.parse_args()
-    channel = grpc.insecure_channel(args.server)
+    channel = redlockd.channel(args.server.split(","))
     try:
         # --- README example begins ---
         client = LockClient(channel)  # the channel is yours: the client never closes it

@@ -179,28 +179,53 @@ def campaign_answer(request, term: int, validity: Optional[float] = None, sequen
         sequence=request.sequence if sequence is None else sequence)
 
 
+class Replica:
+    """One fake redlockd replica: both services on a real localhost gRPC server."""
+
+    def __init__(self) -> None:
+        self.fake = FakeLockService()
+        self.elections = FakeElectionService()
+        self.server = grpc.server(futures.ThreadPoolExecutor(max_workers=16))
+        lock_pb2_grpc.add_LockServiceServicer_to_server(self.fake, self.server)
+        election_pb2_grpc.add_ElectionServiceServicer_to_server(self.elections, self.server)
+        self.port = self.server.add_insecure_port("127.0.0.1:0")
+        self.server.start()
+        self.target = f"127.0.0.1:{self.port}"
+
+    def stop(self) -> None:
+        """Stops at once: open calls end (the client sees UNAVAILABLE or CANCELLED) and new
+        connections are refused, as when a replica's process is gone."""
+        self.server.stop(None).wait(5)
+
+
 class FakeServerCase:
     """Mixin for unittest.TestCase: a fresh fake server, channel and client per test."""
 
     def setUp(self) -> None:  # noqa: D401 - unittest hook
         super().setUp()
-        self.fake = FakeLockService()
-        self.server = grpc.server(futures.ThreadPoolExecutor(max_workers=16))
-        lock_pb2_grpc.add_LockServiceServicer_to_server(self.fake, self.server)
-        self.elections = FakeElectionService()
-        election_pb2_grpc.add_ElectionServiceServicer_to_server(self.elections, self.server)
-        port = self.server.add_insecure_port("127.0.0.1:0")
-        self.server.start()
-        self.target = f"127.0.0.1:{port}"
+        self.replica = Replica()
+        self.replicas = [self.replica]
+        self.fake = self.replica.fake
+        self.elections = self.replica.elections
+        self.server = self.replica.server
+        self.target = self.replica.target
         self.channel = grpc.insecure_channel(self.target)
         grpc.channel_ready_future(self.channel).result(timeout=5)
+        self.channels = [self.channel]
         self.client = self.make_client()
 
-    def make_client(self, **options) -> LockClient:
+    def another_replica(self) -> Replica:
+        replica = Replica()
+        self.replicas.append(replica)
+        return replica
+
+    def make_client(self, channel: Optional[grpc.Channel] = None, **options) -> LockClient:
         options.setdefault("retry", FAST_RETRY)
-        return LockClient(self.channel, **options)
+        return LockClient(self.channel if channel is None else channel, **options)
 
     def tearDown(self) -> None:
-        self.channel.close()
-        self.server.stop(None)
+        for channel in self.channels:
+            channel.close()
+        for replica in self.replicas:
+            replica.server.stop(None)
         super().tearDown()

@@ -144,8 +144,9 @@ class CampaignTest(FakeServerCase, unittest.TestCase):
         self.assertLess(at, leadership.deadline)  # before the deadline itself
         self.assertIsInstance(error, LeaseLost)
         self.assertEqual(error.code, grpc.StatusCode.DEADLINE_EXCEEDED)
-        # The stream is left (cancelled), so its end reports nothing a second time.
-        self.assertTrue(self.elections.wait_for(lambda: self.elections.campaign_ends == ["cancelled"]), self.elections.campaign_ends)
+        # The leadership is given back (half-closed: the server resigns it), and the stream's
+        # end reports nothing a second time.
+        self.assertTrue(self.elections.wait_for(lambda: self.elections.campaign_ends == ["half-closed"]), self.elections.campaign_ends)
         time.sleep(0.2)
         self.assertEqual(len(calls), 1)
         late = []

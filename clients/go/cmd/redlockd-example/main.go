@@ -2,7 +2,7 @@
 // releases it, then does the same with WithLock; then it campaigns in an election it observes,
 // leads for a second and resigns.
 //
-//	redlockd-example --server 127.0.0.1:50051
+//	redlockd-example --server 127.0.0.1:50051[,127.0.0.1:50052...]
 package main
 
 import (
@@ -10,6 +10,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"google.golang.org/grpc"
@@ -18,7 +19,7 @@ import (
 )
 
 func main() {
-	server := flag.String("server", "127.0.0.1:50051", "redlockd address, HOST:PORT")
+	server := flag.String("server", "127.0.0.1:50051", "redlockd addresses, HOST:PORT[,HOST:PORT...]")
 	flag.Parse()
 	if err := run(*server); err != nil {
 		fmt.Fprintln(os.Stderr, "redlockd-example:", err)
@@ -27,7 +28,9 @@ func main() {
 }
 
 func run(server string) error {
-	conn, err := grpc.Dial(server, grpc.WithInsecure()) // plaintext, as a dev server listens
+	// Every replica: calls and streams are spread over them (round_robin), and a kept stream
+	// whose replica shuts down resumes on another. Plaintext, as a dev server listens.
+	conn, err := redlock.Dial(context.Background(), strings.Split(server, ","), grpc.WithInsecure())
 	if err != nil {
 		return err
 	}

@@ -2,16 +2,17 @@
 
 ::
 
-    import grpc
+    import redlockd
     from redlockd import LockClient
 
-    client = LockClient(grpc.insecure_channel("localhost:50051"))
+    client = LockClient(redlockd.channel(["10.0.0.1:50051", "10.0.0.2:50051"]))
     with client.acquire("orders/42", ttl=10, wait=2) as lease:
         store.write(order, fencing_token=lease.fencing_token)
 
     with client.campaign("scheduler", "10.0.0.7:8080", ttl=10) as leadership:
         run_scheduler(term=leadership.term, still_leading=leadership.is_leader)
 """
+from ._channel import channel
 from ._tokens import new_token
 from .client import LockClient
 from .election import Leader, Leadership, Observation
@@ -30,6 +31,7 @@ __all__ = [
     "LockNotAcquired",
     "LeaseLost",
     "new_token",
+    "channel",
 ]
 
 __version__ = "0.1.0"

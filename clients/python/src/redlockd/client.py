@@ -3,18 +3,17 @@ from __future__ import annotations
 
 import os
 import socket
-import threading
 import time
-from typing import Any, Callable, Optional, Set, Tuple, TypeVar
+from typing import Any, Callable, Optional, Tuple, TypeVar
 
 import grpc
 
 from . import _durations
-from . import election as _election
-from ._proto import election_pb2, election_pb2_grpc, lock_pb2, lock_pb2_grpc
+from ._calls import Calls
+from ._proto import election_pb2, lock_pb2
 from ._tokens import new_token
+from .election import Leader, Leadership, Observation, campaign
 from .errors import LockNotAcquired, LockServiceError, from_rpc_error
-from .election import Leader, Leadership, Observation
 from .lease import Lease
 from .retry import RetryPolicy
 
@@ -42,6 +41,10 @@ class LockClient:
         with client.acquire("orders/42", ttl=10, wait=2) as lease:
             store.write(order, fencing_token=lease.fencing_token)
 
+    Several replicas: give it a channel from :func:`redlockd.channel`, which spreads the calls
+    over them (round_robin), so that a kept stream whose replica goes away is reopened on
+    another one.
+
     The client never creates or closes the channel. It makes each lease's token itself, so an
     Acquire retried after UNAVAILABLE or DEADLINE_EXCEEDED carries the same token: the server
     refreshes the lease it may already have granted instead of granting a second one. Safe to
@@ -52,15 +55,12 @@ class LockClient:
 
     def __init__(self, channel: grpc.Channel, *, call_timeout: _durations.Seconds = 5.0,
                  retry: RetryPolicy = RetryPolicy(), owner: Optional[str] = None) -> None:
-        self._stub = lock_pb2_grpc.LockServiceStub(channel)
-        self._election_stub = election_pb2_grpc.ElectionServiceStub(channel)
         self._call_timeout = _durations.seconds(call_timeout)
         self._retry = retry
+        self._calls = Calls(channel, self._call_timeout, retry)
+        self._stub = self._calls.lock_stub
+        self._election_stub = self._calls.election_stub
         self._owner = _default_owner() if owner is None else owner
-        # Fire-and-forget calls, kept referenced until done: gRPC cancels a call whose future
-        # is garbage-collected.
-        self._in_flight: Set[grpc.Future] = set()
-        self._in_flight_lock = threading.Lock()
 
     @property
     def owner(self) -> str:
@@ -142,7 +142,7 @@ class LockClient:
                     raise LockServiceError(
                         grpc.StatusCode.DEADLINE_EXCEEDED,
                         f"resource '{resource}': each grant ran out before its answer arrived")
-                return Lease(self, resource, token, response.lease.fencing_token, ttl_s, deadline)
+                return Lease(self._calls, resource, token, response.lease.fencing_token, ttl_s, deadline)
         except BaseException:
             if not settled:
                 self._release_quietly(resource, token)
@@ -189,13 +189,15 @@ class LockClient:
         it leads) and blocks until it leads, or until ``wait`` passes (None: as long as it takes).
 
         The candidacy lives on one Campaign stream, renewed every ttl/4 from the start (while
-        waiting too); the returned :class:`Leadership` is kept alive on it. Raises
+        waiting too); the returned :class:`Leadership` is kept alive on it. The candidate's
+        token is made here: a stream that breaks is reopened with it (a waiting candidate
+        campaigns again as the same candidacy, a leader resumes with the same term). Raises
         :class:`LockNotAcquired` (``ABORTED``) when not leading after ``wait`` (the candidacy is
         withdrawn), and :class:`LockServiceError` with the stream's status when it ends before
         leading. ``wait`` counts from when the stream opens, so give it a few round trips at
         least.
         """
-        return _election.campaign(self, election, value, ttl, wait)
+        return campaign(self._calls, election, value, ttl, wait)
 
     def leader(self, election: str) -> Optional[Leader]:
         """The current leader of ``election`` (value and term), or None when it has none.
@@ -210,36 +212,13 @@ class LockClient:
         """Calls ``callback`` with the current leader of ``election`` (or None), then with every
         change, from a thread of the observation's own, until the observation is closed.
         The stream is reopened when it ends (backoff as the retry policy, no limit)."""
-        return Observation(self, election, callback)
+        return Observation(self._calls, election, callback)
 
-    # --- plumbing for Lease --------------------------------------------------------------------
+    # --- plumbing ------------------------------------------------------------------------------
 
     def _unary(self, method: Any, request: Any,
                still_worth_it: Callable[[], bool] = lambda: True) -> Tuple[Any, float]:
-        """A blocking unary call with the call timeout, UNAVAILABLE retried by the policy while
-        ``still_worth_it()``. Returns the answer and the send time of the attempt it answers."""
-        attempt = 1
-        while True:
-            sent = time.monotonic()
-            try:
-                return method(request, timeout=self._call_timeout), sent
-            except grpc.RpcError as e:
-                if (e.code() != grpc.StatusCode.UNAVAILABLE or attempt >= self._retry.max_attempts
-                        or not still_worth_it()):
-                    raise from_rpc_error(e) from None
-            time.sleep(self._retry.backoff(attempt))
-            attempt += 1
+        return self._calls.unary(method, request, still_worth_it)
 
     def _release_quietly(self, resource: str, token: str) -> None:
-        """Fire and forget: a Release nobody waits for (the lease runs out by itself if it
-        fails)."""
-        future = self._stub.Release.future(
-            lock_pb2.ReleaseRequest(resource=resource, token=token), timeout=self._call_timeout)
-        with self._in_flight_lock:
-            self._in_flight.add(future)
-        future.add_done_callback(self._forget)
-
-    def _forget(self, future: grpc.Future) -> None:
-        with self._in_flight_lock:
-            self._in_flight.discard(future)
-
+        self._calls.release_quietly(resource, token)

@@ -1,8 +1,10 @@
 """Leader election: a candidacy on a Campaign stream, the leadership it wins, and observers.
 
 An election is a lease on its name (in a key space of its own), kept alive on one Campaign
-stream exactly as ``Lease.keep_alive`` keeps a lock: the leadership has a local deadline, a
-guard and loss callbacks (conformance rules 10-13). There is no token on the client side.
+stream by the same machinery as ``Lease.keep_alive`` (``_kept.py``): the leadership has a local
+deadline, a guard and loss callbacks (conformance rules 10-14). The candidate makes its own
+token, so that a stream that breaks is reopened with it: a leader resumes its leadership with
+the same term (``resume``), a waiting candidate campaigns again as the same candidacy.
 """
 from __future__ import annotations
 
@@ -11,21 +13,19 @@ import threading
 import time
 from dataclasses import dataclass
 from types import TracebackType
-from typing import TYPE_CHECKING, Callable, List, Optional, Type
+from typing import Callable, Optional, Tuple, Type
 
 import grpc
 
 from . import _durations
-from ._campaign import CampaignStream
+from ._calls import Calls
+from ._kept import KeptStream, Lifetime, guard
+from ._scheduler import SCHEDULER
 from ._proto import election_pb2
-from ._scheduler import SCHEDULER, Scheduled
+from ._tokens import new_token
 from .errors import LeaseLost, LockNotAcquired, LockServiceError, from_rpc_error
-from .lease import guard
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .client import LockClient
-
-__all__ = ["Leadership", "Leader", "Observation"]
+__all__ = ["Leadership", "Leader", "Observation", "campaign"]
 
 _log = logging.getLogger("redlockd")
 
@@ -53,25 +53,54 @@ def _ms(seconds: float) -> str:
 
 
 class _Candidacy:
-    """One campaign: the stream, and whether it led yet. Answers before the first one that
-    makes a leadership go nowhere else; after it, every answer and the end go to the
-    leadership."""
+    """One campaign: its token, the kept stream, and whether it led yet. Answers before the
+    first one that makes a leadership go nowhere else; after it, every answer and the end go to
+    the leadership."""
 
-    def __init__(self, client: "LockClient", election: str, value: str, ttl: float) -> None:
-        self._client = client
+    def __init__(self, calls: Calls, election: str, value: str, ttl: float) -> None:
+        self._calls = calls
         self._election = election
+        self._value = value  # what the requests carry
         self._ttl = ttl
         self._guard = guard(ttl)
-        self._cond = threading.Condition()
+        self._token = new_token()
+        self._lock = threading.Condition(threading.RLock())
         self._leadership: Optional[Leadership] = None
-        self._ending: Optional[tuple] = None
+        self._ending: Optional[Tuple[grpc.StatusCode, str]] = None
         self._withdrawn = False
-        self._stream = CampaignStream(client._election_stub, election, value, ttl,
-                                      self._answer, self._end)
-        self._stream.start()  # answers may come before this returns: self._stream is set
+        self._stream = KeptStream(
+            f"Campaign of election '{election}'", self._lock, calls.election_stub.Campaign,
+            self._request, self._period, self._answer, self._end, self._may_resume,
+            calls.resume_backoff)
+        self._stream.start()
+
+    # --- the stream's side -------------------------------------------------------------------
+
+    def _request(self, sequence: int, first: bool) -> election_pb2.CampaignRequest:
+        request = election_pb2.CampaignRequest(
+            election=self._election, value=self._value, sequence=sequence)
+        request.ttl.CopyFrom(_durations.to_proto(self._ttl))
+        if first:  # only a stream's first request names the candidacy
+            request.token = self._token
+            # A leader takes its leadership back (same term, never queued); a candidate still
+            # waiting campaigns again as the same candidacy.
+            request.resume = self._leadership is not None
+        return request
+
+    def _period(self) -> float:
+        return max(self._ttl / 4, 0.001)
+
+    def _may_resume(self, failures: int) -> bool:
+        """A leader resumes until its guarded deadline; a candidate still waiting campaigns
+        again unless the stream was refused as many times in a row as the retry policy allows
+        attempts (then the campaign fails with the stream's status, as before leading)."""
+        with self._lock:
+            if self._leadership is not None:
+                return self._leadership.is_leader()
+            return not self._withdrawn and failures < self._calls.retry.max_attempts
 
     def _answer(self, response: election_pb2.CampaignResponse, sent: Optional[float]) -> None:
-        with self._cond:
+        with self._lock:
             leadership = self._leadership
             if leadership is None:
                 if self._withdrawn or sent is None:
@@ -81,33 +110,42 @@ class _Candidacy:
                     # Spent on its way here (a long pause of this process): the next request,
                     # at most ttl/4 away, renews at once and its answer counts from later.
                     return
-                self._leadership = Leadership(self._client, self._stream, self._election,
-                                              self._ttl, response.term, response.value, deadline)
-                self._cond.notify_all()
+                self._leadership = Leadership(self._calls, self, self._stream, self._election,
+                                              self._ttl, response.term, response.value,
+                                              deadline, self._lock)
+                self._lock.notify_all()
                 return
         leadership._answer(response, sent)
 
-    def _end(self, code: grpc.StatusCode, details: str) -> None:
-        with self._cond:
+    def _end(self, code: grpc.StatusCode, details: str, gave_up: bool) -> None:
+        with self._lock:
             self._ending = (code, details)
             leadership = self._leadership
-            self._cond.notify_all()
+            self._lock.notify_all()
         if leadership is not None:
-            leadership._end(code, details)
+            leadership._end(code, details, gave_up)
+
+    def _send_value(self, value: str) -> None:
+        def apply() -> None:
+            self._value = value
+
+        self._stream.request_now(apply)
+
+    # --- the caller's side -------------------------------------------------------------------
 
     def wait(self, wait: Optional[float]) -> "Leadership":
-        """Blocks until the candidate leads, the stream ends, or ``wait`` passes."""
+        """Blocks until the candidate leads, the stream ends for good, or ``wait`` passes."""
         until = None if wait is None else time.monotonic() + wait
         try:
-            with self._cond:
+            with self._lock:
                 while self._leadership is None and self._ending is None:
                     if until is None:
-                        self._cond.wait()
+                        self._lock.wait()
                         continue
                     left = until - time.monotonic()
                     if left <= 0:
                         break
-                    self._cond.wait(left)
+                    self._lock.wait(left)
                 if self._leadership is not None:
                     return self._leadership
                 if self._ending is not None:
@@ -118,20 +156,19 @@ class _Candidacy:
                 self._give_up()
             raise
         # Withdraw; a leadership granted in this instant is resigned by the same half-close.
-        self._stream.half_close()
-        if self._stream.wait_end(self._client.call_timeout) is None:
+        if self._stream.half_close(self._calls.call_timeout) is None:
             self._stream.cancel()
         raise LockNotAcquired(grpc.StatusCode.ABORTED,
                               f"election '{self._election}': not leading within {_ms(wait or 0)}")
 
     def _give_up(self) -> None:
-        with self._cond:
+        with self._lock:
             self._withdrawn = True
             leadership = self._leadership
         if leadership is not None:
             leadership.close()
         else:
-            self._stream.half_close()
+            self._stream.half_close_async()
 
     def _failure(self, code: grpc.StatusCode, details: str) -> LockServiceError:
         if code == grpc.StatusCode.OK:
@@ -156,14 +193,14 @@ class _Status(grpc.RpcError):
         return self._details
 
 
-def campaign(client: "LockClient", election: str, value: str, ttl: _durations.Seconds,
+def campaign(calls: Calls, election: str, value: str, ttl: _durations.Seconds,
              wait: Optional[_durations.Seconds]) -> "Leadership":
     ttl_s = _durations.seconds(ttl)
     wait_s = None if wait is None else _durations.seconds(wait)
     if wait_s is not None and wait_s < 0:
         raise LockServiceError(grpc.StatusCode.INVALID_ARGUMENT,
                                f"election '{election}': negative wait {_ms(wait_s)}")
-    return _Candidacy(client, election, value, ttl_s).wait(wait_s)
+    return _Candidacy(calls, election, value, ttl_s).wait(wait_s)
 
 
 class Leadership:
@@ -172,27 +209,25 @@ class Leadership:
     Use it as a context manager: leaving the block resigns. The local deadline is the send
     time of the request an answer echoes plus the validity it carries (on ``time.monotonic()``),
     moved only forward; :meth:`is_leader` holds until a guard before it, and the leadership is
-    reported lost then unless a renewal moved it.
+    reported lost then unless a renewal moved it. A stream that breaks (a replica shutting
+    down, a lost connection) is reopened with the candidate's token and ``resume``: the
+    leadership goes on with the same term, and no loss is reported.
     """
 
-    def __init__(self, client: "LockClient", stream: CampaignStream, election: str, ttl: float,
-                 term: int, value: str, deadline: float) -> None:
-        self._client = client
+    def __init__(self, calls: Calls, candidacy: _Candidacy, stream: KeptStream, election: str,
+                 ttl: float, term: int, value: str, deadline: float,
+                 lock: "threading.Condition") -> None:
+        self._calls = calls
+        self._candidacy = candidacy
         self._stream = stream
         self._election = election
-        self._ttl = ttl
-        self._guard = guard(ttl)
         self._term = term
         self._value = value
-        self._deadline = deadline
-        self._lock = threading.Condition(threading.RLock())
+        self._lock = lock
         self._answers = 0
         self._resigned = False
-        self._lost: Optional[LeaseLost] = None
-        self._callbacks: List[LostCallback] = []
-        self._check: Optional[Scheduled] = None
-        with self._lock:
-            self._schedule_check()
+        self._life = Lifetime(f"leadership of election '{election}'", ttl, deadline, lock,
+                              self._lost_now)
 
     # --- what the leader reads ---------------------------------------------------------------
 
@@ -216,18 +251,22 @@ class Leadership:
     @property
     def deadline(self) -> float:
         """The local deadline on ``time.monotonic()``: send time + validity, without the guard."""
-        return self._deadline
+        return self._life.deadline
+
+    @property
+    def remaining(self) -> float:
+        """Seconds left while leading (up to the guard before the deadline); 0 once not."""
+        return self._life.remaining()
 
     @property
     def lost_error(self) -> Optional[LeaseLost]:
         """Why the leadership was lost, or None while it is not."""
-        return self._lost
+        return self._life.lost
 
     def is_leader(self) -> bool:
         """True until a guard before the local deadline (unless a renewal moved it), the loss,
         or the resignation."""
-        return (not self._resigned and self._lost is None
-                and time.monotonic() < self._deadline - self._guard)
+        return self._life.valid()
 
     # --- what the leader does ----------------------------------------------------------------
 
@@ -239,27 +278,23 @@ class Leadership:
         with self._lock:
             self._raise_if_over()
             seen = self._answers
-            self._stream.send_value(value)
+        self._candidacy._send_value(value)
+        with self._lock:
             shown = self._lock.wait_for(
-                lambda: self._over() or (self._answers > seen and self._value == value),
-                self._client.call_timeout)
+                lambda: self._life.over() or (self._answers > seen and self._value == value),
+                self._calls.call_timeout)
             self._raise_if_over()
             if not shown:
                 raise LockServiceError(
                     grpc.StatusCode.DEADLINE_EXCEEDED,
                     f"election '{self._election}': no answer showed the new value within "
-                    f"{_ms(self._client.call_timeout)}")
+                    f"{_ms(self._calls.call_timeout)}")
         return self
 
     def on_lost(self, callback: LostCallback) -> "Leadership":
         """Calls ``callback(error)`` once, from a client thread, when the leadership is lost; at
         once (on this thread) if it already is. Never after a resignation."""
-        with self._lock:
-            error = self._lost
-            if error is None:
-                self._callbacks.append(callback)
-                return self
-        _run_callback(callback, error)
+        self._life.on_lost(callback)
         return self
 
     def resign(self) -> bool:
@@ -269,16 +304,13 @@ class Leadership:
             if self._resigned:
                 return False
             self._resigned = True
-            lost = self._lost
-            self._cancel_check()
-            self._lock.notify_all()
+            lost = self._life.finish()
         if lost is not None:
             return False
-        self._stream.half_close()
-        ending = self._stream.wait_end(self._client.call_timeout)
+        ending = self._stream.half_close(self._calls.call_timeout)
         if ending is None:
             _log.debug("election '%s': no end of the Campaign stream within %s after resigning",
-                       self._election, _ms(self._client.call_timeout))
+                       self._election, _ms(self._calls.call_timeout))
             self._stream.cancel()  # the leadership runs out at its validity
             return False
         return ending[0] == grpc.StatusCode.OK
@@ -298,7 +330,7 @@ class Leadership:
         self.close()
 
     def __repr__(self) -> str:
-        state = "resigned" if self._resigned else "lost" if self._lost is not None else (
+        state = "resigned" if self._resigned else "lost" if self._life.lost is not None else (
             "leading" if self.is_leader() else "expired")
         return (f"Leadership(election={self._election!r}, term={self._term}, "
                 f"value={self._value!r}, is_leader={self.is_leader()}, {state})")
@@ -307,12 +339,9 @@ class Leadership:
 
     # --- called by the stream and the timer --------------------------------------------------
 
-    def _over(self) -> bool:
-        return self._resigned or self._lost is not None
-
-    def _raise_if_over(self) -> None:
-        if self._lost is not None:
-            raise self._lost
+    def _raise_if_over(self) -> None:  # under self._lock
+        if self._life.lost is not None:
+            raise self._life.lost
         if self._resigned:
             raise LeaseLost(grpc.StatusCode.FAILED_PRECONDITION,
                             f"election '{self._election}': resigned")
@@ -321,11 +350,9 @@ class Leadership:
         if sent is None:
             return  # an answer this client cannot date is ignored
         with self._lock:
-            if self._over():
+            if self._life.over():
                 return
-            candidate = sent + _durations.from_proto(response.validity)
-            if candidate > self._deadline:
-                self._deadline = candidate  # the pending check sees it when it runs
+            self._life.advance(sent + _durations.from_proto(response.validity))
             self._value = response.value
             # A renewal after a node fault may report a higher fencing token: the term follows.
             if response.term > self._term:
@@ -333,61 +360,29 @@ class Leadership:
             self._answers += 1
             self._lock.notify_all()
 
-    def _end(self, code: grpc.StatusCode, details: str) -> None:
-        if code == grpc.StatusCode.OK:
+    def _end(self, code: grpc.StatusCode, details: str, gave_up: bool) -> None:
+        if gave_up:
+            error = LeaseLost(grpc.StatusCode.DEADLINE_EXCEEDED,
+                              f"leadership of election '{self._election}' ran out while its "
+                              f"Campaign stream was down (last end: {code.name})")
+        elif code == grpc.StatusCode.OK:
             error = LeaseLost(grpc.StatusCode.UNAVAILABLE,
                               f"the Campaign stream of election '{self._election}' ended unexpectedly")
         else:
             error = LeaseLost(code, details or
                               f"the Campaign stream of election '{self._election}' ended {code.name}")
-        for callback in self._mark_lost(error, cancel=False) or ():
-            _run_callback(callback, error)
+        self._life.lose(error)
 
-    def _mark_lost(self, error: LeaseLost, cancel: bool) -> Optional[List[LostCallback]]:
-        with self._lock:
-            if self._over():
-                return None
-            self._lost = error
-            self._cancel_check()
-            callbacks, self._callbacks = self._callbacks, []
-            self._lock.notify_all()
-        if cancel:
-            self._stream.cancel()
-        return callbacks
-
-    def _schedule_check(self) -> None:  # under self._lock
-        self._cancel_check()
-        self._check = SCHEDULER.at(self._deadline - self._guard, self._check_deadline)
-
-    def _cancel_check(self) -> None:  # under self._lock
-        if self._check is not None:
-            self._check.cancel()
-            self._check = None
-
-    def _check_deadline(self) -> None:
-        """On the timer thread: lost when the guarded deadline came without a renewal."""
-        with self._lock:
-            if self._over():
-                return
-            due = self._deadline - self._guard
-            if time.monotonic() < due:  # renewed meanwhile: check again then
-                self._check = SCHEDULER.at(due, self._check_deadline)
-                return
-            error = LeaseLost(grpc.StatusCode.DEADLINE_EXCEEDED,
-                              f"leadership of election '{self._election}' ran out: its local "
-                              f"deadline came within {_ms(self._guard)} without a renewal")
-        callbacks = self._mark_lost(error, cancel=True)
-        if callbacks:
-            # Not on the timer thread: a slow callback must not delay other leases' checks.
-            threading.Thread(target=lambda: [_run_callback(c, error) for c in callbacks],
-                             name=f"redlockd-lost {self._election}", daemon=True).start()
-
-
-def _run_callback(callback: LostCallback, error: LeaseLost) -> None:
-    try:
-        callback(error)
-    except Exception:
-        _log.exception("a leadership-lost callback failed")
+    def _lost_now(self, error: LeaseLost) -> None:
+        """The loss was declared: stop renewing and give the leadership back by half-closing
+        (the server resigns it), so that the next candidate need not wait out the ttl; a stream
+        that does not end within the call timeout is left (cancelled)."""
+        if self._stream.ending is not None:
+            return  # the stream is over: nothing to give back through it
+        self._stream.half_close_async()
+        stream = self._stream
+        SCHEDULER.at(time.monotonic() + self._calls.call_timeout,
+                     lambda: stream.cancel() if stream.ending is None else None)
 
 
 # --- observing -----------------------------------------------------------------------------
@@ -405,8 +400,8 @@ class Observation:
     delivered. A context manager: leaving the block closes it.
     """
 
-    def __init__(self, client: "LockClient", election: str, callback: ObserveCallback) -> None:
-        self._client = client
+    def __init__(self, calls: Calls, election: str, callback: ObserveCallback) -> None:
+        self._calls = calls
         self._election = election
         self._callback = callback
         self._lock = threading.Lock()
@@ -456,7 +451,7 @@ class Observation:
                 if self._closed.is_set():
                     return
                 try:
-                    call = self._call = self._client._election_stub.Observe(request)
+                    call = self._call = self._calls.election_stub.Observe(request)
                 except Exception:  # the channel was closed under it: nothing to reopen
                     _log.warning("observer of election '%s' stopped: cannot open a stream",
                                  self._election, exc_info=True)
@@ -476,7 +471,7 @@ class Observation:
             if self._closed.is_set():
                 return
             failures += 1
-            delay = self._client.retry.backoff(failures)
+            delay = self._calls.retry.backoff(failures)
             _log.debug("observer of election '%s': stream ended %s, reopening in %s",
                        self._election, getattr(code, "name", code), _ms(delay))
             if self._closed.wait(delay):

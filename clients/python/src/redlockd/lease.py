@@ -3,38 +3,22 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from types import TracebackType
-from typing import TYPE_CHECKING, Callable, List, Optional, Type
+from typing import Callable, Optional, Type
 
 import grpc
 
 from . import _durations
-from ._keeper import Keeper
+from ._calls import Calls
+from ._kept import MAX_GUARD, KeptStream, Lifetime, guard
 from ._proto import lock_pb2
-from ._scheduler import SCHEDULER, Scheduled
 from .errors import LeaseLost, LockServiceError
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .client import LockClient
-
-__all__ = ["Lease", "guard"]
+__all__ = ["Lease", "guard", "MAX_GUARD"]
 
 _log = logging.getLogger("redlockd")
 
-#: The guard never exceeds this: a long ttl should not give up much of its validity.
-MAX_GUARD = 0.1
-
 LostCallback = Callable[[LeaseLost], None]
-
-
-def guard(ttl: float) -> float:
-    """How long before its deadline a lease stops counting as valid: ttl/20, at most 100 ms.
-
-    The loss is then reported before the deadline itself (the moment another holder may be
-    granted the lock) has passed, even by a timer that runs a little late.
-    """
-    return min(ttl / 20, MAX_GUARD)
 
 
 class Lease:
@@ -46,23 +30,18 @@ class Lease:
     stays inside: it is in no ``repr``/``str`` and no error message.
     """
 
-    def __init__(self, client: "LockClient", resource: str, token: str, fencing_token: int,
+    def __init__(self, calls: Calls, resource: str, token: str, fencing_token: int,
                  ttl: float, deadline: float) -> None:
-        self._client = client
+        self._calls = calls
         self._resource = resource
         self._token = token
         self._fencing_token = fencing_token
-        self._ttl = ttl
-        self._guard = guard(ttl)
-        self._deadline = deadline
-        self._lock = threading.RLock()
+        self._ttl = ttl  # what the KeepAlive requests carry
+        self._lock = threading.Condition(threading.RLock())
         self._released = False
-        self._lost: Optional[LeaseLost] = None
-        self._callbacks: List[LostCallback] = []
-        self._keeper: Optional[Keeper] = None
-        self._check: Optional[Scheduled] = None
-        with self._lock:
-            self._schedule_check()
+        self._keeper: Optional[KeptStream] = None
+        self._life = Lifetime(f"lease on resource '{resource}'", ttl, deadline, self._lock,
+                              self._lost_now)
 
     # --- what the holder reads -------------------------------------------------------------
 
@@ -80,77 +59,104 @@ class Lease:
     def valid(self) -> bool:
         """True until a guard before the local deadline (unless a renewal moved it), the loss,
         or the release."""
-        return (not self._released and self._lost is None
-                and time.monotonic() < self._deadline - self._guard)
+        return self._life.valid()
 
     @property
     def remaining(self) -> float:
         """Seconds left while valid (up to the guard before the deadline); 0 once not valid."""
-        if not self.valid:
-            return 0.0
-        return max(0.0, self._deadline - self._guard - time.monotonic())
+        return self._life.remaining()
 
     @property
     def deadline(self) -> float:
         """The local deadline on ``time.monotonic()``: send time + validity, without the guard.
         Another holder may be granted the lock after it."""
-        return self._deadline
+        return self._life.deadline
+
+    @property
+    def ttl(self) -> float:
+        """The ttl of the latest grant, Extend or (kept) ttl change, in seconds."""
+        return self._life.ttl
 
     @property
     def lost_error(self) -> Optional[LeaseLost]:
         """Why the lease was lost, or None while it is not."""
-        return self._lost
+        return self._life.lost
 
     # --- what the holder does --------------------------------------------------------------
 
     def extend(self, ttl: _durations.Seconds) -> "Lease":
-        """Renews the lease for ``ttl`` from now. UNAVAILABLE is retried while the lease is
-        still valid. Raises :class:`LeaseLost` when the lease is no longer held."""
+        """Renews the lease for ``ttl`` from now. Raises :class:`LeaseLost` when the lease is
+        no longer held.
+
+        On a kept lease (:meth:`keep_alive`) the new ttl goes through its stream: a request
+        with the new ttl is sent at once, every later one carries it (one every ttl/4), and
+        this returns when an answer to it (or a later one) came. A shorter ttl cuts the
+        deadline at once, when that request is sent. Raises :class:`LockServiceError`
+        (``DEADLINE_EXCEEDED``) when no answer came within the call timeout; the new ttl stays
+        in force. A lease that is not kept is extended with a unary Extend call (UNAVAILABLE is
+        retried while the lease is still valid).
+        """
         ttl_s = _durations.seconds(ttl)
         with self._lock:
-            if self._released:
-                raise LeaseLost(grpc.StatusCode.FAILED_PRECONDITION,
-                                f"lease on resource '{self._resource}' was released")
-            if self._lost is not None:
-                raise self._lost
+            self._raise_if_over()
+            keeper = self._keeper
+        if keeper is not None:
+            return self._extend_kept(keeper, ttl_s)
         request = lock_pb2.ExtendRequest(
             resource=self._resource, token=self._token, ttl=_durations.to_proto(ttl_s))
         try:
-            response, sent = self._client._unary(
-                self._client._stub.Extend, request, still_worth_it=lambda: self.valid)
+            response, sent = self._calls.unary(
+                self._calls.lock_stub.Extend, request, still_worth_it=lambda: self.valid)
         except LockServiceError as e:
             if e.code == grpc.StatusCode.NOT_FOUND:
                 error = LeaseLost(e.code, e.details)
-                self._lose(error)
-                raise (self._lost or error) from None
+                self._life.lose(error)
+                raise (self._life.lost or error) from None
             raise
         with self._lock:
-            if self._released or self._lost is not None:
-                return self
-            self._ttl = ttl_s
-            self._guard = guard(ttl_s)
-            self._deadline = sent + _durations.from_proto(response.lease.validity)
-            self._schedule_check()
+            if self._keeper is not None:  # kept meanwhile: its stream says the ttl from now on
+                self._ttl = ttl_s
+            self._life.set(ttl_s, sent + _durations.from_proto(response.lease.validity))
+        return self
+
+    def _extend_kept(self, keeper: KeptStream, ttl: float) -> "Lease":
+        def apply() -> None:
+            self._ttl = ttl
+
+        def on_sent(sequence: int, sent: float) -> None:
+            self._life.change_ttl(ttl, sent)
+
+        pending = keeper.request_now(apply, on_sent, floor=True)
+        answered = keeper.wait_answered(pending, self._calls.call_timeout, self._life.over)
+        with self._lock:
+            self._raise_if_over()
+        if not answered:
+            raise LockServiceError(
+                grpc.StatusCode.DEADLINE_EXCEEDED,
+                f"lease on resource '{self._resource}': no answer to the ttl change within "
+                f"{self._calls.call_timeout * 1000:.0f} ms")
         return self
 
     def keep_alive(self) -> "Lease":
         """Keeps the lease alive on a KeepAlive stream until it is released or lost: a renewal
-        every ttl/4, each moving the deadline. If the stream ends or the deadline passes
-        without a renewal, the :meth:`on_lost` callbacks run."""
+        every ttl/4, each moving the deadline. A stream that breaks (a replica shutting down,
+        a lost connection) is reopened with the same token, on any replica the channel reaches,
+        until the lease's guarded deadline. If the server says the lease is gone, or the
+        deadline passes without a renewal, the :meth:`on_lost` callbacks run."""
         with self._lock:
-            if self._keeper is None and not self._released and self._lost is None:
-                self._keeper = Keeper(self, self._client._stub, self._token, self._ttl)
+            if self._keeper is None and not self._life.over():
+                self._keeper = KeptStream(
+                    f"KeepAlive of resource '{self._resource}'", self._lock,
+                    self._calls.lock_stub.KeepAlive, self._request, self._period,
+                    self._answer, self._stream_ended, lambda failures: self._life.valid(),
+                    self._calls.resume_backoff)
+                self._keeper.start()
         return self
 
     def on_lost(self, callback: LostCallback) -> "Lease":
         """Calls ``callback(error)`` once, from a client thread, when the lease is lost; at once
         (on this thread) if it already is. Keep it short: it runs on the client's threads."""
-        with self._lock:
-            error = self._lost
-            if error is None:
-                self._callbacks.append(callback)
-                return self
-        _run_callback(callback, error)
+        self._life.on_lost(callback)
         return self
 
     def release(self) -> bool:
@@ -165,11 +171,10 @@ class Lease:
             if self._released:
                 return False
             self._released = True
+            lost = self._life.finish()
             keeper = self._keeper
-            lost = self._lost
-            self._cancel_check()
         if keeper is not None and lost is None:
-            ending = keeper.half_close(self._client._call_timeout)
+            ending = keeper.half_close(self._calls.call_timeout)
             if ending is None:
                 keeper.cancel()
             elif ending[0] == grpc.StatusCode.OK:
@@ -178,8 +183,8 @@ class Lease:
                 return False
             # The stream failed on its way out: fall back to a plain Release.
         request = lock_pb2.ReleaseRequest(resource=self._resource, token=self._token)
-        response, _ = self._client._unary(self._client._stub.Release, request)
-        return response.released
+        response, _ = self._calls.unary(self._calls.lock_stub.Release, request)
+        return bool(response.released)
 
     def close(self) -> None:
         """Releases; never raises for a lease that expired or could not be reached (it runs
@@ -197,71 +202,52 @@ class Lease:
         self.close()
 
     def __repr__(self) -> str:
-        state = "released" if self._released else "lost" if self._lost is not None else (
+        state = "released" if self._released else "lost" if self._life.lost is not None else (
             "valid" if self.valid else "expired")
         return (f"Lease(resource={self._resource!r}, fencing_token={self._fencing_token}, "
                 f"{state}, remaining={self.remaining * 1000:.0f} ms)")
 
     __str__ = __repr__
 
-    # --- called by the keeper and the timer ------------------------------------------------
+    # --- the stream's side -------------------------------------------------------------------
 
-    def _advance(self, candidate: float) -> None:
-        """A renewal's deadline: moves the lease's forward only (an answer reporting an earlier
-        renewal, or jeopardy, may arrive after a later one). The pending check sees it when it
-        runs, so nothing is rescheduled here."""
+    def _raise_if_over(self) -> None:  # under self._lock
+        if self._released:
+            raise LeaseLost(grpc.StatusCode.FAILED_PRECONDITION,
+                            f"lease on resource '{self._resource}' was released")
+        if self._life.lost is not None:
+            raise self._life.lost
+
+    def _request(self, sequence: int, first: bool) -> lock_pb2.KeepAliveRequest:
+        return lock_pb2.KeepAliveRequest(resource=self._resource, token=self._token,
+                                         ttl=_durations.to_proto(self._ttl), sequence=sequence)
+
+    def _period(self) -> float:
+        return max(self._ttl / 4, 0.001)
+
+    def _answer(self, response: lock_pb2.KeepAliveResponse, sent: Optional[float]) -> None:
+        if sent is not None:  # an answer this client cannot date does not move the deadline
+            self._life.advance(sent + _durations.from_proto(response.lease.validity))
+
+    def _stream_ended(self, code: grpc.StatusCode, details: str, gave_up: bool) -> None:
+        if gave_up:
+            error = LeaseLost(grpc.StatusCode.DEADLINE_EXCEEDED,
+                              f"lease on resource '{self._resource}' ran out while its KeepAlive "
+                              f"stream was down (last end: {code.name})")
+        elif code == grpc.StatusCode.OK:
+            error = LeaseLost(grpc.StatusCode.UNAVAILABLE,
+                              f"the KeepAlive stream of resource '{self._resource}' ended unexpectedly")
+        else:
+            error = LeaseLost(code, details or
+                              f"the KeepAlive stream of resource '{self._resource}' ended {code.name}")
+        self._life.lose(error)
+
+    def _lost_now(self, error: LeaseLost) -> None:
+        """The loss was declared: stop renewing and give the lease back (fire and forget), so
+        that the next holder need not wait out the ttl. NOT_FOUND: there is nothing to give."""
         with self._lock:
-            if not self._released and self._lost is None and candidate > self._deadline:
-                self._deadline = candidate
-
-    def _lose(self, error: LeaseLost) -> None:
-        """Marks the lease lost (once) and runs the callbacks on this thread."""
-        callbacks = self._mark_lost(error)
-        for callback in callbacks or ():
-            _run_callback(callback, error)
-
-    def _mark_lost(self, error: LeaseLost) -> Optional[List[LostCallback]]:
-        with self._lock:
-            if self._released or self._lost is not None:
-                return None
-            self._lost = error
             keeper = self._keeper
-            self._cancel_check()
-            callbacks, self._callbacks = self._callbacks, []
         if keeper is not None:
             keeper.cancel()
-        return callbacks
-
-    def _schedule_check(self) -> None:  # under self._lock
-        self._cancel_check()
-        self._check = SCHEDULER.at(self._deadline - self._guard, self._check_deadline)
-
-    def _cancel_check(self) -> None:  # under self._lock
-        if self._check is not None:
-            self._check.cancel()
-            self._check = None
-
-    def _check_deadline(self) -> None:
-        """On the timer thread: lost when the guarded deadline came without a renewal."""
-        with self._lock:
-            if self._released or self._lost is not None:
-                return
-            due = self._deadline - self._guard
-            if time.monotonic() < due:  # renewed meanwhile: check again then
-                self._check = SCHEDULER.at(due, self._check_deadline)
-                return
-            error = LeaseLost(grpc.StatusCode.DEADLINE_EXCEEDED,
-                              f"lease on resource '{self._resource}' ran out: its local deadline "
-                              f"came within {self._guard * 1000:.0f} ms without a renewal")
-        callbacks = self._mark_lost(error)
-        if callbacks:
-            # Not on the timer thread: a slow callback must not delay other leases' checks.
-            threading.Thread(target=lambda: [_run_callback(c, error) for c in callbacks],
-                             name=f"redlockd-lost {self._resource}", daemon=True).start()
-
-
-def _run_callback(callback: LostCallback, error: LeaseLost) -> None:
-    try:
-        callback(error)
-    except Exception:
-        _log.exception("a lease-lost callback failed")
+        if error.code != grpc.StatusCode.NOT_FOUND:
+            self._calls.release_quietly(self._resource, self._token)

@@ -4,6 +4,7 @@ import dev.redlockd.proto.v1.CampaignRequest;
 import dev.redlockd.proto.v1.CampaignResponse;
 import dev.redlockd.proto.v1.ElectionServiceGrpc;
 import io.grpc.Status;
+import io.grpc.stub.ClientResponseObserver;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -11,10 +12,15 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The client end of a Campaign stream: a candidate until the first answer, then the stream
- * behind a {@link Leadership}. Requests go out every ttl/4 while waiting too, so that the
- * answer that makes it leader echoes a recent send time (a candidate that waited an hour must
- * not date its leadership from an hour ago).
+ * The client end of a candidacy's Campaign streams: a candidate until the first answer, then
+ * the streams behind a {@link Leadership}. Requests go out every ttl/4 while waiting too, so
+ * that the answer that makes it leader echoes a recent send time (a candidate that waited an
+ * hour must not date its leadership from an hour ago).
+ *
+ * <p>Every request carries the candidate's own token (made here, as a lease's), so a stream
+ * that broke is reopened as the same candidacy: a leader asks for its leadership back
+ * ({@code resume}) and leads on with the same term; a candidate still waiting campaigns again
+ * with the same token, and leads at once if the lost stream had made it leader.
  */
 final class Campaigner extends RenewalStream<CampaignRequest, CampaignResponse> {
   private record Proclaimed(String value, CompletableFuture<Void> shown) {}
@@ -22,13 +28,15 @@ final class Campaigner extends RenewalStream<CampaignRequest, CampaignResponse> 
   private final LockClient client;
   private final String election;
   private final Duration ttl;
+  private final String token = LockTokens.newToken();
+  private ElectionServiceGrpc.ElectionServiceStub stub; // guarded by this
   final CompletableFuture<Leadership> result = new CompletableFuture<>();
   private CampaignRequest named; // guarded by this
   private Leadership leadership; // guarded by this
   private final List<Proclaimed> proclaimed = new ArrayList<>(); // guarded by this
 
   Campaigner(LockClient client, String election, String value, Duration ttl) {
-    super(client::nanoTime, client.scheduler());
+    super(client::nanoTime, client.scheduler(), client::reconnectNow);
     this.client = client;
     this.election = election;
     this.ttl = ttl;
@@ -40,9 +48,11 @@ final class Campaigner extends RenewalStream<CampaignRequest, CampaignResponse> 
   }
 
   /** Opens the stream; a caller that gives up on {@code result} (cancel, wait over) withdraws. */
-  void start(ElectionServiceGrpc.ElectionServiceStub stub, Duration wait) {
-    stub.campaign(this);
-    startRequests(ttl);
+  void start(ElectionServiceGrpc.ElectionServiceStub elections, Duration wait) {
+    synchronized (this) {
+      stub = elections;
+      startRequests(ttl);
+    }
     if (wait != null) {
       client.scheduler().schedule(this::waitOver, wait.toNanos(), TimeUnit.NANOSECONDS);
     }
@@ -63,8 +73,27 @@ final class Campaigner extends RenewalStream<CampaignRequest, CampaignResponse> 
   }
 
   @Override
-  synchronized CampaignRequest request(long sequence) {
-    return named.toBuilder().setSequence(sequence).build();
+  void open(ClientResponseObserver<CampaignRequest, CampaignResponse> observer) {
+    stub.campaign(observer);
+  }
+
+  @Override
+  CampaignRequest request(long sequence, boolean first) {
+    // resume: the first request of a stream reopened by a leader (a candidate still waiting
+    // asks again without it, and leads at once if its token already leads).
+    return named.toBuilder().setSequence(sequence).setToken(token).setResume(first && leadership != null).build();
+  }
+
+  @Override
+  boolean worthResuming() {
+    return leadership != null ? leadership.isOpen() : !result.isDone();
+  }
+
+  @Override
+  void deadlineMoved(long deadlineNanos) {
+    if (leadership != null) {
+      leadership.renewed(deadlineNanos);
+    }
   }
 
   /** Sends the new value; the future completes when an answer shows it. */
@@ -95,13 +124,9 @@ final class Campaigner extends RenewalStream<CampaignRequest, CampaignResponse> 
       leading.shows(response.getValue(), response.getTerm());
       completeProclaimedUpTo(response.getValue());
     }
-    // Outside this object's lock: a loss takes the leadership's lock, then this one.
-    if (first) {
-      if (!result.complete(leading)) {
-        leading.abandon(); // the caller cancelled meanwhile, and that half-closed the stream
-      }
-    } else if (deadlineNanos != SentRequests.UNKNOWN) {
-      leading.renewed(deadlineNanos);
+    // Outside this object's lock: completing the result runs the caller's continuations.
+    if (first && !result.complete(leading)) {
+      leading.abandon(); // the caller cancelled meanwhile, and that half-closed the stream
     }
   }
 

@@ -7,7 +7,9 @@ import java.util.function.Consumer;
 /**
  * Leading an election: held as long as its Campaign stream lives (renewed every ttl/4, like a
  * kept {@link Lease}); {@link #close()} resigns, and the next candidate, on any server, leads
- * within milliseconds.
+ * within milliseconds. A stream that breaks (a replica restarting) is reopened with the
+ * candidate's token, on any replica the channel reaches: the leadership goes on with the same
+ * term if a renewal lands before its guarded deadline, and no loss is reported.
  *
  * <pre>{@code
  * try (Leadership leading = locks.campaign("scheduler", "10.0.0.7:8080", Duration.ofSeconds(10))) {
@@ -34,7 +36,8 @@ public final class Leadership implements AutoCloseable {
     this.term = term;
     this.value = value;
     this.stream = stream;
-    this.lifetime = new Lifetime(client, "leadership of election '" + election + "'", ttl, deadlineNanos);
+    this.lifetime = new Lifetime(client, "leadership of election '" + election + "'", ttl, deadlineNanos,
+        status -> stream.giveBack());
   }
 
   public String election() {
@@ -134,7 +137,12 @@ public final class Leadership implements AutoCloseable {
   }
 
   void lost(Status status) {
-    lifetime.lose(status, () -> stream.cancel("the leadership was lost"));
+    lifetime.lose(status);
+  }
+
+  /** Neither resigned nor lost. */
+  boolean isOpen() {
+    return lifetime.isOpen();
   }
 
   @Override

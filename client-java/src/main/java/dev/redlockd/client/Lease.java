@@ -6,6 +6,7 @@ import dev.redlockd.proto.v1.ReleaseRequest;
 import dev.redlockd.proto.v1.ReleaseResponse;
 import io.grpc.Status;
 import java.time.Duration;
+import java.util.Objects;
 import java.util.function.Consumer;
 
 /**
@@ -19,7 +20,8 @@ public final class Lease implements AutoCloseable {
   private final String resource;
   private final String token;
   private final long fencingToken;
-  private final Duration ttl;
+  /** The lease's ttl, as last set by its grant or by {@link #extend}. */
+  private volatile Duration ttl;
   private final Lifetime lifetime;
   private LeaseKeeper keeper; // guarded by this
 
@@ -29,7 +31,8 @@ public final class Lease implements AutoCloseable {
     this.token = token;
     this.fencingToken = fencingToken;
     this.ttl = ttl;
-    this.lifetime = new Lifetime(client, "lease on resource '" + resource + "'", ttl, deadlineNanos);
+    this.lifetime = new Lifetime(client, "lease on resource '" + resource + "'", ttl, deadlineNanos,
+        this::stopAfterLoss);
   }
 
   /** How long before its deadline a lease stops counting as valid: ttl/20, at most 100 ms. */
@@ -69,13 +72,39 @@ public final class Lease implements AutoCloseable {
   }
 
   /**
-   * Renews the lease for {@code ttl} from now. UNAVAILABLE is retried while the lease is still
-   * valid. Throws {@link LeaseLostException} when the lease is no longer held.
+   * Renews the lease for {@code ttl} from now, and keeps that ttl for later renewals. On a
+   * kept lease ({@link #keepAlive()}) this goes through its KeepAlive stream: a request with the
+   * new ttl, answered once a quorum has it; from the moment it is sent, answers to earlier
+   * requests no longer count, and a shorter ttl cuts the local deadline at once to what it may
+   * leave on the nodes. Otherwise it is an Extend call, UNAVAILABLE retried while the lease is
+   * still valid.
+   *
+   * @throws LeaseLostException when the lease is no longer held (or was released)
+   * @throws LockServiceException when no answer came within the call timeout, or on another failure
    */
   public Lease extend(Duration ttl) {
+    Objects.requireNonNull(ttl, "ttl");
     if (lifetime.isEnded()) {
       throw new LeaseLostException(Status.FAILED_PRECONDITION.withDescription(
           "lease on resource '" + resource + "' was released"));
+    }
+    LeaseLostException alreadyLost = lifetime.loss();
+    if (alreadyLost != null) {
+      throw alreadyLost;
+    }
+    LeaseKeeper k;
+    synchronized (this) {
+      k = keeper;
+      this.ttl = ttl;
+    }
+    if (k != null) {
+      try {
+        client.awaitCall(k.changeTtl(ttl));
+      } catch (LockServiceException e) {
+        LeaseLostException reported = lifetime.loss();
+        throw reported != null ? reported : e;
+      }
+      return this;
     }
     long sent = client.nanoTime();
     ExtendResponse response;
@@ -92,6 +121,7 @@ public final class Lease implements AutoCloseable {
       throw e;
     }
     renewed(sent + ProtoTime.fromProto(response.getLease().getValidity()).toNanos());
+    lifetime.ttlChanged(ttl);
     return this;
   }
 
@@ -107,6 +137,10 @@ public final class Lease implements AutoCloseable {
     LeaseKeeper k;
     synchronized (this) {
       k = keeper;
+    }
+    if (k != null) {
+      k.failChanges(new LeaseLostException(Status.FAILED_PRECONDITION.withDescription(
+          "lease on resource '" + resource + "' was released")));
     }
     if (k != null && !wasLost) {
       // Half-close: the server releases and ends the stream OK (NOT_FOUND if it was not held).
@@ -149,13 +183,16 @@ public final class Lease implements AutoCloseable {
 
   /**
    * Keeps the lease alive on a KeepAlive stream: renewed every ttl/4 (the client asks) and
-   * this lease's deadline moves with each renewal. If the stream ends or the deadline passes without
-   * a renewal, the {@link #onLost} callbacks fire.
+   * this lease's deadline moves with each renewal. A stream that breaks (a replica restarting,
+   * a lost connection) is reopened, on any replica the channel reaches, with the same token:
+   * the lease goes on with the same fencing token if a renewal lands before its guarded
+   * deadline. If the stream ends because the lease is gone (NOT_FOUND, PERMISSION_DENIED) or
+   * the deadline passes without a renewal, the {@link #onLost} callbacks fire.
    */
   public synchronized Lease keepAlive() {
     if (keeper == null && lifetime.isOpen()) {
-      keeper = new LeaseKeeper(this, client::nanoTime, client.scheduler());
-      keeper.start(client.streamingStub(), token, ttl);
+      keeper = new LeaseKeeper(this, client, token, ttl);
+      keeper.start();
     }
     return this;
   }
@@ -171,13 +208,36 @@ public final class Lease implements AutoCloseable {
   }
 
   void lost(Status status) {
-    lifetime.lose(status, () -> {
-      synchronized (this) {
-        if (keeper != null) {
-          keeper.cancel();
-        }
-      }
-    });
+    lifetime.lose(status);
+  }
+
+  /** Neither released nor lost. */
+  boolean isOpen() {
+    return lifetime.isOpen();
+  }
+
+  /** Under the keeper's lock: the ttl changed (the guard follows it). */
+  void ttlChanged(Duration newTtl) {
+    lifetime.ttlChanged(newTtl);
+  }
+
+  /** Under the keeper's lock: the deadline may be no later than this. */
+  void cut(long latestDeadlineNanos) {
+    lifetime.cut(latestDeadlineNanos);
+  }
+
+  /** On a loss: stop renewing and give the lease back, so that the next holder need not wait out its ttl. */
+  private void stopAfterLoss(Status status) {
+    LeaseKeeper k;
+    synchronized (this) {
+      k = keeper;
+    }
+    if (k != null) {
+      k.failChanges(lifetime.loss() != null ? lifetime.loss() : new LeaseLostException(status));
+      k.giveBack(); // half-closes, unless the stream already ended for good
+    } else if (status.getCode() != Status.Code.NOT_FOUND) {
+      client.releaseQuietly(resource, token);
+    }
   }
 
   @Override

@@ -2,52 +2,132 @@ package dev.redlockd.client;
 
 import dev.redlockd.proto.v1.KeepAliveRequest;
 import dev.redlockd.proto.v1.KeepAliveResponse;
+import dev.redlockd.proto.v1.LeaseState;
 import dev.redlockd.proto.v1.LockServiceGrpc;
 import io.grpc.Status;
+import io.grpc.stub.ClientResponseObserver;
 import java.time.Duration;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.function.LongSupplier;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
 
 /**
- * The client end of a KeepAlive stream: moves the lease's local deadline after each renewal
- * and reports the lease lost when the stream ends without the holder having asked.
+ * The client end of a lease's KeepAlive streams: moves the lease's local deadline after each
+ * renewal, reopens a stream that broke (naming the lease by its token again, on any replica),
+ * carries every change of the lease's ttl, and reports the lease lost when the stream ends for
+ * good without the holder having asked.
  */
 final class LeaseKeeper extends RenewalStream<KeepAliveRequest, KeepAliveResponse> {
-  private final Lease lease;
-  private KeepAliveRequest named; // guarded by this
+  /** A ttl change: done when an answer echoing {@code sequence} (or a later one) says HELD. */
+  private record TtlChange(long sequence, CompletableFuture<Void> shown) {}
 
-  LeaseKeeper(Lease lease, LongSupplier nanoClock, ScheduledExecutorService scheduler) {
-    super(nanoClock, scheduler);
+  /** What the server subtracts from a ttl for clock drift: 1 % of it plus 2 ms (lock.proto). */
+  private static final long DRIFT_FLOOR_NANOS = 2_000_000L;
+
+  private final Lease lease;
+  private final LockServiceGrpc.LockServiceStub stub;
+  private final String token;
+  private Duration ttl; // guarded by this
+  private final List<TtlChange> changes = new ArrayList<>(); // guarded by this
+
+  LeaseKeeper(Lease lease, LockClient client, String token, Duration ttl) {
+    super(client::nanoTime, client.scheduler(), client::reconnectNow);
     this.lease = lease;
+    this.stub = client.streamingStub();
+    this.token = token;
+    this.ttl = ttl;
   }
 
-  void start(LockServiceGrpc.LockServiceStub stub, String token, Duration ttl) {
-    stub.keepAlive(this);
-    synchronized (this) {
-      named = KeepAliveRequest.newBuilder()
-          .setResource(lease.resource())
-          .setToken(token)
-          .setTtl(ProtoTime.toProto(ttl))
-          .build();
-      startRequests(ttl);
-    }
+  synchronized void start() {
+    startRequests(ttl);
   }
 
   @Override
-  KeepAliveRequest request(long sequence) {
-    return named.toBuilder().setSequence(sequence).build();
+  void open(ClientResponseObserver<KeepAliveRequest, KeepAliveResponse> observer) {
+    stub.keepAlive(observer);
+  }
+
+  @Override
+  KeepAliveRequest request(long sequence, boolean first) {
+    return KeepAliveRequest.newBuilder()
+        .setResource(lease.resource())
+        .setToken(token)
+        .setTtl(ProtoTime.toProto(ttl))
+        .setSequence(sequence)
+        .build();
+  }
+
+  /**
+   * Rule 15: the lease's ttl becomes {@code newTtl} through this stream. A request with the new
+   * ttl goes out now; answers to earlier requests are ignored from now on; a shorter ttl cuts
+   * the deadline at once to what that renewal may leave on the nodes (send time + ttl - drift),
+   * since the nodes may hold the key no longer than that once the server has it. The future
+   * completes when an answer to that request (or a later one) says HELD.
+   */
+  CompletableFuture<Void> changeTtl(Duration newTtl) {
+    CompletableFuture<Void> shown = new CompletableFuture<>();
+    synchronized (this) {
+      if (closing()) {
+        shown.completeExceptionally(new LeaseLostException(Status.FAILED_PRECONDITION.withDescription(
+            "lease on resource '" + lease.resource() + "' is no longer kept alive")));
+        return shown;
+      }
+      boolean shorter = newTtl.compareTo(ttl) < 0;
+      ttl = newTtl;
+      lease.ttlChanged(newTtl);
+      if (shorter) {
+        // Before the request goes out, from a time no later than its send: the cut is safe.
+        long latest = nanoTime() + newTtl.toNanos() - newTtl.toNanos() / 100 - DRIFT_FLOOR_NANOS;
+        cutDeadlineLocked(latest);
+        lease.cut(latest);
+      }
+      changes.add(new TtlChange(sendChangeLocked(newTtl), shown));
+    }
+    return shown;
+  }
+
+  @Override
+  void deadlineMoved(long deadlineNanos) {
+    lease.renewed(deadlineNanos);
   }
 
   @Override
   void answered(KeepAliveResponse response, long deadlineNanos) {
-    if (deadlineNanos != SentRequests.UNKNOWN) {
-      lease.renewed(deadlineNanos);
+    if (response.getState() != LeaseState.LEASE_STATE_HELD) {
+      return;
     }
+    List<CompletableFuture<Void>> done = new ArrayList<>();
+    synchronized (this) {
+      changes.removeIf(change -> {
+        if (change.sequence() <= response.getSequence()) {
+          done.add(change.shown());
+          return true;
+        }
+        return false;
+      });
+    }
+    done.forEach(f -> f.complete(null));
+  }
+
+  @Override
+  boolean worthResuming() {
+    return lease.isOpen();
   }
 
   @Override
   void endedUnexpectedly(Status status) {
     lease.lost(status);
+    failChanges(new LeaseLostException(status));
+  }
+
+  /** Every ttl change still waiting for its answer fails with {@code failure}. */
+  void failChanges(RuntimeException failure) {
+    List<TtlChange> pending;
+    synchronized (this) {
+      pending = List.copyOf(changes);
+      changes.clear();
+    }
+    pending.forEach(change -> change.shown().completeExceptionally(failure));
   }
 
   @Override

@@ -15,6 +15,9 @@ import java.util.function.Consumer;
  * <p>It counts as valid until a guard before the deadline (ttl/20, at most 100 ms), and is
  * reported lost then: a timer that runs a little late still tells the holder before the
  * deadline itself has passed, which is the moment someone else may be granted it.
+ *
+ * <p>Its lock is never held while calling out (the holder's stop action and the callbacks run
+ * after it is released), so a {@link RenewalStream} may move the deadline under its own lock.
  */
 final class Lifetime {
   private static final Duration MAX_GUARD = Duration.ofMillis(100);
@@ -22,16 +25,19 @@ final class Lifetime {
   private final LockClient client;
   /** Names it in messages, e.g. "lease on resource 'orders/42'". */
   private final String what;
-  private final long guardNanos;
+  /** What the holder does on a loss, before the callbacks: stop renewing, give it back. */
+  private final Consumer<Status> stop;
   private final List<Consumer<LeaseLostException>> lostListeners = new CopyOnWriteArrayList<>();
+  private volatile long guardNanos;
   private volatile long deadlineNanos;
   private volatile boolean ended;
   private volatile LeaseLostException lost;
   private ScheduledFuture<?> expiryCheck; // guarded by this
 
-  Lifetime(LockClient client, String what, Duration ttl, long deadlineNanos) {
+  Lifetime(LockClient client, String what, Duration ttl, long deadlineNanos, Consumer<Status> stop) {
     this.client = client;
     this.what = what;
+    this.stop = stop;
     this.guardNanos = guard(ttl).toNanos();
     this.deadlineNanos = deadlineNanos;
     scheduleExpiryCheck();
@@ -68,15 +74,31 @@ final class Lifetime {
   }
 
   Duration remaining() {
-    return isValid() ? Duration.ofNanos(deadlineNanos - guardNanos - client.nanoTime()) : Duration.ZERO;
+    long left = deadlineNanos - guardNanos - client.nanoTime();
+    return isValid() && left > 0 ? Duration.ofNanos(left) : Duration.ZERO;
   }
 
   long deadlineNanos() {
     return deadlineNanos;
   }
 
-  void renewed(long newDeadlineNanos) {
+  /** A renewal moved the deadline (forward, as the caller made sure). */
+  synchronized void renewed(long newDeadlineNanos) {
     deadlineNanos = newDeadlineNanos;
+    scheduleExpiryCheck();
+  }
+
+  /** The deadline may be no later than this from now on (a ttl made shorter); never moves it forward. */
+  synchronized void cut(long latestDeadlineNanos) {
+    if (latestDeadlineNanos < deadlineNanos) {
+      deadlineNanos = latestDeadlineNanos;
+      scheduleExpiryCheck();
+    }
+  }
+
+  /** The ttl changed: the guard follows it. */
+  synchronized void ttlChanged(Duration ttl) {
+    guardNanos = guard(ttl).toNanos();
     scheduleExpiryCheck();
   }
 
@@ -91,10 +113,10 @@ final class Lifetime {
   }
 
   /**
-   * Reports the loss, unless it was ended or already lost: {@code stop} runs first (under this
-   * object's lock), then every callback, once.
+   * Reports the loss, unless it was ended or already lost: the holder's stop action runs
+   * first, then every callback, once.
    */
-  void lose(Status status, Runnable stop) {
+  void lose(Status status) {
     LeaseLostException e;
     synchronized (this) {
       if (ended || lost != null) {
@@ -102,8 +124,8 @@ final class Lifetime {
       }
       lost = e = new LeaseLostException(status);
       cancelExpiryCheck();
-      stop.run();
     }
+    stop.accept(status);
     for (Consumer<LeaseLostException> listener : lostListeners) {
       if (lostListeners.remove(listener)) {
         listener.accept(e);
@@ -127,7 +149,7 @@ final class Lifetime {
   }
 
   private synchronized void scheduleExpiryCheck() {
-    if (ended) {
+    if (ended || lost != null) {
       return;
     }
     cancelExpiryCheck();
@@ -138,7 +160,7 @@ final class Lifetime {
   private void checkExpiry() {
     if (client.nanoTime() >= deadlineNanos - guardNanos) {
       lose(Status.DEADLINE_EXCEEDED.withDescription(what + " ran out: its local deadline came within "
-          + TimeUnit.NANOSECONDS.toMillis(guardNanos) + " ms without a renewal"), () -> {});
+          + TimeUnit.NANOSECONDS.toMillis(guardNanos) + " ms without a renewal"));
     }
   }
 }

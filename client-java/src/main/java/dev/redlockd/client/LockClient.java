@@ -7,6 +7,7 @@ import dev.redlockd.proto.v1.LeaderRequest;
 import dev.redlockd.proto.v1.LeaderResponse;
 import dev.redlockd.proto.v1.LockServiceGrpc;
 import io.grpc.Channel;
+import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.stub.AbstractStub;
 import io.grpc.stub.StreamObserver;
@@ -39,10 +40,15 @@ import java.util.function.LongSupplier;
  * The client never creates or closes the channel. It makes each lease's token itself, so an
  * Acquire retried after UNAVAILABLE or DEADLINE_EXCEEDED carries the same token: the server
  * refreshes the lease it may already have granted instead of granting a second one.
+ *
+ * <p>Give it a channel over several replicas ({@link Channels#forAddresses}) and a replica's
+ * restart goes unnoticed: a kept lease's or a leadership's stream that breaks is reopened on
+ * another replica with the same token, and goes on with the same fencing token or term.
  */
 public final class LockClient {
   private static final ScheduledExecutorService SCHEDULER = daemonScheduler();
 
+  private final Channel channel;
   private final LockServiceGrpc.LockServiceStub stub;
   private final ElectionServiceGrpc.ElectionServiceStub elections;
   private final Duration callTimeout;
@@ -52,6 +58,7 @@ public final class LockClient {
   private final LongSupplier nanoClock;
 
   private LockClient(Builder b) {
+    this.channel = b.channel;
     this.stub = LockServiceGrpc.newStub(b.channel);
     this.elections = ElectionServiceGrpc.newStub(b.channel);
     this.callTimeout = b.callTimeout;
@@ -312,6 +319,16 @@ public final class LockClient {
 
   LockServiceGrpc.LockServiceStub streamingStub() {
     return stub;
+  }
+
+  /**
+   * Before a kept stream is reopened: replicas the channel found down reconnect now rather than
+   * after gRPC's reconnect backoff (a channel that is not a ManagedChannel is left alone).
+   */
+  void reconnectNow() {
+    if (channel instanceof ManagedChannel managed) {
+      managed.resetConnectBackoff();
+    }
   }
 
   ScheduledExecutorService scheduler() {

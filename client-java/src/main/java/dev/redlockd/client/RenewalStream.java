@@ -4,16 +4,20 @@ import io.grpc.Status;
 import io.grpc.stub.ClientCallStreamObserver;
 import io.grpc.stub.ClientResponseObserver;
 import java.time.Duration;
+import java.util.EnumSet;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 
 /**
- * The client end of a stream that keeps a grant alive (KeepAlive, Campaign): a request every
- * ttl/4 with a rising sequence, answers dated by the send time of the request they echo, and
- * the end of the stream told apart from one the holder asked for.
+ * The client end of what keeps a grant alive (KeepAlive, Campaign), over as many gRPC streams
+ * as it takes: a request every ttl/4 with a rising sequence, answers dated by the send time of
+ * the request they echo, a stream that breaks reopened, and the end of it all told apart from
+ * one the holder asked for.
  *
  * <p>The server counts a renewal's validity from when it finished; its answer may then spend
  * any time on the way (a congested link, a long GC pause here). So the deadline is counted
@@ -22,30 +26,75 @@ import java.util.function.LongSupplier;
  * time recent, a request goes out every ttl/4; each renews at once, and the server's own
  * ttl/3 timer, restarted by each renewal, then never fires first, so the renewals are not
  * doubled.
+ *
+ * <p>A stream that ends with NOT_FOUND, PERMISSION_DENIED, UNAUTHENTICATED or INVALID_ARGUMENT
+ * (or OK, unasked) is the end: {@link #endedUnexpectedly}. Any other end (UNAVAILABLE from a
+ * replica shutting down, a broken connection) is not: a new stream is opened on the same
+ * channel, which may reach another replica, and sends the first request again, after a backoff
+ * with jitter (50 ms doubling up to 1 s, each wait between half and all of it), for as long as
+ * the holder finds it {@link #worthResuming() worth it} (a lease until its guarded deadline).
+ * Sequences keep rising across streams, and the deadline does not move while no stream is up.
  */
-abstract class RenewalStream<Req, Resp> implements ClientResponseObserver<Req, Resp> {
+abstract class RenewalStream<Req, Resp> {
+  private static final long FIRST_REOPEN_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
+  private static final long MAX_REOPEN_NANOS = TimeUnit.SECONDS.toNanos(1);
+  /** The ends that say the grant is gone (or can never be renewed by this holder). */
+  private static final Set<Status.Code> FINAL = EnumSet.of(Status.Code.NOT_FOUND, Status.Code.PERMISSION_DENIED,
+      Status.Code.UNAUTHENTICATED, Status.Code.INVALID_ARGUMENT);
+
   private final LongSupplier nanoClock;
   private final ScheduledExecutorService scheduler;
+  /** Runs before each reopening: asks the channel to reconnect now, not after its own backoff. */
+  private final Runnable reconnect;
+  /** How it ended for good: the holder's half-close or cancel, or a final status. */
   private final CompletableFuture<Status> ended = new CompletableFuture<>();
   private final SentRequests sent = new SentRequests();
-  private volatile ClientCallStreamObserver<Req> requests;
   private volatile boolean closing;
-  private volatile long deadlineNanos = Long.MIN_VALUE;
+  private boolean over; // guarded by this
+  private Call current; // guarded by this; null while no stream is up
+  private long deadlineNanos = Long.MIN_VALUE; // guarded by this
   private long nextSequence = 1; // guarded by this
+  /** Answers that echo a lower sequence are ignored (sent before the last change). */
+  private long floorSequence; // guarded by this
+  private int failures; // guarded by this; ends since the last answer
   private ScheduledFuture<?> nextRequest; // guarded by this
+  private ScheduledFuture<?> reopening; // guarded by this
 
-  RenewalStream(LongSupplier nanoClock, ScheduledExecutorService scheduler) {
+  RenewalStream(LongSupplier nanoClock, ScheduledExecutorService scheduler, Runnable reconnect) {
     this.nanoClock = nanoClock;
     this.scheduler = scheduler;
+    this.reconnect = reconnect;
   }
 
-  /** The next request to send, carrying {@code sequence}. Called under this object's lock. */
-  abstract Req request(long sequence);
+  /** Starts one gRPC stream (KeepAlive, Campaign) with this observer. Called under this object's lock. */
+  abstract void open(ClientResponseObserver<Req, Resp> observer);
 
-  /** An answer; {@code deadlineNanos} is the deadline it moved forward to, or {@link SentRequests#UNKNOWN}. */
+  /**
+   * The next request to send, carrying {@code sequence}; {@code first}: the first one of a
+   * stream (which names the grant). Called under this object's lock.
+   */
+  abstract Req request(long sequence, boolean first);
+
+  /**
+   * An answer moved the deadline forward to {@code deadlineNanos}. Called under this object's
+   * lock, so that a change made under it (a ttl made shorter) is never undone by an answer
+   * dated before it; must not block.
+   */
+  void deadlineMoved(long deadlineNanos) {}
+
+  /**
+   * An answer (not one echoing a sequence sent before the last change); {@code deadlineNanos}
+   * is the deadline it moved forward to, or {@link SentRequests#UNKNOWN}. Not under the lock.
+   */
   abstract void answered(Resp response, long deadlineNanos);
 
-  /** The stream ended without the holder asking for it. */
+  /**
+   * Whether a stream that broke is to be reopened (the grant is still the holder's to keep).
+   * Called under this object's lock; must not block.
+   */
+  abstract boolean worthResuming();
+
+  /** The stream ended for good without the holder asking for it. Not under the lock. */
   abstract void endedUnexpectedly(Status status);
 
   /** The stream ended with OK without the holder asking for it: how to report that. */
@@ -57,106 +106,248 @@ abstract class RenewalStream<Req, Resp> implements ClientResponseObserver<Req, R
   /** The sequence an answer echoes. */
   abstract long sequenceOf(Resp response);
 
-  /** Sends the first request at once and one every ttl/4 after it. */
+  /** Opens the first stream, sends its first request at once and then one every ttl/4. */
   final synchronized void startRequests(Duration ttl) {
-    sendLocked();
-    long period = Math.max(1, ttl.toNanos() / 4);
-    nextRequest = scheduler.scheduleAtFixedRate(this::sendNext, period, period, TimeUnit.NANOSECONDS);
+    openLocked();
+    restartPeriodLocked(ttl);
   }
 
   /** Sends one more request now (a changed value, say), in sequence with the periodic ones. */
   final synchronized void sendNow() {
-    if (!closing) {
-      sendLocked();
+    if (!closing && current != null) {
+      sendLocked(false);
+    }
+  }
+
+  /**
+   * A change of what the requests say (a new ttl): from now on answers echoing an earlier
+   * sequence are ignored, and requests go out every {@code ttl}/4. Sends a request now if a
+   * stream is up; if not, the reopened stream's first request carries the change. Returns the
+   * sequence of the request that carries it. Call under this object's lock.
+   */
+  final long sendChangeLocked(Duration ttl) {
+    long sequence = nextSequence;
+    floorSequence = sequence;
+    if (!closing && current != null) {
+      sendLocked(false);
+    }
+    restartPeriodLocked(ttl);
+    return sequence;
+  }
+
+  /** The deadline may be no later than this from now on (answers move it forward from there). Under the lock. */
+  final void cutDeadlineLocked(long latestDeadlineNanos) {
+    if (latestDeadlineNanos < deadlineNanos) {
+      deadlineNanos = latestDeadlineNanos;
     }
   }
 
   private synchronized void sendNext() {
-    if (!closing) {
-      sendLocked();
+    if (!closing && current != null) {
+      sendLocked(false);
     }
   }
 
+  private void restartPeriodLocked(Duration ttl) {
+    if (nextRequest != null) {
+      nextRequest.cancel(false);
+    }
+    if (closing || over) {
+      return;
+    }
+    long period = Math.max(1, ttl.toNanos() / 4);
+    nextRequest = scheduler.scheduleAtFixedRate(this::sendNext, period, period, TimeUnit.NANOSECONDS);
+  }
+
+  /** Opens a stream and sends its first request. */
+  private void openLocked() {
+    Call call = new Call();
+    current = call;
+    open(call);
+    sendLocked(true);
+  }
+
   /** The stream's requests are sent one at a time, under this lock. */
-  private void sendLocked() {
+  private void sendLocked(boolean first) {
+    if (current == null) {
+      return; // it ended while being opened: the reopened stream's first request carries this one
+    }
     long sequence = nextSequence++;
     sent.record(sequence, nanoClock.getAsLong());
     try {
-      requests.onNext(request(sequence));
+      current.requests.onNext(request(sequence, first));
     } catch (IllegalStateException streamAlreadyClosed) {
       // The stream ended under us: onError/onCompleted says how.
     }
   }
 
-  @Override
-  public final void beforeStart(ClientCallStreamObserver<Req> requestStream) {
-    requests = requestStream;
-  }
-
-  @Override
-  public final void onNext(Resp response) {
-    long sentNanos = sent.sentAt(sequenceOf(response));
+  private void answer(Call call, Resp response) {
     long moved = SentRequests.UNKNOWN;
-    if (sentNanos != SentRequests.UNKNOWN) {
-      long candidate = sentNanos + validityOf(response).toNanos();
-      // An answer reporting an earlier renewal (or jeopardy) may arrive after a later one.
-      if (candidate > deadlineNanos) {
-        deadlineNanos = candidate;
-        moved = candidate;
+    synchronized (this) {
+      if (call != current || over) {
+        return;
+      }
+      long sequence = sequenceOf(response);
+      if (sequence < floorSequence) {
+        return; // dated before a change: what it reports no longer holds
+      }
+      failures = 0;
+      long sentNanos = sent.sentAt(sequence);
+      if (sentNanos != SentRequests.UNKNOWN) {
+        long candidate = sentNanos + validityOf(response).toNanos();
+        // An answer reporting an earlier renewal (or jeopardy) may arrive after a later one.
+        if (candidate > deadlineNanos) {
+          deadlineNanos = candidate;
+          moved = candidate;
+          deadlineMoved(candidate);
+        }
       }
     }
     answered(response, moved);
   }
 
-  @Override
-  public final void onError(Throwable t) {
-    stopRequests();
-    Status status = CallStatus.of(t);
+  private void ended(Call call, Status status) {
+    boolean lost = false;
+    synchronized (this) {
+      if (call != current || over) {
+        return;
+      }
+      current = null;
+      if (!closing && !status.isOk() && !FINAL.contains(status.getCode()) && worthResuming()) {
+        scheduleReopenLocked();
+        return;
+      }
+      over = true;
+      stopRequestsLocked();
+      lost = !closing;
+    }
     ended.complete(status);
-    if (!closing) {
-      endedUnexpectedly(status);
+    if (lost) {
+      endedUnexpectedly(status.isOk() ? unexpectedOk() : status);
     }
   }
 
-  @Override
-  public final void onCompleted() {
-    stopRequests();
-    ended.complete(Status.OK);
-    if (!closing) {
-      endedUnexpectedly(unexpectedOk());
+  private void scheduleReopenLocked() {
+    failures++;
+    long backoff = Math.min(MAX_REOPEN_NANOS, FIRST_REOPEN_NANOS << Math.min(failures - 1, 10));
+    long wait = backoff / 2 + ThreadLocalRandom.current().nextLong(backoff / 2 + 1);
+    reopening = scheduler.schedule(this::reopen, wait, TimeUnit.NANOSECONDS);
+  }
+
+  private void reopen() {
+    // A replica that was down a while ago may be up again while gRPC's own reconnect backoff
+    // (1 s growing to minutes) still waits: without this, a stream whose replica stops while
+    // the other one restarted recently could find no replica before its deadline.
+    reconnect.run();
+    synchronized (this) {
+      reopening = null;
+      if (closing || over || current != null) {
+        return;
+      }
+      if (!worthResuming()) {
+        // Lost or ended meanwhile, which stopped it already or is about to.
+        return;
+      }
+      openLocked();
     }
+  }
+
+  /** Now, on the client's monotonic clock. */
+  final long nanoTime() {
+    return nanoClock.getAsLong();
   }
 
   final boolean closing() {
     return closing;
   }
 
-  /** Half-close: the server gives the grant back and ends the stream; completes with how it ended. */
+  /**
+   * Half-close: the server gives the grant back and ends the stream; completes with how it
+   * ended. While no stream is up, a new one names the grant and is half-closed at once.
+   */
   final CompletableFuture<Status> halfClose() {
     synchronized (this) {
+      if (over || closing) {
+        closing = true;
+        return ended;
+      }
       closing = true;
-      stopRequests();
+      stopRequestsLocked();
+      if (current == null) {
+        openLocked();
+      }
       try {
-        requests.onCompleted();
+        if (current != null) {
+          current.requests.onCompleted();
+        }
       } catch (IllegalStateException alreadyGone) {
+        over = true;
+        current = null;
         ended.complete(Status.CANCELLED.withDescription("the stream was already gone"));
       }
     }
     return ended;
   }
 
-  /** Stops the renewals without giving the grant back (it then runs out). */
-  final void cancel(String why) {
-    synchronized (this) {
-      closing = true;
-      stopRequests();
-    }
-    requests.cancel(why, null);
+  /** After a loss: gives the grant back (half-close) unless the stream already ended for good. */
+  final void giveBack() {
+    halfClose();
   }
 
-  private synchronized void stopRequests() {
+  /** Stops the renewals without giving the grant back (it then runs out). */
+  final void cancel(String why) {
+    ClientCallStreamObserver<Req> call = null;
+    boolean complete = false;
+    synchronized (this) {
+      closing = true;
+      stopRequestsLocked();
+      if (current != null) {
+        call = current.requests;
+      } else if (!over) {
+        over = true;
+        complete = true;
+      }
+    }
+    if (call != null) {
+      call.cancel(why, null);
+    }
+    if (complete) {
+      ended.complete(Status.CANCELLED.withDescription(why));
+    }
+  }
+
+  private void stopRequestsLocked() {
     if (nextRequest != null) {
       nextRequest.cancel(false);
+    }
+    if (reopening != null) {
+      reopening.cancel(false);
+      reopening = null;
+    }
+  }
+
+  /** One gRPC stream; what a stream that is no longer the current one says is ignored. */
+  private final class Call implements ClientResponseObserver<Req, Resp> {
+    private volatile ClientCallStreamObserver<Req> requests;
+
+    @Override
+    public void beforeStart(ClientCallStreamObserver<Req> requestStream) {
+      requests = requestStream;
+    }
+
+    @Override
+    public void onNext(Resp response) {
+      answer(this, response);
+    }
+
+    @Override
+    public void onError(Throwable t) {
+      ended(this, CallStatus.of(t));
+    }
+
+    @Override
+    public void onCompleted() {
+      ended(this, Status.OK);
     }
   }
 }

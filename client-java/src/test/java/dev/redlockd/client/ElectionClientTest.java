@@ -239,4 +239,104 @@ class ElectionClientTest {
         Optional.empty(), Optional.of(new Leader("b", 6)));
     assertThat(fake.observers).hasSize(2);
   }
+
+  /** Rule 14: a leader whose stream breaks asks for its leadership back with its token, and keeps its term. */
+  @Test
+  void aLeaderWhoseStreamBreaksResumesWithItsTokenAndKeepsItsTerm() throws Exception {
+    CompletableFuture<Leadership> campaign = client.campaignAsync("jobs", "a", Duration.ofSeconds(2), null);
+    FakeElectionService.Candidate first = candidate(0);
+    String token = first.requests.get(0).getToken();
+    assertThat(token).as("a client-made token, as a lease's").hasSize(32).matches("[A-Za-z0-9_-]+");
+    assertThat(first.requests.get(0).getResume()).isFalse();
+    first.lead(7);
+    Leadership leading = campaign.get(5, TimeUnit.SECONDS);
+    List<LeaseLostException> heard = new CopyOnWriteArrayList<>();
+    leading.onLost(heard::add);
+    long deadlineBefore = leading.deadlineNanos();
+    fake.termOnResume = 7;
+
+    first.end(Status.UNAVAILABLE.withDescription("the server is shutting down"));
+
+    FakeElectionService.Candidate second = candidate(1);
+    var reopened = second.requests.get(0);
+    assertThat(reopened.getToken()).isEqualTo(token);
+    assertThat(reopened.getResume()).isTrue();
+    assertThat(reopened.getElection()).isEqualTo("jobs");
+    assertThat(reopened.getValue()).isEqualTo("a");
+    assertThat(reopened.getTtl().getSeconds()).isEqualTo(2);
+    assertThat(reopened.getSequence()).as("sequences keep rising across streams").isGreaterThan(first.lastSequence());
+    await().atMost(WAIT_LONG).until(() -> leading.deadlineNanos() > deadlineBefore);
+    await().atMost(WAIT_LONG).until(() -> second.requests.size() >= 2);
+    assertThat(second.requests.get(1).getResume()).as("only the first request of a stream resumes").isFalse();
+    assertThat(leading.term()).isEqualTo(7);
+    assertThat(leading.isLeader()).isTrue();
+    assertThat(heard).isEmpty();
+    assertThat(leading.resign()).isTrue();
+    assertThat(second.halfClosed).isTrue();
+    assertThat(heard).isEmpty();
+  }
+
+  @Test
+  void aWaitingCandidateWhoseStreamBreaksCampaignsAgainWithItsToken() throws Exception {
+    CompletableFuture<Leadership> campaign = client.campaignAsync("jobs", "b", Duration.ofSeconds(2), null);
+    FakeElectionService.Candidate first = candidate(0);
+
+    first.end(Status.UNAVAILABLE.withDescription("the server is shutting down"));
+
+    FakeElectionService.Candidate second = candidate(1);
+    assertThat(second.requests.get(0).getToken()).isEqualTo(first.requests.get(0).getToken());
+    assertThat(second.requests.get(0).getResume()).as("it was not leading").isFalse();
+    assertThat(campaign).isNotDone();
+    second.lead(3);
+    assertThat(campaign.get(5, TimeUnit.SECONDS).term()).isEqualTo(3);
+  }
+
+  @Test
+  void notFoundOnTheResumedCampaignIsALossReportedOnce() throws Exception {
+    CompletableFuture<Leadership> campaign = client.campaignAsync("jobs", "a", Duration.ofSeconds(2), null);
+    FakeElectionService.Candidate first = candidate(0);
+    first.lead(7);
+    Leadership leading = campaign.get(5, TimeUnit.SECONDS);
+    List<LeaseLostException> heard = new CopyOnWriteArrayList<>();
+    leading.onLost(heard::add);
+    fake.refuseResume = Status.NOT_FOUND.withDescription("the leadership ran out meanwhile");
+
+    first.end(Status.UNAVAILABLE.withDescription("the server is shutting down"));
+
+    await().atMost(WAIT_LONG).until(() -> !heard.isEmpty());
+    Thread.sleep(300);
+    assertThat(heard).hasSize(1);
+    assertThat(heard.get(0).status().getCode()).isEqualTo(Status.Code.NOT_FOUND);
+    assertThat(leading.isLeader()).isFalse();
+    assertThat(fake.candidates).as("not reopened after NOT_FOUND").hasSize(2);
+  }
+
+  @Test
+  void aLeadershipWhoseStreamCannotBeReopenedIsLostOnceBeforeItsDeadline() throws Exception {
+    CompletableFuture<Leadership> campaign = client.campaignAsync("jobs", "a", Duration.ofSeconds(1), null);
+    FakeElectionService.Candidate first = candidate(0);
+    first.validity = Duration.ofSeconds(1);
+    first.lead(7);
+    Leadership leading = campaign.get(5, TimeUnit.SECONDS);
+    List<Long> lostAt = new CopyOnWriteArrayList<>();
+    List<LeaseLostException> heard = new CopyOnWriteArrayList<>();
+    leading.onLost(e -> {
+      lostAt.add(System.nanoTime());
+      heard.add(e);
+    });
+    fake.refuseCampaign = Status.UNAVAILABLE.withDescription("connection refused");
+
+    first.end(Status.UNAVAILABLE.withDescription("the server is shutting down"));
+    await().atMost(WAIT_LONG).until(() -> fake.candidates.size() >= 2);
+    long deadline = leading.deadlineNanos();
+
+    await().atMost(WAIT_LONG).until(() -> !heard.isEmpty());
+    Thread.sleep(300);
+    assertThat(heard).hasSize(1);
+    assertThat(heard.get(0).status().getCode()).isEqualTo(Status.Code.DEADLINE_EXCEEDED);
+    assertThat(leading.deadlineNanos()).isEqualTo(deadline);
+    assertThat(lostAt.get(0)).isLessThan(deadline);
+    assertThat(fake.candidates.size()).as("reopened with backoff until then").isGreaterThanOrEqualTo(3);
+    assertThat(leading.isLeader()).isFalse();
+  }
 }

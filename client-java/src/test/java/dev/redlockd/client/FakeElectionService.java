@@ -28,6 +28,7 @@ final class FakeElectionService extends ElectionServiceGrpc.ElectionServiceImplB
     final List<CampaignRequest> requests = new CopyOnWriteArrayList<>();
     final StreamObserver<CampaignResponse> answers;
     volatile boolean halfClosed;
+    private boolean ended; // guarded by this
     /** Once set, every request is answered at once with this term and the request's value. */
     volatile long leadingTerm;
     volatile Duration validity = Duration.ofSeconds(10);
@@ -41,6 +42,9 @@ final class FakeElectionService extends ElectionServiceGrpc.ElectionServiceImplB
     }
 
     synchronized void answer(long term, long sequence, String value, Duration validity) {
+      if (ended) {
+        return;
+      }
       answers.onNext(CampaignResponse.newBuilder()
           .setTerm(term).setValue(value).setSequence(sequence).setState(LeaseState.LEASE_STATE_HELD)
           .setValidity(ProtoTime.toProto(validity)).build());
@@ -54,6 +58,10 @@ final class FakeElectionService extends ElectionServiceGrpc.ElectionServiceImplB
     }
 
     synchronized void end(Status status) {
+      if (ended) {
+        return;
+      }
+      ended = true;
       if (status.isOk()) {
         answers.onCompleted();
       } else {
@@ -66,6 +74,12 @@ final class FakeElectionService extends ElectionServiceGrpc.ElectionServiceImplB
   final List<StreamObserver<ObserveResponse>> observers = new CopyOnWriteArrayList<>();
   final Queue<Status> failNextLeader = new ConcurrentLinkedQueue<>();
   volatile dev.redlockd.client.Leader leader;
+  /** Non-zero: a stream whose first request asks to resume leads at once with this term. */
+  volatile long termOnResume;
+  /** Set: a stream whose first request asks to resume ends with this status (the leadership is gone). */
+  volatile Status refuseResume;
+  /** Set: every new Campaign stream ends with this status at its first request (no replica up). */
+  volatile Status refuseCampaign;
 
   @Override
   public StreamObserver<CampaignRequest> campaign(StreamObserver<CampaignResponse> responses) {
@@ -74,7 +88,21 @@ final class FakeElectionService extends ElectionServiceGrpc.ElectionServiceImplB
     return new StreamObserver<>() {
       @Override
       public void onNext(CampaignRequest request) {
+        boolean first = candidate.requests.isEmpty();
         candidate.requests.add(request);
+        if (first && refuseCampaign != null) {
+          candidate.end(refuseCampaign);
+          return;
+        }
+        if (first && request.getResume()) {
+          if (refuseResume != null) {
+            candidate.end(refuseResume);
+            return;
+          }
+          if (termOnResume != 0) {
+            candidate.leadingTerm = termOnResume;
+          }
+        }
         long term = candidate.leadingTerm;
         if (term != 0) {
           candidate.answer(term, request.getSequence(), request.getValue(), candidate.validity);

@@ -36,7 +36,7 @@ import java.util.concurrent.atomic.AtomicLong;
 final class FakeLockService extends LockServiceGrpc.LockServiceImplBase {
   record Held(String token, long fence) {}
 
-  final Map<String, Held> locks = new ConcurrentHashMap<>();
+  final Map<String, Held> locks;
   final List<AcquireRequest> acquires = new CopyOnWriteArrayList<>();
   final List<Long> acquireDeadlinesMs = new CopyOnWriteArrayList<>();
   final AtomicInteger releases = new AtomicInteger();
@@ -50,8 +50,35 @@ final class FakeLockService extends LockServiceGrpc.LockServiceImplBase {
   /** How long the answers to a stream's later KeepAlive requests spend on their way. */
   volatile Duration laterKeepAliveAnswerDelay = Duration.ZERO;
   final AtomicInteger keepAliveRequests = new AtomicInteger();
-  private final AtomicLong fences = new AtomicLong(100);
+  /** Every KeepAlive request received, on any stream, in order. */
+  final List<KeepAliveRequest> keepAliveLog = new CopyOnWriteArrayList<>();
+  /** The first request of each KeepAlive stream, in order. */
+  final List<KeepAliveRequest> keepAliveFirsts = new CopyOnWriteArrayList<>();
+  final AtomicInteger extendCalls = new AtomicInteger();
+  /** Set: each new KeepAlive stream is ended with this status at its first request (a replica going away). */
+  volatile Status refuseKeepAlive;
+  /** True: KeepAlive requests get no answer (the test sends them with {@link #answerKeepAlive}). */
+  volatile boolean keepAliveSilent;
+  /** True: a KeepAlive answer's validity is what the server would compute from the request's ttl. */
+  volatile boolean validityFollowsTtl;
+  private final AtomicLong fences;
   private final ScheduledExecutorService later = Executors.newSingleThreadScheduledExecutor();
+
+  FakeLockService() {
+    this.locks = new ConcurrentHashMap<>();
+    this.fences = new AtomicLong(100);
+  }
+
+  /** A second replica: its own streams and counters, the same locks (Redis) as {@code first}. */
+  FakeLockService(FakeLockService first) {
+    this.locks = first.locks;
+    this.fences = first.fences;
+  }
+
+  /** What the real server answers for a ttl: ttl - 1 % - 2 ms (lock.proto's drift). */
+  static Duration validityFor(Duration ttl) {
+    return ttl.minus(ttl.dividedBy(100)).minusMillis(2);
+  }
 
   private Lease lease(String resource, Held held) {
     return Lease.newBuilder()
@@ -100,6 +127,7 @@ final class FakeLockService extends LockServiceGrpc.LockServiceImplBase {
 
   @Override
   public void extend(ExtendRequest request, StreamObserver<ExtendResponse> responses) {
+    extendCalls.incrementAndGet();
     Status failure = failNextExtend.poll();
     Held held = locks.get(request.getResource());
     if (failure == null && (held == null || !held.token().equals(request.getToken()))) {
@@ -138,16 +166,29 @@ final class FakeLockService extends LockServiceGrpc.LockServiceImplBase {
 
       @Override
       public void onNext(KeepAliveRequest request) {
+        boolean first = resource == null;
         resource = request.getResource();
         token = request.getToken();
+        keepAliveLog.add(request);
+        if (first) {
+          keepAliveFirsts.add(request);
+          Status refused = refuseKeepAlive;
+          if (refused != null) {
+            endStream(responses, refused);
+            return;
+          }
+        }
         Held held = locks.get(resource);
         if (held == null || !held.token().equals(token)) {
           endStream(responses, Status.NOT_FOUND.withDescription("not held"));
           return;
         }
         keepAliveRequests.incrementAndGet();
-        KeepAliveResponse answer = KeepAliveResponse.newBuilder().setLease(lease(resource, held))
-            .setState(LeaseState.LEASE_STATE_HELD).setSequence(request.getSequence()).build();
+        if (keepAliveSilent) {
+          return;
+        }
+        Duration valid = validityFollowsTtl ? validityFor(ProtoTime.fromProto(request.getTtl())) : validity;
+        KeepAliveResponse answer = keepAliveAnswer(resource, held, request.getSequence(), valid);
         long delay = request.getSequence() > 1 ? laterKeepAliveAnswerDelay.toNanos() : 0;
         later.schedule(() -> {
           synchronized (responses) {
@@ -172,6 +213,25 @@ final class FakeLockService extends LockServiceGrpc.LockServiceImplBase {
         endStream(responses, Status.OK);
       }
     };
+  }
+
+  private KeepAliveResponse keepAliveAnswer(String resource, Held held, long sequence, Duration valid) {
+    return KeepAliveResponse.newBuilder()
+        .setLease(Lease.newBuilder().setResource(resource).setToken(held.token()).setFencingToken(held.fence())
+            .setValidity(ProtoTime.toProto(valid)))
+        .setState(LeaseState.LEASE_STATE_HELD).setSequence(sequence).build();
+  }
+
+  /** Sends an answer echoing {@code sequence} on every live KeepAlive stream (for a silent fake). */
+  void answerKeepAlive(String resource, long sequence, Duration valid) {
+    Held held = locks.get(resource);
+    for (StreamObserver<KeepAliveResponse> s : streams) {
+      synchronized (s) {
+        if (streams.contains(s)) {
+          s.onNext(keepAliveAnswer(resource, held, sequence, valid));
+        }
+      }
+    }
   }
 
   void endStreams(Status status) {

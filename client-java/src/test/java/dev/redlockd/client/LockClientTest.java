@@ -4,15 +4,20 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
+import static org.awaitility.Awaitility.await;
+
 import dev.redlockd.proto.v1.AcquireRequest;
+import dev.redlockd.proto.v1.KeepAliveRequest;
 import io.grpc.ManagedChannel;
 import io.grpc.Server;
 import io.grpc.Status;
 import io.grpc.inprocess.InProcessChannelBuilder;
 import io.grpc.inprocess.InProcessServerBuilder;
 import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -485,5 +490,171 @@ class LockClientTest {
     assertThat(lease.toString()).contains("orders/1").doesNotContain(token);
     assertThat(lost.getMessage()).doesNotContain(token);
     assertThat(lost.toString()).doesNotContain(token);
+  }
+
+  private static long lastSequence(List<KeepAliveRequest> requests) {
+    return requests.get(requests.size() - 1).getSequence();
+  }
+
+  /** Rule 14: a replica going away (UNAVAILABLE) is no loss; the stream is reopened with the same token. */
+  @Test
+  void aKeptStreamEndedUnavailableIsReopenedWithTheSameTokenAndNoLoss() {
+    fake.validity = Duration.ofSeconds(2);
+    Lease lease = client.acquire("orders/1", Duration.ofSeconds(2), Duration.ZERO).keepAlive();
+    String token = tokenOfLastAcquire();
+    List<LeaseLostException> heard = new CopyOnWriteArrayList<>();
+    lease.onLost(heard::add);
+    await().atMost(Duration.ofSeconds(5)).until(() -> fake.keepAliveRequests.get() >= 2);
+    long lastBefore = lastSequence(fake.keepAliveLog);
+    long deadlineBefore = lease.deadlineNanos();
+
+    fake.endStreams(Status.UNAVAILABLE.withDescription("the server is shutting down"));
+
+    await().atMost(Duration.ofSeconds(5)).until(() -> fake.keepAliveFirsts.size() == 2);
+    KeepAliveRequest reopened = fake.keepAliveFirsts.get(1);
+    assertThat(reopened.getToken()).isEqualTo(token);
+    assertThat(reopened.getResource()).isEqualTo("orders/1");
+    assertThat(ProtoTime.fromProto(reopened.getTtl())).isEqualTo(Duration.ofSeconds(2));
+    assertThat(reopened.getSequence()).as("sequences keep rising across streams").isGreaterThan(lastBefore);
+    await().atMost(Duration.ofSeconds(5)).until(() -> lease.deadlineNanos() > deadlineBefore);
+    assertThat(lease.isValid()).isTrue();
+    assertThat(lease.fencingToken()).isEqualTo(fake.locks.get("orders/1").fence());
+    assertThat(heard).isEmpty();
+    assertThat(fake.releases.get()).isZero();
+    assertThat(lease.release()).isTrue();
+    assertThat(heard).isEmpty();
+  }
+
+  @Test
+  void notFoundOnTheReopenedStreamIsALossReportedOnce() throws Exception {
+    Lease lease = client.acquire("orders/1", Duration.ofSeconds(2), Duration.ZERO).keepAlive();
+    List<LeaseLostException> heard = new CopyOnWriteArrayList<>();
+    lease.onLost(heard::add);
+    await().atMost(Duration.ofSeconds(5)).until(() -> fake.keepAliveRequests.get() >= 1);
+
+    fake.locks.clear(); // taken over while the replica restarts
+    fake.endStreams(Status.UNAVAILABLE.withDescription("the server is shutting down"));
+
+    await().atMost(Duration.ofSeconds(5)).until(() -> !heard.isEmpty());
+    Thread.sleep(300);
+    assertThat(heard).hasSize(1);
+    assertThat(heard.get(0).status().getCode()).isEqualTo(Status.Code.NOT_FOUND);
+    assertThat(lease.isValid()).isFalse();
+    assertThat(fake.keepAliveFirsts).as("not reopened after NOT_FOUND").hasSize(2);
+  }
+
+  @Test
+  void whenEveryReopenFailsTheLeaseIsLostOnceAtItsGuardedDeadlineWhichDoesNotMoveMeanwhile() throws Exception {
+    Duration ttl = Duration.ofSeconds(1);
+    fake.validity = ttl;
+    Lease lease = client.acquire("orders/1", ttl, Duration.ZERO).keepAlive();
+    List<Long> lostAt = new CopyOnWriteArrayList<>();
+    List<LeaseLostException> heard = new CopyOnWriteArrayList<>();
+    lease.onLost(e -> {
+      lostAt.add(System.nanoTime());
+      heard.add(e);
+    });
+    await().atMost(Duration.ofSeconds(5)).until(() -> fake.keepAliveRequests.get() >= 1);
+
+    fake.refuseKeepAlive = Status.UNAVAILABLE.withDescription("connection refused");
+    fake.endStreams(Status.UNAVAILABLE.withDescription("the server is shutting down"));
+    await().atMost(Duration.ofSeconds(5)).until(() -> fake.keepAliveFirsts.size() >= 2);
+    long deadline = lease.deadlineNanos(); // no stream answers any more: it must stay where it is
+
+    await().atMost(Duration.ofSeconds(5)).until(() -> !heard.isEmpty());
+    Thread.sleep(300);
+    assertThat(heard).hasSize(1);
+    assertThat(heard.get(0).status().getCode()).isEqualTo(Status.Code.DEADLINE_EXCEEDED);
+    assertThat(lease.deadlineNanos()).isEqualTo(deadline);
+    assertThat(lostAt.get(0)).as("reported before the deadline, not before its guard")
+        .isLessThan(deadline).isGreaterThanOrEqualTo(deadline - Lease.guard(ttl).toNanos());
+    assertThat(fake.keepAliveFirsts.size()).as("reopened with backoff until then").isGreaterThanOrEqualTo(3);
+    int opened = fake.keepAliveFirsts.size();
+    Thread.sleep(300);
+    assertThat(fake.keepAliveFirsts.size()).as("no reopening after the loss").isLessThanOrEqualTo(opened + 1);
+    assertThat(lease.isValid()).isFalse();
+  }
+
+  /** Rule 15: a kept lease's ttl changes through its stream, and the renewals follow the new ttl. */
+  @Test
+  void extendOfAKeptLeaseGoesThroughItsStreamAndLaterRequestsFollowTheNewTtl() throws Exception {
+    fake.validityFollowsTtl = true;
+    fake.validity = FakeLockService.validityFor(Duration.ofSeconds(2));
+    Lease lease = client.acquire("orders/1", Duration.ofSeconds(2), Duration.ZERO).keepAlive();
+    await().atMost(Duration.ofSeconds(5)).until(() -> fake.keepAliveRequests.get() >= 1);
+
+    lease.extend(Duration.ofSeconds(6));
+
+    assertThat(fake.extendCalls.get()).as("no unary Extend for a kept lease").isZero();
+    assertThat(fake.keepAliveLog).anyMatch(r -> ProtoTime.fromProto(r.getTtl()).equals(Duration.ofSeconds(6)));
+    assertThat(lease.remaining()).isGreaterThan(Duration.ofSeconds(5));
+    int before = fake.keepAliveLog.size();
+    Thread.sleep(1_200);
+    List<KeepAliveRequest> after6 = fake.keepAliveLog.subList(before, fake.keepAliveLog.size());
+    assertThat(after6).allMatch(r -> ProtoTime.fromProto(r.getTtl()).equals(Duration.ofSeconds(6)));
+    assertThat(after6.size()).as("one request every 1.5 s now, not every 500 ms").isLessThanOrEqualTo(1);
+
+    lease.extend(Duration.ofSeconds(1));
+    long now = System.nanoTime();
+
+    assertThat(lease.deadlineNanos()).as("no later than send time + 1 s - 1 % - 2 ms")
+        .isLessThanOrEqualTo(now + Duration.ofMillis(988).toNanos());
+    assertThat(lease.remaining()).isLessThanOrEqualTo(Duration.ofSeconds(1));
+    before = fake.keepAliveLog.size();
+    Thread.sleep(1_200);
+    List<KeepAliveRequest> after1 = List.copyOf(fake.keepAliveLog.subList(before, fake.keepAliveLog.size()));
+    assertThat(after1).allMatch(r -> ProtoTime.fromProto(r.getTtl()).equals(Duration.ofSeconds(1)));
+    assertThat(after1.size()).as("one request every 250 ms").isGreaterThanOrEqualTo(3);
+    assertThat(lease.isValid()).isTrue();
+    assertThat(fake.extendCalls.get()).isZero();
+    assertThat(lease.release()).isTrue();
+  }
+
+  @Test
+  void aShorterTtlCutsTheDeadlineAtOnceAndAnswersToEarlierRequestsAreIgnored() throws Exception {
+    Lease lease = client.acquire("orders/1", TTL, Duration.ZERO).keepAlive();
+    await().atMost(Duration.ofSeconds(5)).until(() -> fake.keepAliveRequests.get() >= 1);
+    await().atMost(Duration.ofSeconds(5)).until(() -> lease.remaining().compareTo(Duration.ofSeconds(9)) > 0);
+    fake.keepAliveSilent = true;
+    long earlier = lastSequence(fake.keepAliveLog);
+
+    long start = System.nanoTime();
+    CompletableFuture<Lease> extended = CompletableFuture.supplyAsync(() -> lease.extend(Duration.ofSeconds(1)));
+    await().atMost(Duration.ofSeconds(5)).until(() -> fake.keepAliveLog.stream()
+        .anyMatch(r -> ProtoTime.fromProto(r.getTtl()).equals(Duration.ofSeconds(1))));
+    KeepAliveRequest change = fake.keepAliveLog.stream()
+        .filter(r -> ProtoTime.fromProto(r.getTtl()).equals(Duration.ofSeconds(1))).findFirst().orElseThrow();
+    long cut = lease.deadlineNanos();
+    assertThat(cut).as("cut before any answer").isLessThanOrEqualTo(System.nanoTime() + Duration.ofMillis(988).toNanos())
+        .isGreaterThanOrEqualTo(start + Duration.ofMillis(988).toNanos());
+    assertThat(extended).isNotDone();
+
+    fake.answerKeepAlive("orders/1", earlier, Duration.ofSeconds(10)); // dated before the change
+    Thread.sleep(200);
+    assertThat(lease.deadlineNanos()).as("an answer to an earlier request is ignored").isEqualTo(cut);
+    assertThat(extended).isNotDone();
+
+    fake.answerKeepAlive("orders/1", change.getSequence(), Duration.ofMillis(900));
+    assertThat(extended.get(5, TimeUnit.SECONDS)).isSameAs(lease);
+    assertThat(lease.deadlineNanos()).as("send time + 900 ms is before the cut: moved only forward").isEqualTo(cut);
+    assertThat(lease.isValid()).isTrue();
+    assertThat(fake.extendCalls.get()).isZero();
+  }
+
+  /** SPEC 5: a client that declares a loss gives the lease back, so the next holder need not wait out its ttl. */
+  @Test
+  void aLeaseThatRanOutIsGivenBackAndAKeptOneIsHalfClosed() {
+    fake.validity = Duration.ofMillis(300);
+    Lease plain = client.acquire("orders/1", TTL, Duration.ZERO);
+    await().atMost(Duration.ofSeconds(5)).until(() -> !fake.locks.containsKey("orders/1"));
+    assertThat(plain.isValid()).isFalse();
+    assertThat(fake.releases.get()).isEqualTo(1);
+
+    fake.keepAliveSilent = true; // renewals get no answer: the lease runs out with its stream up
+    Lease kept = client.acquire("orders/2", TTL, Duration.ZERO).keepAlive();
+    await().atMost(Duration.ofSeconds(5)).until(() -> !fake.locks.containsKey("orders/2"));
+    assertThat(kept.isValid()).isFalse();
+    assertThat(fake.releases.get()).as("released by the half-close, not a Release call").isEqualTo(1);
+    assertThat(fake.streams).isEmpty();
   }
 }

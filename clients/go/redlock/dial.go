@@ -1,0 +1,71 @@
+package redlock
+
+import (
+	"context"
+	"errors"
+	"net"
+	"strings"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
+	"google.golang.org/grpc/resolver"
+)
+
+// roundRobin spreads calls over every address the resolver gives, so that a stream reopened
+// after its replica shut down reaches one that is up.
+const roundRobin = `{"loadBalancingConfig":[{"round_robin":{}}]}`
+
+// reconnecting makes a replica that restarts usable again within a second or so of serving
+// (gRPC's default backoff grows to 2 minutes): kept streams need a live replica within their ttl.
+var reconnecting = grpc.ConnectParams{
+	Backoff:           backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: time.Second},
+	MinConnectTimeout: 5 * time.Second,
+}
+
+// staticScheme names the resolver Dial gives a list of addresses to; it is registered with each
+// connection only (grpc.WithResolvers), never globally.
+const staticScheme = "redlock-static"
+
+// Dial connects to redlockd through several replicas: addrs lists them as "host:port" (one is
+// fine too), or is a single gRPC target with a scheme that resolves to several (for example
+// "dns:///redlockd.internal:50051"). Calls and streams are spread over the addresses with
+// gRPC's round_robin balancer, so that a kept stream whose replica shut down is reopened on
+// another one. opts come after the client's own (round_robin), so they may replace them; pass
+// the credentials here (grpc.WithInsecure() for a plaintext dev server, or TLS credentials:
+// each address is verified under its own host name). The caller closes the connection.
+func Dial(ctx context.Context, addrs []string, opts ...grpc.DialOption) (*grpc.ClientConn, error) {
+	if len(addrs) == 0 {
+		return nil, errors.New("redlock: Dial needs at least one server address")
+	}
+	all := append([]grpc.DialOption{grpc.WithDefaultServiceConfig(roundRobin), grpc.WithConnectParams(reconnecting)}, opts...)
+	if len(addrs) == 1 && strings.Contains(addrs[0], ":///") {
+		return grpc.DialContext(ctx, addrs[0], all...)
+	}
+	state := resolver.State{}
+	for _, a := range addrs {
+		a = strings.TrimSpace(a)
+		if a == "" {
+			return nil, errors.New("redlock: Dial was given an empty server address")
+		}
+		host := a
+		if h, _, err := net.SplitHostPort(a); err == nil {
+			host = h
+		}
+		state.Addresses = append(state.Addresses, resolver.Address{Addr: a, ServerName: host})
+	}
+	all = append(all, grpc.WithResolvers(staticResolver{state}))
+	return grpc.DialContext(ctx, staticScheme+":///"+strings.TrimSpace(addrs[0]), all...)
+}
+
+// staticResolver hands a fixed list of addresses to the connection, once.
+type staticResolver struct{ state resolver.State }
+
+func (r staticResolver) Build(_ resolver.Target, cc resolver.ClientConn, _ resolver.BuildOptions) (resolver.Resolver, error) {
+	cc.UpdateState(r.state)
+	return r, nil
+}
+
+func (staticResolver) Scheme() string                        { return staticScheme }
+func (staticResolver) ResolveNow(resolver.ResolveNowOptions) {}
+func (staticResolver) Close()                                {}

@@ -1,0 +1,452 @@
+package redlock
+
+import (
+	"context"
+	"errors"
+	"io"
+	"math/rand"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// sentRing is how many recent request send times a kept stream remembers. An answer echoes the
+// sequence the server had when its renewal began, normally one of the last two or three; one
+// that has left the ring is too old to move the deadline anyway.
+const sentRing = 16
+
+// sendLog numbers a kept stream's requests with a rising sequence (across the streams it
+// reopens) and remembers when the recent ones were sent, so that an answer can be dated by the
+// sequence it echoes. Not safe for concurrent use: its keptStream's lock guards it.
+type sendLog struct {
+	seq     uint64
+	sentSeq [sentRing]uint64
+	sentAt  [sentRing]time.Time
+}
+
+// next numbers a request sent now.
+func (s *sendLog) next() uint64 {
+	s.seq++
+	slot := s.seq % sentRing
+	s.sentSeq[slot] = s.seq
+	s.sentAt[slot] = time.Now()
+	return s.seq
+}
+
+// at is when the request with sequence seq was sent, if it is still remembered.
+func (s *sendLog) at(seq uint64) (time.Time, bool) {
+	slot := seq % sentRing
+	if seq == 0 || s.sentSeq[slot] != seq {
+		return time.Time{}, false
+	}
+	return s.sentAt[slot], true
+}
+
+// bidi is a bidirectional stream as the generated clients have them (KeepAlive, Campaign).
+type bidi[Req, Resp any] interface {
+	Send(Req) error
+	Recv() (Resp, error)
+	CloseSend() error
+}
+
+// streamSpec is what one kind of kept stream brings to the shared machinery.
+type streamSpec[Req, Resp any] struct {
+	op   string // the Op of a loss error: "keep-alive", "leadership"
+	what string // the stream's name in messages: "KeepAlive", "Campaign"
+	// open opens a stream; reopen: not the first, so it waits for a ready connection (bounded
+	// by the call timeout) rather than failing at once while every replica reconnects.
+	open func(ctx context.Context, reopen bool) (bidi[Req, Resp], error)
+	// request is the request with sequence seq; first: the first on its stream (a reopened
+	// stream names the grant again). Called under the keptStream's lock, in sending order.
+	request func(seq uint64, first bool) Req
+	echo    func(Resp) (seq uint64, validity time.Duration)
+	// answered takes in an answer with a known sequence; deadline is the send time of the
+	// request it echoes + its validity. Called in arrival order, outside the lock.
+	answered func(resp Resp, deadline time.Time)
+	// giveBack gives the grant back when it is lost with no stream open (nil: nothing to do).
+	giveBack func()
+}
+
+// errNoStream: a half-close found no stream to close.
+var errNoStream = errors.New("no stream open")
+
+// keptStream is the client end of the stream that keeps a grant alive: KeepAlive for a lease,
+// Campaign for a leadership. It sends a request at once and every ttl/4 with a rising
+// sequence, dates each answer by the send time of the request it echoes, and reopens the
+// stream when it ends with anything but a loss.
+//
+// The server counts a renewal's validity from when it finished, and its answer may then spend
+// any time on the way. So the deadline is counted from the send time of the request whose
+// sequence the answer echoes: that renewal began after the request arrived, so the local
+// deadline is never later than the server's. Requests every ttl/4 keep that send time recent;
+// each renews at once, and the server's own ttl/3 timer, restarted by each renewal, never fires
+// first, so renewals are not doubled.
+//
+// A stream that ends NOT_FOUND, PERMISSION_DENIED, UNAUTHENTICATED, INVALID_ARGUMENT or OK
+// unasked is a loss. Any other end (a replica shutting down, a broken connection) is not: a
+// new stream is opened on the same channel (which may reach another replica) with the same
+// first request, backing off with jitter, until the grant's guarded deadline passes (its
+// lifetime then reports the loss). Sequences keep rising across streams; the deadline does not
+// move while the stream is down.
+type keptStream[Req, Resp any] struct {
+	c          *Client
+	life       *lifetime
+	spec       streamSpec[Req, Resp]
+	root       context.Context // every stream's context; cancelled when the machinery stops
+	cancelRoot context.CancelFunc
+
+	mu            sync.Mutex // one Send/CloseSend at a time, as grpc-go requires, and the fields below
+	sent          sendLog
+	minSeq        uint64          // answers that echo an earlier sequence are ignored (a ttl change)
+	conn          bidi[Req, Resp] // the open stream; nil while down
+	closeSent     bool            // CloseSend went out on conn
+	closeReq      bool            // the holder gives the grant up, or it was lost
+	reopenToClose bool            // a holder's half-close that reopens a stream that is down to go out
+	waits         []*seqWait
+
+	poke     chan struct{} // restarts the request timer (the ttl changed)
+	final    chan struct{} // closed when the machinery has stopped; finalErr is then set
+	finalErr error         // how the last stream ended (nil: OK), or errNoStream
+}
+
+// seqWait is a caller waiting for an answer that echoes min or a later sequence.
+type seqWait struct {
+	min  uint64
+	done chan struct{}
+}
+
+// startKept opens the first stream (bounded by the call timeout) and sends the first request;
+// the machinery then runs on its own. An error is the first open's.
+func startKept[Req, Resp any](c *Client, life *lifetime, spec streamSpec[Req, Resp]) (*keptStream[Req, Resp], error) {
+	root, cancel := context.WithCancel(context.Background())
+	ks := &keptStream[Req, Resp]{c: c, life: life, spec: spec, root: root, cancelRoot: cancel,
+		poke: make(chan struct{}, 1), final: make(chan struct{})}
+	s, streamCancel, err := ks.open(false)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	go ks.run(s, streamCancel)
+	life.setOnLoss(ks.lost)
+	return ks, nil
+}
+
+// open opens a stream and sends its first request (then the half-close, if one is waiting).
+func (ks *keptStream[Req, Resp]) open(reopen bool) (bidi[Req, Resp], context.CancelFunc, error) {
+	ctx, cancel := context.WithCancel(ks.root)
+	timeout := time.AfterFunc(ks.c.callTimeout, cancel)
+	s, err := ks.spec.open(ctx, reopen)
+	if !timeout.Stop() && err == nil {
+		err = status.Error(codes.DeadlineExceeded, "the "+ks.spec.what+" stream did not open within the call timeout")
+	}
+	if err != nil {
+		cancel()
+		return nil, nil, err
+	}
+	ks.mu.Lock()
+	ks.conn, ks.closeSent = s, false
+	ks.sendLocked(true)
+	if ks.closeReq {
+		ks.closeSent = true
+		_ = s.CloseSend()
+	}
+	ks.mu.Unlock()
+	return s, cancel, nil
+}
+
+// sendLocked sends the next request on the open stream; its sequence, or 0 if none is open.
+func (ks *keptStream[Req, Resp]) sendLocked(first bool) uint64 {
+	if ks.conn == nil || ks.closeSent {
+		return 0
+	}
+	seq := ks.sent.next()
+	// An error means the stream has ended; its Recv reports how.
+	_ = ks.conn.Send(ks.spec.request(seq, first))
+	return seq
+}
+
+// sendNow sends a request now (after change, run under the lock: a new value), in sequence with
+// the periodic ones. While the stream is down the next stream's first request carries it.
+func (ks *keptStream[Req, Resp]) sendNow(change func()) {
+	ks.mu.Lock()
+	defer ks.mu.Unlock()
+	if change != nil {
+		change()
+	}
+	ks.sendLocked(false)
+}
+
+// changeTTL sends a request with the new ttl through the stream (or, while it is down, makes
+// the next stream's first request carry it) and returns a channel closed by the first answer
+// that echoes that request's sequence or a later one. Answers echoing an earlier sequence are
+// ignored from now on, and the deadline is cut at once to what the new ttl may leave on the
+// nodes: send time + ttl*(1-0.01) - 2ms, if that is earlier. Later requests carry the new ttl,
+// every ttl/4.
+func (ks *keptStream[Req, Resp]) changeTTL(ttl time.Duration) <-chan struct{} {
+	ks.mu.Lock()
+	ks.life.setTTL(ttl)
+	w := &seqWait{done: make(chan struct{})}
+	sentAt := time.Now()
+	if seq := ks.sendLocked(false); seq != 0 {
+		sentAt, _ = ks.sent.at(seq)
+		w.min = seq
+	} else {
+		w.min = ks.sent.seq + 1 // the first request of the next stream
+	}
+	ks.minSeq = w.min
+	ks.waits = append(ks.waits, w)
+	ks.life.cut(sentAt.Add(ttl - ttl/100 - 2*time.Millisecond))
+	ks.mu.Unlock()
+	select {
+	case ks.poke <- struct{}{}:
+	default:
+	}
+	return w.done
+}
+
+// period is ttl/4 of the current ttl.
+func (ks *keptStream[Req, Resp]) period() time.Duration {
+	if p := ks.life.currentTTL() / 4; p >= time.Millisecond {
+		return p
+	}
+	return time.Millisecond
+}
+
+// run keeps streams going: each until it ends, then a loss, the end of the machinery or a new
+// stream, as the end and the grant's state say.
+func (ks *keptStream[Req, Resp]) run(s bidi[Req, Resp], cancel context.CancelFunc) {
+	defer close(ks.final)
+	defer ks.cancelRoot()
+	attempt := 0 // reopening attempts since a stream last worked
+	for {
+		var ended error
+		if s != nil {
+			began := time.Now()
+			var answered bool
+			ended, answered = ks.pump(s)
+			cancel()
+			if answered || time.Since(began) >= ks.period() {
+				attempt = 0
+			}
+		}
+		ks.mu.Lock()
+		closeSent := ks.closeSent
+		ks.conn, ks.closeSent = nil, false
+		closing := ks.closeReq && !ks.reopenToClose
+		reclose := ks.closeReq && ks.reopenToClose && !isLoss(ended)
+		ks.mu.Unlock()
+		switch {
+		case closeSent && !reclose: // the holder half-closed this stream: its end is the answer
+			ks.finalErr = ended
+			return
+		case ks.root.Err() != nil:
+			ks.finalErr = errNoStream
+			return
+		case s != nil && isLoss(ended):
+			ks.finalErr = ended
+			st := status.Convert(ended)
+			if ended == nil {
+				st = status.New(codes.Unavailable, "the "+ks.spec.what+" stream ended without the holder asking")
+			}
+			ks.life.lose(lostError(ks.spec.op, ks.life.resource, st, ended), false)
+			return
+		case closing:
+			ks.finalErr = errNoStream
+			return
+		}
+		// Not a loss: reopen while the grant lasts (a candidate: while the retry policy allows).
+		attempt++
+		if ks.life.isStarted() {
+			if !ks.life.alive() {
+				ks.finalErr = ended // the lifetime reports the loss
+				return
+			}
+		} else if attempt >= ks.c.retry.maxAttempts {
+			ks.finalErr = ended
+			return
+		}
+		if ks.c.reconnect != nil {
+			// A replica that was restarted may be back while its subchannel still backs off.
+			ks.c.reconnect()
+		}
+		if sleep(ks.root, ks.c.retry.jittered(attempt)) != nil {
+			ks.finalErr = errNoStream
+			return
+		}
+		var err error
+		if s, cancel, err = ks.open(true); err != nil {
+			s, ended = nil, err
+		}
+	}
+}
+
+// isLoss tells whether a stream's end (nil: OK) loses the grant rather than calling for a new
+// stream.
+func isLoss(ended error) bool {
+	switch status.Code(ended) {
+	case codes.OK, codes.NotFound, codes.PermissionDenied, codes.Unauthenticated, codes.InvalidArgument:
+		return true
+	}
+	return false
+}
+
+// pump sends a request every ttl/4 and takes in the answers until the stream ends; how it ended
+// (nil: OK) and whether any answer was taken in.
+func (ks *keptStream[Req, Resp]) pump(s bidi[Req, Resp]) (error, bool) {
+	stop := make(chan struct{})
+	defer close(stop)
+	go ks.tick(s, stop)
+	answered := false
+	for {
+		resp, err := s.Recv()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil, answered
+			}
+			return err, answered
+		}
+		if ks.take(resp) {
+			answered = true
+		}
+		if h := ks.c.testAnswered; h != nil {
+			h()
+		}
+	}
+}
+
+// tick sends a request on s every period (restarted when the ttl changes) until stop.
+func (ks *keptStream[Req, Resp]) tick(s bidi[Req, Resp], stop <-chan struct{}) {
+	t := time.NewTimer(ks.period())
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-ks.poke:
+			if !t.Stop() {
+				select {
+				case <-t.C:
+				default:
+				}
+			}
+		case <-t.C:
+			ks.mu.Lock()
+			if ks.conn == s {
+				ks.sendLocked(false)
+			}
+			ks.mu.Unlock()
+		}
+		t.Reset(ks.period())
+	}
+}
+
+// take dates an answer by the sequence it echoes and passes it on; false if it cannot be dated
+// (unknown sequence, or one sent before a ttl change) and was ignored.
+func (ks *keptStream[Req, Resp]) take(resp Resp) bool {
+	seq, validity := ks.spec.echo(resp)
+	ks.mu.Lock()
+	sent, ok := ks.sent.at(seq)
+	ok = ok && seq >= ks.minSeq
+	var woken []*seqWait
+	if ok {
+		kept := ks.waits[:0]
+		for _, w := range ks.waits {
+			if seq >= w.min {
+				woken = append(woken, w)
+			} else {
+				kept = append(kept, w)
+			}
+		}
+		ks.waits = kept
+	}
+	ks.mu.Unlock()
+	if !ok {
+		return false
+	}
+	ks.spec.answered(resp, sent.Add(validity))
+	for _, w := range woken {
+		close(w.done)
+	}
+	return true
+}
+
+// halfClose gives the grant up: it half-closes the stream (the server releases or resigns it
+// and ends the stream) and waits up to timeout (or ctx) for how it ended. While the stream is
+// down, reopen says whether to open one more to half-close it; otherwise, or when it did not
+// end in time, ok is false and the machinery stops (the grant then runs out).
+func (ks *keptStream[Req, Resp]) halfClose(ctx context.Context, timeout time.Duration, reopen bool) (ended error, ok bool) {
+	ks.mu.Lock()
+	ks.closeReq = true
+	ks.reopenToClose = reopen
+	if ks.conn != nil && !ks.closeSent {
+		ks.closeSent = true
+		_ = ks.conn.CloseSend()
+	} else if ks.conn == nil && !reopen {
+		ks.mu.Unlock()
+		ks.cancelRoot()
+		return nil, false
+	}
+	ks.mu.Unlock()
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case <-ks.final:
+		if ks.finalErr == errNoStream {
+			return nil, false
+		}
+		return ks.finalErr, true
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	ks.cancelRoot()
+	return nil, false
+}
+
+// lost stops the renewals of a lost grant and gives it back: a half-close of the open stream
+// (cancelled once it has ended, or after the call timeout), or the spec's giveBack.
+func (ks *keptStream[Req, Resp]) lost() {
+	ks.mu.Lock()
+	ks.closeReq, ks.reopenToClose = true, false
+	open := ks.conn != nil
+	if open && !ks.closeSent {
+		ks.closeSent = true
+		_ = ks.conn.CloseSend()
+	}
+	ks.mu.Unlock()
+	if !open {
+		ks.cancelRoot()
+		if ks.spec.giveBack != nil {
+			ks.spec.giveBack()
+		}
+		return
+	}
+	go func() {
+		t := time.NewTimer(ks.c.callTimeout)
+		defer t.Stop()
+		select {
+		case <-ks.final:
+		case <-t.C:
+		}
+		ks.cancelRoot()
+	}()
+}
+
+// cancel stops the renewals without giving the grant back: it runs out at its validity.
+func (ks *keptStream[Req, Resp]) cancel() {
+	ks.mu.Lock()
+	ks.closeReq, ks.reopenToClose = true, false
+	ks.mu.Unlock()
+	ks.cancelRoot()
+}
+
+// jittered is the pause before reopening attempt number attempt (1-based): a random time
+// between half and all of the backoff.
+func (p retryPolicy) jittered(attempt int) time.Duration {
+	d := p.backoff(attempt)
+	if d <= 1 {
+		return d
+	}
+	return d/2 + time.Duration(rand.Int63n(int64(d-d/2)+1))
+}

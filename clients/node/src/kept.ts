@@ -1,0 +1,488 @@
+// The one machinery behind every kept grant, a kept lease (KeepAlive) and a leadership
+// (Campaign) alike:
+//
+// - Lifetime: how long the grant may be relied on. Its local deadline on the monotonic clock,
+//   the guard before it, the loss reported once (callbacks, an AbortSignal), and the timer that
+//   reports the loss when the guarded deadline passes without a renewal.
+// - KeptStream: the stream that renews it. A request at once and then every ttl/4 with a
+//   sequence that keeps rising across streams; an answer is dated by the send time of the
+//   request whose sequence it echoes. A stream that ends with a status that does not say the
+//   grant is gone (UNAVAILABLE when a replica shuts down, any error of a broken connection) is
+//   opened again on the same channel, with the same first request, backing off with jitter,
+//   until its owner says it is not worth it any more (for a grant: the guarded deadline passed).
+//
+// The server counts a renewal's validity from when it finished, and its answer may then spend
+// any time on the way. So a deadline is counted from the send time of the request whose
+// sequence the answer echoes: that renewal began after the request arrived, so this deadline
+// is never later than the server's.
+import * as grpc from '@grpc/grpc-js';
+import { LeaseLostError } from './errors';
+import type { RetryPolicy } from './retry';
+import { now } from './time';
+
+const Status = grpc.status;
+
+/** How long before its deadline a grant stops counting as valid: ttl/20, at most 100 ms. */
+export function guardMs(ttlMs: number): number {
+  return Math.min(ttlMs / 20, 100);
+}
+
+export type LostCallback = (error: LeaseLostError) => void;
+
+/** How a stream ended. */
+export interface StreamEnd {
+  code: number;
+  details: string;
+}
+
+/**
+ * Whether a kept stream that ends with `code` (without its owner asking) says the grant is
+ * gone or the stream is refused for good: such an end is a loss, every other one is resumed.
+ */
+export function isFinalEnd(code: number): boolean {
+  return code === Status.OK || code === Status.NOT_FOUND || code === Status.PERMISSION_DENIED
+    || code === Status.UNAUTHENTICATED || code === Status.INVALID_ARGUMENT;
+}
+
+/**
+ * The deadline of a grant whose ttl was just cut to `ttlMs` by a request sent at `sentAt`: the
+ * server's drift (ttl/100 + 2 ms) off the shorter ttl. The nodes hold the key at least that long
+ * once that request's renewal lands, and the longer ttl before it lands.
+ */
+export function shortenedDeadline(sentAt: number, ttlMs: number): number {
+  return sentAt + ttlMs * (1 - 0.01) - 2;
+}
+
+/**
+ * @internal How long a grant (a lease, a leadership) may be relied on: valid while
+ * `now < deadline - guard`; lost once, when the guarded deadline passes without a renewal or
+ * its owner says so; or ended by its holder (released, resigned), after which no loss is
+ * reported.
+ */
+export class Lifetime {
+  /** Names it in messages, e.g. "lease on resource 'orders/42'". */
+  readonly what: string;
+  /** The resource or election the errors name. */
+  readonly subject: string;
+  readonly #controller = new AbortController();
+  readonly #stop: (error: LeaseLostError) => void;
+  #listeners: LostCallback[] = [];
+  #guardMs: number;
+  #deadline: number;
+  #ended = false;
+  #lost: LeaseLostError | undefined;
+  #expiry: NodeJS.Timeout | undefined;
+
+  /** `stop` runs on the loss, before the callbacks (stop renewing, give the grant back). */
+  constructor(what: string, subject: string, ttlMs: number, deadline: number,
+    stop: (error: LeaseLostError) => void = () => {}) {
+    this.what = what;
+    this.subject = subject;
+    this.#guardMs = guardMs(ttlMs);
+    this.#deadline = deadline;
+    this.#stop = stop;
+    this.#schedule();
+  }
+
+  get valid(): boolean {
+    return !this.#ended && this.#lost === undefined && now() < this.#deadline - this.#guardMs;
+  }
+
+  /** Milliseconds left while valid (up to the guard before the deadline); 0 once not valid. */
+  get remainingMs(): number {
+    const left = this.#deadline - this.#guardMs - now();
+    return !this.#ended && this.#lost === undefined && left > 0 ? left : 0;
+  }
+
+  get deadline(): number {
+    return this.#deadline;
+  }
+
+  get guardMs(): number {
+    return this.#guardMs;
+  }
+
+  get signal(): AbortSignal {
+    return this.#controller.signal;
+  }
+
+  get lostError(): LeaseLostError | undefined {
+    return this.#lost;
+  }
+
+  /** Ended by its holder (released, resigned). */
+  get ended(): boolean {
+    return this.#ended;
+  }
+
+  /** Neither ended nor lost (it may have run out a moment ago: see `valid`). */
+  get open(): boolean {
+    return !this.#ended && this.#lost === undefined;
+  }
+
+  /**
+   * The ttl changed: the guard becomes the larger of the one it had and the new ttl's, so that
+   * it never shrinks (a larger guard only reports a loss earlier).
+   */
+  ttlChanged(ttlMs: number): void {
+    this.#guardMs = Math.max(this.#guardMs, guardMs(ttlMs));
+    if (this.open) {
+      this.#schedule();
+    }
+  }
+
+  /** A renewal answered: moves the deadline, only forward. */
+  renewed(deadline: number): void {
+    if (this.open && deadline > this.#deadline) {
+      this.#deadline = deadline;
+      this.#schedule();
+    }
+  }
+
+  /** A shorter ttl: moves the deadline, only back. */
+  cut(deadline: number): void {
+    if (this.open && deadline < this.#deadline) {
+      this.#deadline = deadline;
+      this.#schedule();
+    }
+  }
+
+  /** A unary renewal (Extend) answered: the deadline it gives, either way. */
+  reset(deadline: number): void {
+    if (this.open) {
+      this.#deadline = deadline;
+      this.#schedule();
+    }
+  }
+
+  /** The holder gives it up; true only the first time (no loss is reported afterwards). */
+  end(): boolean {
+    if (this.#ended) {
+      return false;
+    }
+    this.#ended = true;
+    this.#listeners = [];
+    this.#clear();
+    return true;
+  }
+
+  /** Reports the loss unless it is ended or already lost: stop, then every callback, once. */
+  lose(code: number, details: string): void {
+    if (!this.open) {
+      return;
+    }
+    const error = new LeaseLostError(code, details, this.subject);
+    this.#lost = error;
+    this.#clear();
+    this.#stop(error);
+    const listeners = this.#listeners;
+    this.#listeners = [];
+    this.#controller.abort(error);
+    for (const listener of listeners) {
+      try {
+        listener(error);
+      } catch (e) {
+        process.emitWarning(`a loss callback of the ${this.what} threw: ${String(e)}`);
+      }
+    }
+  }
+
+  /** Calls `callback` once on the loss, at once if it already happened; never once ended. */
+  onLost(callback: LostCallback): void {
+    if (this.#lost !== undefined) {
+      callback(this.#lost);
+    } else if (!this.#ended) {
+      this.#listeners.push(callback);
+    }
+  }
+
+  #schedule(): void {
+    this.#clear();
+    const delay = this.#deadline - this.#guardMs - now();
+    this.#expiry = setTimeout(() => {
+      this.#expiry = undefined;
+      if (!this.open) {
+        return;
+      }
+      if (now() < this.#deadline - this.#guardMs) {
+        this.#schedule(); // woke a little early
+        return;
+      }
+      this.lose(Status.DEADLINE_EXCEEDED, `${this.what} ran out: its local deadline came within `
+        + `${this.#guardMs} ms without a renewal`);
+    }, Math.max(0, Math.ceil(delay)));
+    this.#expiry.unref();
+  }
+
+  #clear(): void {
+    if (this.#expiry !== undefined) {
+      clearTimeout(this.#expiry);
+      this.#expiry = undefined;
+    }
+  }
+}
+
+/** What a kept stream asks of and tells its owner. */
+export interface KeptStreamEvents<Res> {
+  /** An answer that echoes a sequence this client sent (not before `ignoreBefore`), with that request's send time. */
+  answered(response: Res, sentAt: number, sequence: number): void;
+  /** The stream ended for good without its owner closing it: a final end, or one not worth resuming. */
+  ended(end: StreamEnd): void;
+  /** A stream ended with a status that may be resumed, after living `livedMs`: open another? */
+  resumable(end: StreamEnd, livedMs: number): boolean;
+}
+
+/** @internal How a kept stream talks to the server. */
+export interface KeptStreamSpec<Req, Res> {
+  /** Names it in messages, e.g. "KeepAlive stream of resource 'orders/42'". */
+  what: string;
+  /** Opens a new stream on the channel. */
+  open(): grpc.ClientDuplexStream<Req, Res>;
+  /** The request to send now, without its sequence; `first`: the first of its stream. */
+  request(first: boolean): Omit<Req, 'sequence'>;
+  /** The sequence an answer echoes. */
+  sequenceOf(response: Res): string | number;
+  /** How often to send a request (ttl/4). */
+  periodMs: number;
+  /** Backoff between reopens (each wait a random time between half and all of the policy's). */
+  retry: RetryPolicy;
+}
+
+/** When the last requests were sent, by sequence; older ones are too old to move a deadline. */
+const REMEMBERED = 16;
+
+/**
+ * @internal The client end of a kept grant's stream, across as many streams as it takes: a
+ * request at once and one every period with a rising sequence; a broken stream reopened (the
+ * first request again, same sequence counter) while its owner finds it worth it.
+ *
+ * It never cancels or half-closes a live stream unless its owner asks (grpc-js's cancel
+ * half-closes first, which the server takes for a release or a resign).
+ */
+export class KeptStream<Req, Res> {
+  events: KeptStreamEvents<Res>;
+  readonly #spec: KeptStreamSpec<Req, Res>;
+  readonly #sent = new Map<number, number>();
+  #call: grpc.ClientDuplexStream<Req, Res> | undefined;
+  #openedAt = 0;
+  #firstOfCall = 1;
+  #streams = 0;
+  #nextSequence = 1;
+  #ignoreBefore = 0;
+  #periodMs: number;
+  #timer: NodeJS.Timeout | undefined;
+  #reopen: NodeJS.Timeout | undefined;
+  #failures = 0;
+  /** The owner half-closed (or cancelled): no more requests, no events. */
+  #closing = false;
+  /** Ended for good (a final end, or not resumed). */
+  #finalEnd: StreamEnd | undefined;
+  #closed: Promise<StreamEnd> | undefined;
+  #resolveClosed: ((end: StreamEnd) => void) | undefined;
+
+  constructor(spec: KeptStreamSpec<Req, Res>, events: KeptStreamEvents<Res>) {
+    this.#spec = spec;
+    this.events = events;
+    this.#periodMs = spec.periodMs;
+    this.#open(); // a closed channel throws here
+  }
+
+  /** The sequence the next request will carry. */
+  get nextSequence(): number {
+    return this.#nextSequence;
+  }
+
+  /** How many streams were opened so far (1 + the reopens). */
+  get streams(): number {
+    return this.#streams;
+  }
+
+  /** Whether a stream is open now (false while waiting to reopen, and once closed or ended). */
+  get up(): boolean {
+    return this.#call !== undefined;
+  }
+
+  /** From now on, answers that echo a sequence below `sequence` are ignored. */
+  ignoreBefore(sequence: number): void {
+    this.#ignoreBefore = Math.max(this.#ignoreBefore, sequence);
+  }
+
+  /**
+   * Sends a request now (with the owner's state now). Returns its sequence; undefined while the
+   * stream is down (the next stream's first request carries that state, with `nextSequence`).
+   */
+  send(): number | undefined {
+    if (this.#closing || this.#call === undefined) {
+      return undefined;
+    }
+    return this.#write(this.#call, false);
+  }
+
+  /** Sends requests every `periodMs` from now on. */
+  setPeriod(periodMs: number): void {
+    this.#periodMs = periodMs;
+    if (this.#timer !== undefined) {
+      this.#startTimer();
+    }
+  }
+
+  /**
+   * Half-closes (the server releases or resigns, and ends the stream); resolves with how the
+   * stream ended. While the stream is down, a new one is opened for it with the first request
+   * and half-closed at once. Once the stream ended for good, resolves with that end.
+   */
+  halfClose(): Promise<StreamEnd> {
+    if (this.#finalEnd !== undefined && this.#closed === undefined) {
+      return Promise.resolve(this.#finalEnd);
+    }
+    if (this.#closed !== undefined) {
+      return this.#closed;
+    }
+    this.#closing = true;
+    this.#closed = new Promise((resolve) => { this.#resolveClosed = resolve; });
+    this.#stopTimers();
+    let call = this.#call;
+    if (call === undefined) {
+      try {
+        call = this.#openCall();
+        this.#write(call, true);
+      } catch (e) {
+        this.#resolveClosed?.({ code: Status.UNAVAILABLE, details: `the ${this.#spec.what} could not be opened: ${String(e)}` });
+        return this.#closed;
+      }
+    }
+    call.end();
+    return this.#closed;
+  }
+
+  /** Half-closes and waits up to `timeoutMs` for the end; cancels and reports DEADLINE_EXCEEDED after that. */
+  close(timeoutMs: number): Promise<StreamEnd> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.cancel();
+        resolve({ code: Status.DEADLINE_EXCEEDED, details: `no end of the ${this.#spec.what} within ${timeoutMs} ms` });
+      }, timeoutMs);
+      void this.halfClose().then((end) => {
+        clearTimeout(timer);
+        resolve(end);
+      });
+    });
+  }
+
+  /**
+   * Stops: no more requests, no reopening, no events. Cancels the stream if one is open (grpc-js
+   * half-closes before it resets, so the server may take it for a release or a resign): true
+   * then, false when no stream was open.
+   */
+  cancel(): boolean {
+    this.#closing = true;
+    this.#stopTimers();
+    const call = this.#call;
+    if (call === undefined) {
+      return false;
+    }
+    call.cancel();
+    return true;
+  }
+
+  #open(): void {
+    const call = this.#openCall();
+    this.#write(call, true);
+    this.#startTimer();
+  }
+
+  #openCall(): grpc.ClientDuplexStream<Req, Res> {
+    const call = this.#spec.open();
+    this.#call = call;
+    this.#streams++;
+    this.#openedAt = now();
+    this.#firstOfCall = this.#nextSequence;
+    call.on('data', (response: Res) => this.#answered(call, response));
+    // Every failure also comes as 'status'; without a listener 'error' would be thrown.
+    call.on('error', () => {});
+    call.on('status', (status: grpc.StatusObject) => this.#ended(call, { code: status.code, details: status.details }));
+    return call;
+  }
+
+  #write(call: grpc.ClientDuplexStream<Req, Res>, first: boolean): number {
+    const sequence = this.#nextSequence++;
+    this.#sent.set(sequence, now());
+    this.#sent.delete(sequence - REMEMBERED);
+    call.write({ ...this.#spec.request(first), sequence: String(sequence) } as unknown as Req);
+    return sequence;
+  }
+
+  #startTimer(): void {
+    if (this.#timer !== undefined) {
+      clearInterval(this.#timer);
+    }
+    this.#timer = setInterval(() => this.send(), Math.max(1, this.#periodMs));
+    this.#timer.unref();
+  }
+
+  #stopTimers(): void {
+    if (this.#timer !== undefined) {
+      clearInterval(this.#timer);
+      this.#timer = undefined;
+    }
+    if (this.#reopen !== undefined) {
+      clearTimeout(this.#reopen);
+      this.#reopen = undefined;
+    }
+  }
+
+  #answered(call: grpc.ClientDuplexStream<Req, Res>, response: Res): void {
+    if (call !== this.#call || this.#closing) {
+      return;
+    }
+    const sequence = Number(this.#spec.sequenceOf(response));
+    const sentAt = this.#sent.get(sequence);
+    // Not an answer this client can date (a sequence it never sent, or sent on an earlier
+    // stream), or one dated before a change its owner made: it moves nothing.
+    if (sentAt === undefined || sequence < this.#firstOfCall || sequence < this.#ignoreBefore) {
+      return;
+    }
+    this.#failures = 0;
+    this.events.answered(response, sentAt, sequence);
+  }
+
+  #ended(call: grpc.ClientDuplexStream<Req, Res>, end: StreamEnd): void {
+    if (call !== this.#call) {
+      return;
+    }
+    this.#call = undefined;
+    if (this.#timer !== undefined) {
+      clearInterval(this.#timer);
+      this.#timer = undefined;
+    }
+    if (this.#closing) {
+      this.#resolveClosed?.(end);
+      return;
+    }
+    if (isFinalEnd(end.code) || !this.events.resumable(end, now() - this.#openedAt)) {
+      this.#finalEnd = end;
+      this.#closing = true;
+      this.events.ended(end);
+      return;
+    }
+    // Resume: the same first request on a new stream, after a backoff with jitter.
+    this.#failures++;
+    const backoff = this.#spec.retry.backoffMs(this.#failures);
+    const wait = backoff / 2 + Math.random() * (backoff / 2);
+    this.#reopen = setTimeout(() => {
+      this.#reopen = undefined;
+      if (this.#closing) {
+        return;
+      }
+      try {
+        this.#open();
+      } catch (e) {
+        // The channel was closed: nothing can reach the server any more.
+        const closed = { code: Status.UNAVAILABLE, details: `the ${this.#spec.what} could not be reopened: ${String(e)}` };
+        this.#finalEnd = closed;
+        this.#closing = true;
+        this.events.ended(closed);
+      }
+    }, wait);
+  }
+}

@@ -1,0 +1,71 @@
+"""The calls a client makes for its leases and leaderships: stubs, the call timeout, the retry
+policy, blocking unary calls with retries, and fire-and-forget Releases.
+
+Lease, Leadership and Observation get one of these from the LockClient that made them, so none
+of them imports the client (client.py imports them, never the other way round).
+"""
+from __future__ import annotations
+
+import random
+import threading
+import time
+from typing import Any, Callable, Set, Tuple
+
+import grpc
+
+from ._proto import election_pb2_grpc, lock_pb2, lock_pb2_grpc
+from .errors import from_rpc_error
+from .retry import RetryPolicy
+
+
+class Calls:
+    """One channel's stubs and the client's call settings, shared by everything it hands out."""
+
+    def __init__(self, channel: grpc.Channel, call_timeout: float, retry: RetryPolicy) -> None:
+        self.lock_stub = lock_pb2_grpc.LockServiceStub(channel)
+        self.election_stub = election_pb2_grpc.ElectionServiceStub(channel)
+        self.call_timeout = call_timeout
+        self.retry = retry
+        # Fire-and-forget calls, kept referenced until done: gRPC cancels a call whose future
+        # is garbage-collected.
+        self._in_flight: Set[grpc.Future] = set()
+        self._in_flight_lock = threading.Lock()
+
+    def unary(self, method: Any, request: Any,
+              still_worth_it: Callable[[], bool] = lambda: True) -> Tuple[Any, float]:
+        """A blocking unary call with the call timeout, UNAVAILABLE retried by the policy while
+        ``still_worth_it()``. Returns the answer and the send time of the attempt it answers."""
+        attempt = 1
+        while True:
+            sent = time.monotonic()
+            try:
+                return method(request, timeout=self.call_timeout), sent
+            except grpc.RpcError as e:
+                if (e.code() != grpc.StatusCode.UNAVAILABLE or attempt >= self.retry.max_attempts
+                        or not still_worth_it()):
+                    raise from_rpc_error(e) from None
+            time.sleep(self.retry.backoff(attempt))
+            attempt += 1
+
+    def release_quietly(self, resource: str, token: str) -> None:
+        """Fire and forget: a Release nobody waits for (the lease runs out by itself if it
+        fails)."""
+        try:
+            future = self.lock_stub.Release.future(
+                lock_pb2.ReleaseRequest(resource=resource, token=token), timeout=self.call_timeout)
+        except Exception:  # a closed channel: nothing to give back through
+            return
+        with self._in_flight_lock:
+            self._in_flight.add(future)
+        future.add_done_callback(self._forget)
+
+    def _forget(self, future: grpc.Future) -> None:
+        with self._in_flight_lock:
+            self._in_flight.discard(future)
+
+    def resume_backoff(self, attempt: int) -> float:
+        """How long to wait before reopening a kept stream after failed attempt ``attempt``
+        (1-based): the policy's backoff (50 ms doubling up to 1 s by default), each wait a
+        random time between half and all of it, so that the holders of one replica that shut
+        down do not all come back at the same instant."""
+        return self.retry.backoff(attempt) * random.uniform(0.5, 1.0)

@@ -1,0 +1,89 @@
+"""A channel to one or several redlockd replicas, with calls spread over them (rule 16)."""
+from __future__ import annotations
+
+import ipaddress
+from typing import Any, List, Optional, Sequence, Tuple, Union
+
+import grpc
+
+__all__ = ["channel", "target"]
+
+_SCHEMES = ("dns:", "ipv4:", "ipv6:", "unix:", "unix-abstract:", "vsock:")
+
+
+#: round_robin over every address; a replica that restarts is reconnected within a second or
+#: so (gRPC's default reconnect backoff grows to two minutes), so that a stream resumed after a
+#: rolling restart finds every replica up again. Options given to :func:`channel` win.
+_DEFAULTS: Tuple[Tuple[str, Any], ...] = (
+    ("grpc.lb_policy_name", "round_robin"),
+    ("grpc.initial_reconnect_backoff_ms", 100),
+    ("grpc.min_reconnect_backoff_ms", 100),
+    ("grpc.max_reconnect_backoff_ms", 1000),
+)
+
+
+def _split(address: str) -> Tuple[str, str]:
+    """``host:port`` or ``[v6]:port`` into host and port."""
+    if address.startswith("["):
+        host, sep, port = address[1:].partition("]:")
+        if not sep:
+            raise ValueError(f"'{address}': expected [IPv6]:PORT")
+        return host, port
+    host, sep, port = address.rpartition(":")
+    if not sep or not host or not port.isdigit():
+        raise ValueError(f"'{address}': expected HOST:PORT")
+    return host, port
+
+
+def _family(host: str) -> Optional[int]:
+    try:
+        return ipaddress.ip_address(host).version
+    except ValueError:
+        return None
+
+
+def target(addresses: Union[str, Sequence[str]]) -> str:
+    """The gRPC target for ``addresses``: ``host:port`` strings (or one string of them,
+    comma-separated). IP addresses become a static list (``ipv4:a:1,b:2`` or ``ipv6:...``); one
+    host name becomes ``dns:///name:port`` (every address it resolves to, re-resolved when
+    connections fail). A string that already names a scheme (``dns:``, ``ipv4:``, ``unix:``...)
+    is used as it is."""
+    if isinstance(addresses, str):
+        if addresses.startswith(_SCHEMES):
+            return addresses
+        addresses = [a for a in (part.strip() for part in addresses.split(",")) if a]
+    items = list(addresses)
+    if not items:
+        raise ValueError("no server address given")
+    if len(items) == 1 and items[0].startswith(_SCHEMES):
+        return items[0]
+    hosts = [_split(a) for a in items]
+    families = {_family(host) for host, _ in hosts}
+    if families == {4}:
+        return "ipv4:" + ",".join(f"{host}:{port}" for host, port in hosts)
+    if families == {6}:
+        return "ipv6:" + ",".join(f"[{host}]:{port}" for host, port in hosts)
+    if len(hosts) == 1:
+        host, port = hosts[0]
+        return f"dns:///{host}:{port}"
+    raise ValueError(
+        "several addresses must all be IPv4 or all IPv6 literals; for host names give one name "
+        "that resolves to every replica (it becomes dns:///NAME:PORT), or a load balancer")
+
+
+def channel(addresses: Union[str, Sequence[str]],
+            credentials: Optional[grpc.ChannelCredentials] = None,
+            options: Sequence[Tuple[str, Any]] = ()) -> grpc.Channel:
+    """A channel to the redlockd replicas at ``addresses`` that spreads its calls over them
+    (gRPC's ``round_robin``), so that a kept stream whose replica goes away is reopened on one
+    that is up. ``addresses``: ``["10.0.0.1:50051", "10.0.0.2:50051"]``, the same as one
+    comma-separated string, or one DNS name (``"redlockd.internal:50051"``, every address it
+    resolves to). ``credentials``: TLS (``grpc.ssl_channel_credentials(...)``); None: plaintext.
+    The channel is yours: close it when done (the client never does)."""
+    given = {name for name, _ in options}
+    all_options: List[Tuple[str, Any]] = [o for o in _DEFAULTS if o[0] not in given]
+    all_options += list(options)
+    where = target(addresses)
+    if credentials is None:
+        return grpc.insecure_channel(where, options=all_options)
+    return grpc.secure_channel(where, credentials, options=all_options)

@@ -1,0 +1,570 @@
+"""The kept-stream machinery, shared by kept leases (KeepAlive) and leaderships (Campaign).
+
+Two parts, as client-java's Lifetime and RenewalStream:
+
+- :class:`Lifetime`: the local deadline, the guard before it, and the loss reported once.
+  The deadline is the send time of the request an answer echoes plus the validity it carries,
+  on ``time.monotonic()``, moved only forward by answers; a ttl change sent through the stream
+  may cut it at once (rule 15). The check runs on the shared scheduler thread.
+- :class:`KeptStream`: the stream itself. A request at once, then one every ttl/4 with a rising
+  sequence (and one at once for each change); each answer dated by the send time of the
+  request whose sequence it echoes. A stream that ends with a status that does not say the
+  grant is gone (UNAVAILABLE when a replica shuts down, a broken connection) is reopened on the
+  same channel with the same first request, backing off with jitter, while its owner says it is
+  worth it (rule 14). Sequences keep rising across the streams.
+
+Why the send time: the server counts a renewal's validity from when it finished; its answer may
+then spend any time on the way (a congested link, a long pause in this process). The renewal
+began after the request arrived, so the local deadline is never later than the server's. To keep
+that send time recent, a request goes out every ttl/4; each renews at once, and the server's own
+ttl/3 timer, restarted by each renewal, then never fires first.
+
+Threads: gRPC consumes each stream's request generator on a thread of its own (the generator
+paces the requests itself); one daemon thread per kept grant reads the answers, and reopens.
+"""
+from __future__ import annotations
+
+import collections
+import logging
+import queue
+import threading
+import time
+from typing import Any, Callable, Iterator, List, Optional, Tuple
+
+import grpc
+
+from ._scheduler import SCHEDULER, Scheduled
+from .errors import LeaseLost
+
+_log = logging.getLogger("redlockd")
+
+#: The guard never exceeds this: a long ttl should not give up much of its validity.
+MAX_GUARD = 0.1
+
+#: How many send times are kept. An answer echoes the sequence the server had when its renewal
+#: began, normally one of the last two or three; one older than this is too old to matter.
+_SENT_KEPT = 16
+
+#: Statuses that end a kept stream for good: the grant is gone (NOT_FOUND) or the server will
+#: not have it renewed by this caller whatever replica it asks. Anything else is resumed (OK
+#: unasked is a loss too, see KeptStream).
+FINAL_CODES = frozenset({
+    grpc.StatusCode.NOT_FOUND,
+    grpc.StatusCode.PERMISSION_DENIED,
+    grpc.StatusCode.UNAUTHENTICATED,
+    grpc.StatusCode.INVALID_ARGUMENT,
+})
+
+Ending = Tuple[grpc.StatusCode, str]
+LostCallback = Callable[[LeaseLost], None]
+
+
+def guard(ttl: float) -> float:
+    """How long before its deadline a lease stops counting as valid: ttl/20, at most 100 ms.
+
+    The loss is then reported before the deadline itself (the moment another holder may be
+    granted the lock) has passed, even by a timer that runs a little late.
+    """
+    return min(ttl / 20, MAX_GUARD)
+
+
+def shortened_deadline(sent: float, ttl: float) -> float:
+    """The latest a grant renewed by a request sent at ``sent`` with ``ttl`` may be believed
+    in: the request arrives after ``sent``, and the server keeps the drift (ttl * 0.01 + 2 ms)."""
+    return sent + ttl * (1 - 0.01) - 0.002
+
+
+class SentRequests:
+    """When the last few requests were sent, by sequence."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._at: "collections.OrderedDict[int, float]" = collections.OrderedDict()
+
+    def record(self, sequence: int, sent: float) -> None:
+        with self._lock:
+            self._at[sequence] = sent
+            while len(self._at) > _SENT_KEPT:
+                self._at.popitem(last=False)
+
+    def sent_at(self, sequence: int) -> Optional[float]:
+        with self._lock:
+            return self._at.get(sequence)
+
+
+def run_callback(callback: LostCallback, error: LeaseLost) -> None:
+    try:
+        callback(error)
+    except Exception:
+        _log.exception("a loss callback failed")
+
+
+# --- the deadline ----------------------------------------------------------------------------
+
+
+class Lifetime:
+    """A grant's local deadline, guard and loss (rules 5 and 7), for a lease or a leadership.
+
+    ``what`` names it in messages ("lease on resource 'x'"). ``on_loss(error)`` runs once when
+    the loss is declared, before the callbacks and outside the lock: the owner stops renewing
+    and gives the grant back there. ``lock`` is shared with the owner and its stream.
+    """
+
+    def __init__(self, what: str, ttl: float, deadline: float,
+                 lock: "threading.Condition", on_loss: Callable[[LeaseLost], None]) -> None:
+        self.lock = lock
+        self._what = what
+        self._ttl = ttl
+        self._guard = guard(ttl)
+        self._deadline = deadline
+        self._on_loss = on_loss
+        self._finished = False  # released or resigned by the holder
+        self._lost: Optional[LeaseLost] = None
+        self._callbacks: List[LostCallback] = []
+        self._check: Optional[Scheduled] = None
+        with self.lock:
+            self._schedule_check()
+
+    @property
+    def ttl(self) -> float:
+        return self._ttl
+
+    @property
+    def guard(self) -> float:
+        return self._guard
+
+    @property
+    def deadline(self) -> float:
+        return self._deadline
+
+    @property
+    def lost(self) -> Optional[LeaseLost]:
+        return self._lost
+
+    @property
+    def finished(self) -> bool:
+        return self._finished
+
+    def over(self) -> bool:
+        return self._finished or self._lost is not None
+
+    def valid(self) -> bool:
+        return (not self._finished and self._lost is None
+                and time.monotonic() < self._deadline - self._guard)
+
+    def remaining(self) -> float:
+        """Seconds left while valid (up to the guard before the deadline); 0 once not valid."""
+        with self.lock:
+            if not self.valid():
+                return 0.0
+            return max(0.0, self._deadline - self._guard - time.monotonic())
+
+    # --- moving the deadline -----------------------------------------------------------------
+
+    def advance(self, candidate: float) -> None:
+        """An answer's deadline: moves forward only (an answer reporting an earlier renewal, or
+        jeopardy, may arrive after a later one). The pending check sees it when it runs."""
+        with self.lock:
+            if not self.over() and candidate > self._deadline:
+                self._deadline = candidate
+
+    def set(self, ttl: float, deadline: float) -> None:
+        """A unary Extend's outcome: the new ttl (and guard) and deadline, earlier or later."""
+        with self.lock:
+            if self.over():
+                return
+            self._ttl = ttl
+            self._guard = guard(ttl)
+            self._deadline = deadline
+            self._schedule_check()
+
+    def change_ttl(self, ttl: float, sent: float) -> None:
+        """A request with a new ttl went out at ``sent``: the guard follows the ttl, and the
+        deadline is cut at once to what that renewal may leave, if that is earlier (rule 15)."""
+        with self.lock:
+            if self.over():
+                return
+            self._ttl = ttl
+            self._guard = guard(ttl)
+            self._deadline = min(self._deadline, shortened_deadline(sent, ttl))
+            self._schedule_check()
+
+    # --- the end -----------------------------------------------------------------------------
+
+    def finish(self) -> Optional[LeaseLost]:
+        """The holder released or resigned: no loss is reported from now on. Returns the loss
+        that came first, if one did."""
+        with self.lock:
+            self._finished = True
+            self._cancel_check()
+            self.lock.notify_all()
+            return self._lost
+
+    def lose(self, error: LeaseLost) -> None:
+        """Declares the loss (once, and never after the holder finished) and runs the hook and
+        the callbacks on this thread."""
+        callbacks = self._mark_lost(error)
+        if callbacks is None:
+            return
+        self._on_loss(error)
+        for callback in callbacks:
+            run_callback(callback, error)
+
+    def on_lost(self, callback: LostCallback) -> None:
+        with self.lock:
+            error = self._lost
+            if error is None:
+                self._callbacks.append(callback)
+                return
+        run_callback(callback, error)
+
+    def _mark_lost(self, error: LeaseLost) -> Optional[List[LostCallback]]:
+        with self.lock:
+            if self.over():
+                return None
+            self._lost = error
+            self._cancel_check()
+            callbacks, self._callbacks = self._callbacks, []
+            self.lock.notify_all()
+            return callbacks
+
+    def _schedule_check(self) -> None:  # under self.lock
+        self._cancel_check()
+        self._check = SCHEDULER.at(self._deadline - self._guard, self._check_deadline)
+
+    def _cancel_check(self) -> None:  # under self.lock
+        if self._check is not None:
+            self._check.cancel()
+            self._check = None
+
+    def _check_deadline(self) -> None:
+        """On the timer thread: lost when the guarded deadline came without a renewal."""
+        with self.lock:
+            if self.over():
+                return
+            due = self._deadline - self._guard
+            if time.monotonic() < due:  # renewed meanwhile: check again then
+                self._check = SCHEDULER.at(due, self._check_deadline)
+                return
+            error = LeaseLost(grpc.StatusCode.DEADLINE_EXCEEDED,
+                              f"{self._what} ran out: its local deadline came within "
+                              f"{self._guard * 1000:.0f} ms without a renewal")
+        # Not on the timer thread: a slow callback must not delay other grants' checks.
+        threading.Thread(target=self.lose, args=(error,), name=f"redlockd-lost {self._what}",
+                         daemon=True).start()
+
+
+# --- the stream ------------------------------------------------------------------------------
+
+#: A stream that lived this long (seconds) was not refused: its end starts a new count of
+#: failures in a row.
+_LIVED = 1.0
+
+_HALF_CLOSE = "half-close"  # end the requests: the server gives the grant back and ends OK
+_STOP = "stop"  # end the generator of a stream that is over or cancelled
+_SEND = "send"  # send a request now (a change)
+
+
+class Pending:
+    """A change waiting for the request that carries it: its sequence and send time, once
+    built."""
+
+    __slots__ = ("on_sent", "floor", "sequence", "sent")
+
+    def __init__(self, on_sent: Optional[Callable[[int, float], None]], floor: bool) -> None:
+        self.on_sent = on_sent
+        self.floor = floor
+        self.sequence: Optional[int] = None
+        self.sent: Optional[float] = None
+
+
+class _NotOpened:
+    """Why a stream could not be opened."""
+
+    __slots__ = ("error",)
+
+    def __init__(self, error: Exception) -> None:
+        self.error = type(error).__name__
+
+
+class KeptStream:
+    """One kept grant's stream, reopened when it breaks, until its owner is done with it.
+
+    The owner supplies:
+
+    - ``open_call(requests)``: opens a stream (``stub.KeepAlive`` or ``stub.Campaign``);
+    - ``build(sequence, first)``: the request with that sequence; ``first`` on a stream's
+      first request (which names the grant: token, resume). Called under ``lock``;
+    - ``period()``: seconds between periodic requests (ttl/4 of the current ttl);
+    - ``on_answer(response, sent)``: each answer, with the send time of the request it
+      echoes, or None when it echoes a sequence this stream cannot date or one sent before
+      the latest ttl change (those must not move a deadline);
+    - ``on_end(code, details, gave_up)``: once, when the stream ends for good without the
+      owner asking: a final status (:data:`FINAL_CODES`), OK, or ``gave_up`` when
+      ``may_resume()`` said no after a resumable end;
+    - ``may_resume(failures)``: whether a broken stream is worth reopening now, after
+      ``failures`` streams in a row that broke without an answer within a second of opening;
+    - ``backoff(attempt)``: seconds to wait before reopening after failed attempt ``attempt``.
+    """
+
+    def __init__(self, name: str, lock: "threading.Condition",
+                 open_call: Callable[[Iterator[Any]], Any],
+                 build: Callable[[int, bool], Any],
+                 period: Callable[[], float],
+                 on_answer: Callable[[Any, Optional[float]], None],
+                 on_end: Callable[[grpc.StatusCode, str, bool], None],
+                 may_resume: Callable[[int], bool],
+                 backoff: Callable[[int], float]) -> None:
+        self._name = name
+        self._lock = lock
+        self._open_call = open_call
+        self._build = build
+        self._period = period
+        self._on_answer = on_answer
+        self._on_end = on_end
+        self._may_resume = may_resume
+        self._backoff = backoff
+        self._sent = SentRequests()
+        self._sequence = 0
+        self._floor = 0  # answers echoing a lower sequence are dated None
+        self._answered = 0  # the highest sequence an accepted answer echoed
+        self._answers = 0
+        self._pending: List[Pending] = []
+        self._control: Optional["queue.SimpleQueue[str]"] = None  # the open stream's, if any
+        self._call: Any = None
+        self._streams = 0
+        self._closing = False  # the owner half-closed: give the grant back
+        self._cancelled = False  # the owner left: stop without giving back
+        self._wake = threading.Event()
+        self._ending: Optional[Ending] = None
+        self._ended = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=f"redlockd-kept {name}",
+                                        daemon=True)
+        self._first: Optional[Tuple["queue.SimpleQueue[str]", Any]] = None
+
+    def start(self) -> "KeptStream":
+        """Opens the first stream on this thread (its first request goes out at once) and
+        starts the thread that reads it, and reopens."""
+        with self._lock:
+            control: "queue.SimpleQueue[str]" = queue.SimpleQueue()
+            self._control = control
+        self._first = (control, self._open(control, False))
+        self._thread.start()
+        return self
+
+    # --- what the owner reads ----------------------------------------------------------------
+
+    @property
+    def streams(self) -> int:
+        """How many streams were opened so far (1 + the reopens)."""
+        return self._streams
+
+    @property
+    def ending(self) -> Optional[Ending]:
+        return self._ending
+
+    def wait_answers(self, count: int, timeout: float) -> bool:
+        """Waits until ``count`` answers were handled (or the stream ended); for tests."""
+        with self._lock:
+            return self._lock.wait_for(
+                lambda: self._answers >= count or self._ended.is_set(), timeout)
+
+    # --- what the owner does -----------------------------------------------------------------
+
+    def request_now(self, apply: Callable[[], None],
+                    on_sent: Optional[Callable[[int, float], None]] = None,
+                    floor: bool = False) -> Pending:
+        """Applies a change to what ``build`` sends (``apply()``, under the lock, so that no
+        request is built half-way) and sends a request carrying it at once, on the open stream
+        or as the first request of the next one. ``on_sent(sequence, sent)`` runs under the
+        lock when that request is built; with ``floor``, answers echoing an earlier sequence
+        are ignored from then on. Wait with :meth:`wait_answered`."""
+        pending = Pending(on_sent, floor)
+        with self._lock:
+            apply()
+            self._pending.append(pending)
+            if self._control is not None:
+                self._control.put(_SEND)
+        return pending
+
+    def wait_answered(self, pending: Pending, timeout: float,
+                      stop: Callable[[], bool]) -> bool:
+        """Waits until an accepted answer echoes ``pending``'s request or a later one (True),
+        ``stop()`` holds, the stream ended for good, or ``timeout`` passed (False)."""
+        with self._lock:
+            return self._lock.wait_for(
+                lambda: (pending.sequence is not None and self._answered >= pending.sequence)
+                or stop() or self._ended.is_set(), timeout) and (
+                    pending.sequence is not None and self._answered >= pending.sequence)
+
+    def half_close(self, timeout: Optional[float]) -> Optional[Ending]:
+        """Ends the requests (the server gives the grant back and ends the stream OK) and waits
+        for the end: its status, or None when it did not end within ``timeout``. If the stream
+        is down, the next one sends its first request and half-closes at once."""
+        self.half_close_async()
+        if not self._ended.wait(timeout):
+            return None
+        return self._ending
+
+    def half_close_async(self) -> None:
+        with self._lock:
+            if self._closing or self._cancelled:
+                return
+            self._closing = True
+            if self._control is not None:
+                self._control.put(_HALF_CLOSE)
+        self._wake.set()
+
+    def cancel(self) -> None:
+        """Leaves the stream without giving the grant back: it runs out at its validity."""
+        with self._lock:
+            self._cancelled = True
+            call = self._call
+            if self._control is not None:
+                self._control.put(_STOP)
+        self._wake.set()
+        if call is not None:
+            call.cancel()
+
+    def wait_end(self, timeout: Optional[float]) -> Optional[Ending]:
+        if not self._ended.wait(timeout):
+            return None
+        return self._ending
+
+    # --- the requests ------------------------------------------------------------------------
+
+    def _next(self, first: bool) -> Any:
+        with self._lock:
+            self._sequence += 1
+            sequence = self._sequence
+            request = self._build(sequence, first)
+            # Recorded before gRPC sends it: an earlier send time only makes a deadline safer.
+            sent = time.monotonic()
+            self._sent.record(sequence, sent)
+            for pending in self._pending:
+                pending.sequence, pending.sent = sequence, sent
+                if pending.floor:
+                    self._floor = sequence
+                if pending.on_sent is not None:
+                    pending.on_sent(sequence, sent)
+            self._pending = []
+            return request
+
+    def _requests(self, control: "queue.SimpleQueue[str]", only_first: bool) -> Iterator[Any]:
+        """One stream's requests: one at once, then one every period and one per change,
+        until told to stop. ``only_first``: half-close right after the first (giving back a
+        grant whose stream was down)."""
+        yield self._next(first=True)
+        if only_first:
+            return
+        due = time.monotonic() + self._period()
+        while True:
+            try:
+                signal = control.get(timeout=max(0.0, due - time.monotonic()))
+            except queue.Empty:
+                # After a long pause of this process, one request now rather than a burst.
+                due = max(due + self._period(), time.monotonic())
+                yield self._next(first=False)
+                continue
+            if signal == _SEND:
+                yield self._next(first=False)
+                due = time.monotonic() + self._period()  # the period follows a changed ttl
+                continue
+            return  # _HALF_CLOSE or _STOP
+
+    # --- the answers and the end -------------------------------------------------------------
+
+    def _accept(self, response: Any) -> None:
+        sequence = response.sequence
+        with self._lock:
+            sent = self._sent.sent_at(sequence) if sequence > 0 else None
+            if sequence < self._floor:
+                sent = None  # dated before the latest ttl change: moves nothing
+        self._on_answer(response, sent)
+        with self._lock:
+            if sent is not None and sequence > self._answered:
+                self._answered = sequence
+            self._answers += 1
+            self._lock.notify_all()
+
+    def _run(self) -> None:
+        failures = 0
+        while True:
+            opened = time.monotonic()
+            if self._first is not None:  # opened by start()
+                control, call = self._first
+                self._first = None
+            else:
+                with self._lock:
+                    if self._cancelled:
+                        self._end_here((grpc.StatusCode.CANCELLED, "left by the holder"))
+                        return
+                    control = queue.SimpleQueue()
+                    only_first = self._closing
+                    self._control = control
+                    self._wake.clear()
+                call = self._open(control, only_first)
+            code, details, answered = self._read(call)
+            with self._lock:
+                self._control = None
+                self._call = None
+                asked = self._closing or self._cancelled
+            control.put(_STOP)  # wake the request generator so that gRPC's thread ends
+            if asked:
+                self._end_here((code, details))
+                return
+            if answered or time.monotonic() - opened >= _LIVED:
+                failures = 0
+            if code == grpc.StatusCode.OK or code in FINAL_CODES:
+                self._end_here((code, details))
+                self._on_end(code, details, False)
+                return
+            failures += 1
+            if not self._may_resume(failures):
+                self._end_here((code, details))
+                self._on_end(code, details, True)
+                return
+            delay = self._backoff(failures)
+            _log.debug("%s: stream ended %s (%s), reopening in %.0f ms", self._name, code.name,
+                       details, delay * 1000)
+            self._wake.wait(delay)  # half-close and cancel cut it short
+
+    def _open(self, control: "queue.SimpleQueue[str]", only_first: bool) -> Any:
+        """A new stream, or why it could not be opened (:class:`_NotOpened`)."""
+        try:
+            call = self._open_call(self._requests(control, only_first))
+        except Exception as e:  # e.g. the channel was closed under it
+            _log.debug("%s: cannot open a stream: %s", self._name, e)
+            return _NotOpened(e)
+        with self._lock:
+            self._streams += 1
+            self._call = call
+            cancelled = self._cancelled
+        if cancelled:
+            call.cancel()
+        return call
+
+    def _read(self, call: Any) -> Tuple[grpc.StatusCode, str, bool]:
+        if isinstance(call, _NotOpened):  # (a call is an RpcError, hence an Exception, too)
+            return grpc.StatusCode.UNAVAILABLE, f"cannot open a stream: {call.error}", False
+        answered = False
+        code, details = grpc.StatusCode.OK, ""
+        try:
+            for response in call:
+                answered = True
+                self._accept(response)
+        except grpc.RpcError as e:
+            got = e.code()
+            code = got if isinstance(got, grpc.StatusCode) else grpc.StatusCode.UNKNOWN
+            details = e.details() or ""
+        except Exception as e:  # a bug here must still end the stream, not hang its owner
+            _log.exception("%s: reading the stream failed", self._name)
+            call.cancel()
+            code, details = grpc.StatusCode.UNKNOWN, type(e).__name__
+        return code, details, answered
+
+    def _end_here(self, ending: Ending) -> None:
+        with self._lock:
+            self._ending = ending
+            self._ended.set()
+            self._lock.notify_all()
