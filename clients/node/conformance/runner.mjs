@@ -3,7 +3,11 @@
 // clients/conformance/README.md with redlockd-client and prints what it saw, one JSON object
 // a line. The harness decides whether that is right.
 //
-//   node clients/node/conformance/runner.mjs --server HOST:PORT --scenario NAME --resource R
+//   node clients/node/conformance/runner.mjs --server HOST:PORT[,HOST:PORT...] --scenario NAME --resource R
+//
+// Every replica --server names goes to each client (rule 16). While a scenario holds a lease or
+// a leadership, a timer reports what the client believes of it every 20 ms (the belief oracle's
+// input), and stops before the runner releases or resigns it.
 //
 // Exit status 0 after the result line; 1 on any unexpected failure (printed to stderr).
 import { performance } from 'node:perf_hooks';
@@ -17,24 +21,70 @@ const { values: args } = parseArgs({
     server: { type: 'string' },
     scenario: { type: 'string' },
     resource: { type: 'string' },
+    count: { type: 'string' },
+    elections: { type: 'string' },
   },
 });
 if (!args.server || !args.scenario || args.resource === undefined) {
-  console.error('usage: runner.mjs --server HOST:PORT --scenario NAME --resource R');
+  console.error('usage: runner.mjs --server HOST:PORT[,HOST:PORT...] --scenario NAME --resource R');
   process.exit(2);
 }
-const { server, resource } = args;
+const { resource } = args;
+const servers = args.server.split(',').map((a) => a.trim()).filter((a) => a !== '');
 const clients = [];
 
-/** A client with the defaults, on its own channel (no subchannel shared with another client). */
+/** A client with the defaults and every replica, on its own channel (no subchannel shared with another client). */
 function client(opts = {}) {
-  const c = new LockClient({ address: server, channelOptions: { 'grpc.use_local_subchannel_pool': 1 } }, opts);
+  const c = new LockClient({ address: servers, channelOptions: { 'grpc.use_local_subchannel_pool': 1 } }, opts);
   clients.push(c);
   return c;
 }
 
+/** One JSON line, written at once (stdout is synchronous for pipes and files on POSIX). */
 function emit(obj) {
   process.stdout.write(`${JSON.stringify(obj)}\n`);
+}
+
+// The belief oracle's input: every 20 ms, for each handle being reported, its public validity
+// and remaining time now. A handle is reported from when it exists until `stop` (which prints
+// belief-end), called before it is released or resigned.
+const beliefs = new Map();
+let beliefTimer;
+
+function reportBelief(handle, read) {
+  const { valid, remaining } = read();
+  // CLOCK_MONOTONIC, read after the remaining time: dated by it, the belief can only look longer.
+  const monoNs = process.hrtime.bigint().toString();
+  emit({ event: 'belief', handle, valid, remaining_ms: valid ? remaining : 0, mono_ns: monoNs });
+}
+
+/** Starts reporting `handle` ('lease' or 'leadership'): `read()` gives { valid, remaining }. */
+function believe(handle, read) {
+  beliefs.set(handle, read);
+  reportBelief(handle, read);
+  if (beliefTimer === undefined) {
+    beliefTimer = setInterval(() => {
+      for (const [name, reader] of beliefs) reportBelief(name, reader);
+    }, 20);
+  }
+}
+
+function believeLease(lease) {
+  believe('lease', () => ({ valid: lease.valid, remaining: lease.remainingMs }));
+}
+
+function believeLeadership(leadership) {
+  believe('leadership', () => ({ valid: leadership.isLeader(), remaining: leadership.remainingMs }));
+}
+
+/** Stops reporting `handle` and prints its belief-end (once; nothing when it was not reported). */
+function stopBelief(handle) {
+  if (!beliefs.delete(handle)) return;
+  if (beliefs.size === 0 && beliefTimer !== undefined) {
+    clearInterval(beliefTimer);
+    beliefTimer = undefined;
+  }
+  emit({ event: 'belief-end', handle, mono_ns: process.hrtime.bigint().toString() });
 }
 
 // Standard input, a line at a time: the harness answers each await with one line. Lines that
@@ -110,24 +160,29 @@ async function errorOf(promise) {
 const scenarios = {
   async 'acquire-contended'() {
     const lease = await client().acquire(resource, { ttlMs: 10_000, waitMs: 0 });
+    believeLease(lease);
     await awaitPoint('held');
     const b = client();
     const tried = await b.tryAcquire(resource, { ttlMs: 10_000 });
     const competitor = await errorOf(b.acquire(resource, { ttlMs: 10_000, waitMs: 300 }));
-    return {
+    const facts = {
       fencing_token: lease.fencingToken.toString(),
       valid: lease.valid,
       remaining_ms: lease.remainingMs,
       lease_string: String(lease),
       try_acquire: tried === null ? 'none' : 'lease',
       competitor_error: competitor,
-      released: await lease.release(),
     };
+    stopBelief('lease');
+    facts.released = await lease.release();
+    return facts;
   },
 
   async 'release-twice'() {
     const lease = await client().acquire(resource, { ttlMs: 10_000, waitMs: 0 });
+    believeLease(lease);
     await awaitPoint('held');
+    stopBelief('lease');
     const first = await lease.release();
     const second = await lease.release();
     return { first_release: first, second_release: second, valid_after: lease.valid };
@@ -135,30 +190,35 @@ const scenarios = {
 
   async extend() {
     const lease = await client().acquire(resource, { ttlMs: 2000, waitMs: 0 });
+    believeLease(lease);
     await sleep(500);
     await lease.extend(3000);
     const remaining = lease.remainingMs;
     await awaitPoint('extended');
     await sleep(2000);
-    return {
-      remaining_after_extend_ms: remaining,
-      valid_after_first_ttl: lease.valid,
-      released: await lease.release(),
-    };
+    const facts = { remaining_after_extend_ms: remaining, valid_after_first_ttl: lease.valid };
+    stopBelief('lease');
+    facts.released = await lease.release();
+    return facts;
   },
 
   async 'keep-alive'() {
     const lease = await client().acquire(resource, { ttlMs: 1000, waitMs: 0 });
+    believeLease(lease);
     let lost = 0;
     lease.keepAlive().onLost(() => { lost += 1; });
     await sleep(1500);
     await awaitPoint('kept');
     await sleep(1500);
-    return { valid_at_end: lease.valid, lost: lost > 0, released: await lease.release() };
+    const facts = { valid_at_end: lease.valid, lost: lost > 0 };
+    stopBelief('lease');
+    facts.released = await lease.release();
+    return facts;
   },
 
   async 'majority-frozen'() {
     const lease = await client().acquire(resource, { ttlMs: 2000, waitMs: 0 });
+    believeLease(lease);
     let calls = 0;
     let first;
     let onFirst;
@@ -185,6 +245,7 @@ const scenarios = {
       facts.lost_error = describe(first.error);
     }
     facts.valid_after_lost = lease.valid;
+    stopBelief('lease');
     return facts;
   },
 
@@ -195,7 +256,9 @@ const scenarios = {
     const lease = await impatient.acquire(resource, { ttlMs: 10_000, waitMs: 0 });
     const elapsed = performance.now() - start;
     const facts = { acquired: lease.valid, elapsed_ms: elapsed };
+    believeLease(lease);
     await awaitPoint('held');
+    stopBelief('lease');
     facts.released = await lease.release();
     return facts;
   },
@@ -229,6 +292,7 @@ const scenarios = {
   async 'campaign-handover'() {
     const [a, b, c] = [client(), client(), client()];
     const leaderA = await a.campaign(resource, 'a', { ttlMs: 2000 });
+    believeLeadership(leaderA);
     let aLost = 0;
     leaderA.onLost(() => { aLost += 1; });
     await awaitPoint('leading');
@@ -243,6 +307,7 @@ const scenarios = {
     const bLedEarly = bReturnedAt !== undefined;
     await leaderA.proclaim('a2');
     const leaderAfterProclaim = leaderFact(await a.leader(resource));
+    stopBelief('leadership');
     const resignStart = performance.now();
     const resigned = await leaderA.resign();
     const leaderB = await within(10_000, bCampaign, "B's campaign");
@@ -276,7 +341,9 @@ const scenarios = {
     });
     await until(() => events.length >= 1, 5000);
     const leaderA = await first.campaign(resource, 'a', { ttlMs: 2000 });
+    believeLeadership(leaderA);
     await sleep(300);
+    stopBelief('leadership');
     await leaderA.resign();
     await sleep(300);
     const leaderB = await second.campaign(resource, 'b', { ttlMs: 2000 });
@@ -287,6 +354,121 @@ const scenarios = {
     closed = true;
     await sleep(300);
     return { events, term_a: leaderA.term, term_b: leaderB.term, late_events: late };
+  },
+
+  async 'extend-while-kept'() {
+    const lease = await client().acquire(resource, { ttlMs: 2000, waitMs: 0 });
+    believeLease(lease);
+    let lostCalls = 0;
+    let onFirst;
+    const lostOnce = new Promise((resolve) => { onFirst = resolve; });
+    lease.keepAlive().onLost(() => {
+      lostCalls += 1;
+      onFirst();
+    });
+    await awaitPoint('kept');
+    await lease.extend(6000); // through the stream (rule 15)
+    await awaitPoint('longer');
+    const validAfterLonger = lease.valid;
+    await sleep(500);
+    await lease.extend(1000);
+    const remainingAfterShorter = lease.remainingMs;
+    await awaitPoint('shorter');
+    const timeout = new AbortController();
+    await Promise.race([lostOnce, sleep(3000, undefined, { signal: timeout.signal }).catch(() => {})]);
+    timeout.abort();
+    const facts = {
+      fencing_token: lease.fencingToken.toString(),
+      valid_after_longer: validAfterLonger,
+      remaining_after_shorter_ms: remainingAfterShorter,
+      lost_calls: lostCalls,
+      valid_at_end: lease.valid,
+    };
+    stopBelief('lease');
+    facts.released = await lease.release();
+    return facts;
+  },
+
+  async 'replica-restart'() {
+    const c = client();
+    const lease = await c.acquire(resource, { ttlMs: 3000, waitMs: 0 });
+    believeLease(lease);
+    let leaseLost = 0;
+    lease.keepAlive().onLost(() => { leaseLost += 1; });
+    const leadership = await c.campaign(resource, 'a', { ttlMs: 3000 });
+    believeLeadership(leadership);
+    let leadershipLost = 0;
+    leadership.onLost(() => { leadershipLost += 1; });
+    const fencingToken = lease.fencingToken.toString();
+    const term = leadership.term;
+    await awaitPoint('kept');
+    const facts = {
+      fencing_token: fencingToken,
+      fencing_token_after: lease.fencingToken.toString(),
+      term,
+      term_after: leadership.term,
+      valid: lease.valid,
+      is_leader: leadership.isLeader(),
+      lease_lost_calls: leaseLost,
+      leadership_lost_calls: leadershipLost,
+    };
+    stopBelief('lease');
+    stopBelief('leadership');
+    facts.released = await lease.release();
+    facts.resigned = await leadership.resign();
+    return facts;
+  },
+
+  // The rolling-restart run's load: many kept leases and leaderships on one client, no beliefs.
+  async 'hold-many'() {
+    const count = Number(args.count ?? '0');
+    const electionCount = Number(args.elections ?? '0');
+    const c = client();
+    const leases = [];
+    let leasesLost = 0;
+    for (let i = 0; i < count; i += 1) {
+      const lease = await c.acquire(`${resource}/${i}`, { ttlMs: 10_000, waitMs: 10_000 });
+      lease.keepAlive().onLost(() => { leasesLost += 1; });
+      leases.push({ lease, fence: lease.fencingToken });
+    }
+    let leadershipsLost = 0;
+    const leaderships = await Promise.all(Array.from({ length: electionCount }, async (_, i) => {
+      const leadership = await c.campaign(`${resource}/e${i}`, 'node', { ttlMs: 10_000 });
+      leadership.onLost(() => { leadershipsLost += 1; });
+      return { leadership, term: leadership.term };
+    }));
+    await awaitPoint('held');
+    const facts = {
+      leases: leases.length,
+      leases_valid: leases.filter((l) => l.lease.valid).length,
+      leases_lost: leasesLost,
+      fencing_changed: leases.filter((l) => l.lease.fencingToken !== l.fence).length,
+      leaderships: leaderships.length,
+      leading: leaderships.filter((l) => l.leadership.isLeader()).length,
+      leaderships_lost: leadershipsLost,
+      terms_changed: leaderships.filter((l) => l.leadership.term !== l.term).length,
+    };
+    facts.released = (await Promise.all(leases.map((l) => l.lease.release()))).filter(Boolean).length;
+    facts.resigned = (await Promise.all(leaderships.map((l) => l.leadership.resign()))).filter(Boolean).length;
+    return facts;
+  },
+
+  async 'shutdown-race'() {
+    const lease = await client().acquire(resource, { ttlMs: 2000, waitMs: 0 });
+    believeLease(lease);
+    let lost = 0;
+    lease.keepAlive().onLost(() => { lost += 1; });
+    const fencingToken = lease.fencingToken.toString();
+    await awaitPoint('held');
+    const facts = {
+      fencing_token: fencingToken,
+      fencing_token_after: lease.fencingToken.toString(),
+      valid: lease.valid,
+      lost_calls: lost,
+    };
+    stopBelief('lease');
+    facts.released = await lease.release();
+    return facts;
   },
 };
 
@@ -303,6 +485,7 @@ try {
   console.error(`runner failed: ${e instanceof Error ? e.stack : String(e)}`);
   exitCode = 1;
 } finally {
+  if (beliefTimer !== undefined) clearInterval(beliefTimer);
   for (const c of clients) c.close();
   stdin.close();
 }

@@ -3,7 +3,11 @@
 with redlockd.LockClient and prints what it saw, one JSON object per line. The harness decides
 whether that conforms; this program only reports.
 
-    runner.py --server HOST:PORT --scenario NAME --resource R
+    runner.py --server HOST:PORT[,HOST:PORT...] --scenario NAME --resource R
+
+Several --server addresses are all given to the client (redlockd.channel: round_robin over
+them). While a scenario holds a lease or a leadership, a background thread reports what the
+client believes of it every 20 ms (``belief`` events), until ``belief-end``.
 """
 from __future__ import annotations
 
@@ -12,20 +16,27 @@ import json
 import sys
 import threading
 import time
+import traceback
 from typing import Any, Callable, Dict, List, Optional
 
 import grpc
 
-from redlockd import Leader, LeaseLost, LockClient, LockServiceError
+import redlockd
+from redlockd import Leader, Lease, Leadership, LeaseLost, LockClient, LockServiceError
 
 ORIGIN = time.monotonic()
 
 Facts = Dict[str, Any]
 
 
+_OUT = threading.Lock()
+
+
 def emit(event: Facts) -> None:
-    sys.stdout.write(json.dumps(event) + "\n")
-    sys.stdout.flush()
+    line = json.dumps(event) + "\n"
+    with _OUT:
+        sys.stdout.write(line)
+        sys.stdout.flush()
 
 
 def ms(seconds: float) -> float:
@@ -41,19 +52,87 @@ def leader_fact(leader: Optional[Leader]) -> Any:
     return None if leader is None else [leader.value, str(leader.term)]
 
 
+class Beliefs:
+    """The belief oracle's input: every 20 ms, from a thread of its own, what the client
+    believes of each watched handle (its public validity and remaining time). ``end`` stops a
+    handle's reports and prints its ``belief-end``; no belief of it follows."""
+
+    PERIOD = 0.02
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._handles: Dict[str, Callable[[], Any]] = {}
+        self._stop = threading.Event()
+        self._thread: Optional[threading.Thread] = None
+
+    def watch(self, name: str, handle: Any) -> None:
+        if isinstance(handle, Lease):
+            read = lambda: (handle.valid, handle.remaining)  # noqa: E731
+        elif isinstance(handle, Leadership):
+            read = lambda: (handle.is_leader(), handle.remaining)  # noqa: E731
+        else:
+            raise TypeError(f"cannot watch {type(handle).__name__}")
+        with self._lock:
+            self._handles[name] = read
+            self._report(name, read)  # at once: reporting starts as soon as the handle exists
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="beliefs", daemon=True)
+                self._thread.start()
+
+    def end(self, name: str) -> None:
+        with self._lock:
+            if self._handles.pop(name, None) is not None:
+                emit({"event": "belief-end", "handle": name, "mono_ns": str(time.monotonic_ns())})
+
+    def close(self) -> None:
+        """Ends every handle still watched (before the result line), and the thread."""
+        with self._lock:
+            names = list(self._handles)
+        for name in names:
+            self.end(name)
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(1)
+
+    def _run(self) -> None:
+        due = time.monotonic()
+        while not self._stop.is_set():
+            with self._lock:
+                for name, read in self._handles.items():
+                    self._report(name, read)
+            due += self.PERIOD
+            now = time.monotonic()
+            if due < now:  # late (a pause of this process): the next one a period from now
+                due = now + self.PERIOD
+            self._stop.wait(due - now)
+
+    @staticmethod
+    def _report(name: str, read: Callable[[], Any]) -> None:  # under the lock
+        valid, remaining = read()
+        # CLOCK_MONOTONIC, read after the remaining time: dated by it, the belief can only look longer.
+        mono_ns = time.monotonic_ns()
+        valid = bool(valid) and remaining > 0
+        emit({"event": "belief", "handle": name, "valid": valid,
+              "remaining_ms": ms(remaining) if valid else 0, "mono_ns": str(mono_ns)})
+
+
 class Runner:
-    def __init__(self, server: str, resource: str) -> None:
-        self.server = server
+    def __init__(self, servers: List[str], resource: str) -> None:
+        self.servers = servers
         self.resource = resource
         self.channels: List[grpc.Channel] = []
+        self.beliefs = Beliefs()
+        self.count = 0  # hold-many's leases
+        self.elections = 0  # hold-many's leaderships
 
     def client(self, call_timeout: float = 5.0) -> LockClient:
-        """A client with the defaults, on a channel of its own."""
-        channel = grpc.insecure_channel(self.server)
+        """A client with the defaults, on a channel of its own to every --server (rule 16)."""
+        channel = redlockd.channel(self.servers)
         self.channels.append(channel)
         return LockClient(channel, call_timeout=call_timeout)
 
     def close(self) -> None:
+        self.beliefs.close()
         for channel in self.channels:
             channel.close()
 
@@ -77,6 +156,7 @@ class Runner:
     def acquire_contended(self) -> Facts:
         a = self.client()
         lease = a.acquire(self.resource, ttl=10, wait=0)
+        self.beliefs.watch("lease", lease)
         self.await_point("held")
         b = self.client()
         tried = b.try_acquire(self.resource, ttl=10)
@@ -89,40 +169,48 @@ class Runner:
             "try_acquire": "none" if tried is None else "lease",
             "competitor_error": competitor,
         }
+        self.beliefs.end("lease")
         facts["released"] = lease.release()
         return facts
 
     def release_twice(self) -> Facts:
         lease = self.client().acquire(self.resource, ttl=10, wait=0)
+        self.beliefs.watch("lease", lease)
         self.await_point("held")
+        self.beliefs.end("lease")
         first = lease.release()
         second = lease.release()
         return {"first_release": first, "second_release": second, "valid_after": lease.valid}
 
     def extend(self) -> Facts:
         lease = self.client().acquire(self.resource, ttl=2, wait=0)
+        self.beliefs.watch("lease", lease)
         time.sleep(0.5)
         lease.extend(3)
         facts: Facts = {"remaining_after_extend_ms": ms(lease.remaining)}
         self.await_point("extended")
         time.sleep(2.0)
         facts["valid_after_first_ttl"] = lease.valid
+        self.beliefs.end("lease")
         facts["released"] = lease.release()
         return facts
 
     def keep_alive(self) -> Facts:
         lease = self.client().acquire(self.resource, ttl=1, wait=0)
+        self.beliefs.watch("lease", lease)
         lost: List[LeaseLost] = []
         lease.keep_alive().on_lost(lost.append)
         time.sleep(1.5)
         self.await_point("kept")
         time.sleep(1.5)
         facts = {"valid_at_end": lease.valid, "lost": bool(lost)}
+        self.beliefs.end("lease")
         facts["released"] = lease.release()
         return facts
 
     def majority_frozen(self) -> Facts:
         lease = self.client().acquire(self.resource, ttl=2, wait=0)
+        self.beliefs.watch("lease", lease)
         calls: List[tuple] = []
         first_call = threading.Event()
 
@@ -143,6 +231,7 @@ class Runner:
             facts["waited_ms"] = ms(at - frozen)
             facts["lost_error"] = describe(error)
         facts["valid_after_lost"] = lease.valid
+        self.beliefs.end("lease")  # never released: it is lost
         return facts
 
     def lost_answer(self) -> Facts:
@@ -151,8 +240,10 @@ class Runner:
         start = time.monotonic()
         lease = impatient.acquire(self.resource, ttl=10, wait=0)
         elapsed = time.monotonic() - start
+        self.beliefs.watch("lease", lease)
         facts: Facts = {"acquired": lease.valid, "elapsed_ms": ms(elapsed)}
         self.await_point("held")
+        self.beliefs.end("lease")
         facts["released"] = lease.release()
         return facts
 
@@ -197,6 +288,7 @@ class Runner:
     def campaign_handover(self) -> Facts:
         a_client, b_client, c_client = self.client(), self.client(), self.client()
         a = a_client.campaign(self.resource, "a", ttl=2)
+        self.beliefs.watch("leadership", a)
         a_lost: List[LeaseLost] = []
         a.on_lost(a_lost.append)
         self.await_point("leading")
@@ -218,6 +310,7 @@ class Runner:
         facts["b_led_early"] = b_returned.is_set()
         a.proclaim("a2")
         facts["leader_after_proclaim"] = leader_fact(a_client.leader(self.resource))
+        self.beliefs.end("leadership")
         resign_at = time.monotonic()
         facts["resigned"] = a.resign()
         if not b_returned.wait(10):
@@ -250,7 +343,9 @@ class Runner:
         with changed:
             changed.wait_for(lambda: len(events) >= 1, 5)
         a = first.campaign(self.resource, "a", ttl=2)
+        self.beliefs.watch("leadership", a)
         time.sleep(0.3)
+        self.beliefs.end("leadership")
         a.resign()
         time.sleep(0.3)
         b = second.campaign(self.resource, "b", ttl=2)
@@ -267,6 +362,116 @@ class Runner:
             seen = list(events[:at_close])
         return {"events": seen, "term_a": str(a.term), "term_b": str(b.term), "late_events": late}
 
+    def extend_while_kept(self) -> Facts:
+        lease = self.client().acquire(self.resource, ttl=2, wait=0)
+        self.beliefs.watch("lease", lease)
+        lost: List[LeaseLost] = []
+        lost_once = threading.Event()
+        lease.keep_alive().on_lost(lambda e: (lost.append(e), lost_once.set()))
+        self.await_point("kept")
+        lease.extend(6)  # through the stream (rule 15)
+        self.await_point("longer")  # the harness freezes the server for 3 s, then thaws it
+        facts: Facts = {"fencing_token": str(lease.fencing_token),
+                        "valid_after_longer": lease.valid}
+        time.sleep(0.5)
+        lease.extend(1)  # shorter: the deadline is cut when the request goes out
+        facts["remaining_after_shorter_ms"] = ms(lease.remaining)
+        self.await_point("shorter")  # the server frozen for 2.5 s: longer than the 1 s ttl
+        lost_once.wait(3)
+        facts["lost_calls"] = len(lost)
+        facts["valid_at_end"] = lease.valid
+        self.beliefs.end("lease")
+        facts["released"] = lease.release()
+        return facts
+
+    def replica_restart(self) -> Facts:
+        client = self.client()
+        lease = client.acquire(self.resource, ttl=3, wait=0)
+        self.beliefs.watch("lease", lease)
+        lease_lost: List[LeaseLost] = []
+        lease.keep_alive().on_lost(lease_lost.append)
+        leadership = client.campaign(self.resource, "a", ttl=3)
+        self.beliefs.watch("leadership", leadership)
+        leadership_lost: List[LeaseLost] = []
+        leadership.on_lost(leadership_lost.append)
+        facts: Facts = {"fencing_token": str(lease.fencing_token), "term": str(leadership.term)}
+        self.await_point("kept")  # the harness restarts each replica in turn, twice
+        facts.update({
+            "fencing_token_after": str(lease.fencing_token),
+            "term_after": str(leadership.term),
+            "valid": lease.valid,
+            "is_leader": leadership.is_leader(),
+            "lease_lost_calls": len(lease_lost),
+            "leadership_lost_calls": len(leadership_lost),
+        })
+        self.beliefs.end("lease")
+        facts["released"] = lease.release()
+        self.beliefs.end("leadership")
+        facts["resigned"] = leadership.resign()
+        return facts
+
+    def shutdown_race(self) -> Facts:
+        lease = self.client().acquire(self.resource, ttl=2, wait=0)
+        self.beliefs.watch("lease", lease)
+        lost: List[LeaseLost] = []
+        lease.keep_alive().on_lost(lost.append)
+        facts: Facts = {"fencing_token": str(lease.fencing_token)}
+        self.await_point("held")  # the harness shuts replicas down under a waiting competitor
+        facts.update({
+            "fencing_token_after": str(lease.fencing_token),
+            "valid": lease.valid,
+            "lost_calls": len(lost),
+        })
+        self.beliefs.end("lease")
+        facts["released"] = lease.release()
+        return facts
+
+    def hold_many(self) -> Facts:
+        """The rolling-restart run's load: many kept leases and leaderships on one client, no beliefs."""
+        client = self.client()
+        leases: List[Lease] = []
+        fences: List[int] = []
+        leases_lost: List[LeaseLost] = []
+        for i in range(self.count):
+            lease = client.acquire(f"{self.resource}/{i}", ttl=10, wait=10)
+            lease.keep_alive().on_lost(leases_lost.append)
+            leases.append(lease)
+            fences.append(lease.fencing_token)
+        leaderships: List[Leadership] = [None] * self.elections  # type: ignore[list-item]
+        failures: List[BaseException] = []
+
+        def campaign(i: int) -> None:
+            try:
+                leaderships[i] = client.campaign(f"{self.resource}/e{i}", "python", ttl=10)
+            except BaseException as e:  # reported below, on the main thread
+                failures.append(e)
+
+        threads = [threading.Thread(target=campaign, args=(i,)) for i in range(self.elections)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        if failures:
+            raise failures[0]
+        terms = [p.term for p in leaderships]
+        leaderships_lost: List[LeaseLost] = []
+        for p in leaderships:
+            p.on_lost(leaderships_lost.append)
+        self.await_point("held")  # the harness restarts every replica in turn, several times
+        facts: Facts = {
+            "leases": len(leases),
+            "leases_valid": sum(1 for lease in leases if lease.valid),
+            "leases_lost": len(leases_lost),
+            "fencing_changed": sum(1 for lease, fence in zip(leases, fences) if lease.fencing_token != fence),
+            "leaderships": len(leaderships),
+            "leading": sum(1 for p in leaderships if p.is_leader()),
+            "leaderships_lost": len(leaderships_lost),
+            "terms_changed": sum(1 for p, term in zip(leaderships, terms) if p.term != term),
+        }
+        facts["released"] = sum(1 for lease in leases if lease.release())
+        facts["resigned"] = sum(1 for p in leaderships if p.resign())
+        return facts
+
 
 SCENARIOS = {
     "acquire-contended": Runner.acquire_contended,
@@ -279,20 +484,31 @@ SCENARIOS = {
     "concurrent-holders": Runner.concurrent_holders,
     "campaign-handover": Runner.campaign_handover,
     "observe": Runner.observe,
+    "extend-while-kept": Runner.extend_while_kept,
+    "replica-restart": Runner.replica_restart,
+    "shutdown-race": Runner.shutdown_race,
+    "hold-many": Runner.hold_many,
 }
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--server", required=True, help="HOST:PORT of redlockd")
+    parser.add_argument("--server", required=True,
+                        help="HOST:PORT of redlockd, or several, comma-separated (one per replica)")
     parser.add_argument("--scenario", required=True, choices=sorted(SCENARIOS))
     parser.add_argument("--resource", required=True)
+    parser.add_argument("--count", type=int, default=0, help="hold-many: how many leases")
+    parser.add_argument("--elections", type=int, default=0, help="hold-many: how many leaderships")
     args = parser.parse_args()
-    runner = Runner(args.server, args.resource)
+    servers = [a.strip() for a in args.server.split(",") if a.strip()]
+    runner = Runner(servers, args.resource)
+    runner.count = args.count
+    runner.elections = args.elections
     try:
         facts = SCENARIOS[args.scenario](runner)
     except Exception as e:  # the error's string form never holds a token
         print(f"scenario {args.scenario} failed: {type(e).__name__}: {e}", file=sys.stderr, flush=True)
+        traceback.print_exc()
         return 1
     finally:
         runner.close()

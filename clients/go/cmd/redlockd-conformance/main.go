@@ -2,7 +2,9 @@
 // (clients/conformance/README.md): it performs one scenario with the redlock client against a
 // real server and prints what it observed as JSON lines. It decides nothing; the harness checks.
 //
-//	redlockd-conformance --server HOST:PORT --scenario NAME --resource RESOURCE
+//	redlockd-conformance --server HOST:PORT[,HOST:PORT...] --scenario NAME --resource RESOURCE
+//
+// Every client it makes is given all the --server addresses (redlock.Dial, round_robin).
 package main
 
 import (
@@ -19,6 +21,7 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sys/unix"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -30,20 +33,29 @@ import (
 var start = time.Now()
 
 var (
-	stdin  = bufio.NewReader(os.Stdin)
-	outMu  sync.Mutex
-	server string
+	stdin   = bufio.NewReader(os.Stdin)
+	outMu   sync.Mutex
+	servers []string
+	// hold-many's load (the rolling-restart run).
+	holdCount, holdElections int
 )
 
 type fact = map[string]interface{}
 
 func main() {
-	flag.StringVar(&server, "server", "", "redlockd address, HOST:PORT")
+	server := flag.String("server", "", "redlockd addresses, HOST:PORT[,HOST:PORT...]")
 	scenario := flag.String("scenario", "", "scenario name")
 	resource := flag.String("resource", "", "resource to lock")
+	flag.IntVar(&holdCount, "count", 0, "hold-many: how many leases")
+	flag.IntVar(&holdElections, "elections", 0, "hold-many: how many leaderships")
 	flag.Parse()
-	if server == "" || *scenario == "" {
-		fmt.Fprintln(os.Stderr, "usage: redlockd-conformance --server HOST:PORT --scenario NAME --resource RESOURCE")
+	for _, a := range strings.Split(*server, ",") {
+		if a = strings.TrimSpace(a); a != "" {
+			servers = append(servers, a)
+		}
+	}
+	if len(servers) == 0 || *scenario == "" {
+		fmt.Fprintln(os.Stderr, "usage: redlockd-conformance --server HOST:PORT[,HOST:PORT...] --scenario NAME --resource RESOURCE")
 		os.Exit(2)
 	}
 	run, ok := scenarios[*scenario]
@@ -71,6 +83,10 @@ var scenarios = map[string]func(r string) (fact, error){
 	"concurrent-holders": concurrentHolders,
 	"campaign-handover":  campaignHandover,
 	"observe":            observe,
+	"extend-while-kept":  extendWhileKept,
+	"replica-restart":    replicaRestart,
+	"shutdown-race":      shutdownRace,
+	"hold-many":          holdMany,
 }
 
 func acquireContended(r string) (fact, error) {
@@ -79,6 +95,7 @@ func acquireContended(r string) (fact, error) {
 	if err != nil {
 		return nil, err
 	}
+	belief := believeLease(a)
 	await("held")
 	b := newClient() // on its own channel
 	try := "none"
@@ -95,6 +112,7 @@ func acquireContended(r string) (fact, error) {
 		_, _ = l.Release(ctx)
 	}
 	valid, remaining, str := a.Valid(), ms(a.Remaining()), a.String()
+	belief.end()
 	released, err := a.Release(ctx)
 	if err != nil {
 		return nil, err
@@ -109,7 +127,9 @@ func releaseTwice(r string) (fact, error) {
 	if err != nil {
 		return nil, err
 	}
+	belief := believeLease(l)
 	await("held")
+	belief.end()
 	first, err := l.Release(ctx)
 	if err != nil {
 		return nil, err
@@ -127,6 +147,7 @@ func extend(r string) (fact, error) {
 	if err != nil {
 		return nil, err
 	}
+	belief := believeLease(l)
 	time.Sleep(500 * time.Millisecond)
 	if err := l.Extend(ctx, 3*time.Second); err != nil {
 		return nil, err
@@ -135,6 +156,7 @@ func extend(r string) (fact, error) {
 	await("extended")
 	time.Sleep(2000 * time.Millisecond)
 	valid := l.Valid()
+	belief.end()
 	released, err := l.Release(ctx)
 	if err != nil {
 		return nil, err
@@ -148,6 +170,7 @@ func keepAlive(r string) (fact, error) {
 	if err != nil {
 		return nil, err
 	}
+	belief := believeLease(l)
 	if err := l.KeepAlive(); err != nil {
 		return nil, err
 	}
@@ -162,6 +185,7 @@ func keepAlive(r string) (fact, error) {
 	await("kept")
 	time.Sleep(1500 * time.Millisecond)
 	valid := l.Valid()
+	belief.end()
 	released, err := l.Release(ctx)
 	if err != nil {
 		return nil, err
@@ -176,6 +200,8 @@ func majorityFrozen(r string) (fact, error) {
 	if err != nil {
 		return nil, err
 	}
+	belief := believeLease(l)
+	defer belief.end()
 	if err := l.KeepAlive(); err != nil {
 		return nil, err
 	}
@@ -225,7 +251,9 @@ func lostAnswer(r string) (fact, error) {
 	if err != nil {
 		return fact{"acquired": false, "elapsed_ms": elapsed, "released": false, "error": errorFact(err)}, nil
 	}
+	belief := believeLease(l)
 	await("held")
+	belief.end()
 	// The call timeout of this client is short; the release gets the default one's worth.
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -296,6 +324,8 @@ func campaignHandover(r string) (fact, error) {
 	if err != nil {
 		return nil, err
 	}
+	belief := believeLeadership(a)
+	defer belief.end()
 	var lostMu sync.Mutex
 	aLost := false
 	a.OnLost(func(error) {
@@ -335,6 +365,7 @@ func campaignHandover(r string) (fact, error) {
 		return nil, err
 	}
 
+	belief.end()
 	began := time.Now()
 	resigned, err := a.Resign(ctx)
 	if err != nil {
@@ -415,7 +446,9 @@ func observe(r string) (fact, error) {
 	if err != nil {
 		return nil, err
 	}
+	belief := believeLeadership(a)
 	time.Sleep(300 * time.Millisecond)
+	belief.end()
 	if _, err := a.Resign(ctx); err != nil {
 		return nil, err
 	}
@@ -440,6 +473,281 @@ func observe(r string) (fact, error) {
 		"term_b": strconv.FormatUint(b.Term(), 10), "late_events": late}, nil
 }
 
+func extendWhileKept(r string) (fact, error) {
+	ctx := context.Background()
+	l, err := newClient().Acquire(ctx, r, 2*time.Second, 0)
+	if err != nil {
+		return nil, err
+	}
+	belief := believeLease(l)
+	defer belief.end()
+	if err := l.KeepAlive(); err != nil {
+		return nil, err
+	}
+	lost := countLosses(l.OnLost)
+	await("kept")
+	if err := l.Extend(ctx, 6*time.Second); err != nil { // through the stream (rule 15)
+		return nil, err
+	}
+	await("longer")
+	validAfterLonger := l.Valid()
+	time.Sleep(500 * time.Millisecond)
+	if err := l.Extend(ctx, time.Second); err != nil {
+		return nil, err
+	}
+	remainingAfterShorter := ms(l.Remaining())
+	await("shorter")
+	lost.wait(3 * time.Second)
+	valid := l.Valid()
+	belief.end()
+	released, err := l.Release(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return fact{"fencing_token": token(l), "valid_after_longer": validAfterLonger,
+		"remaining_after_shorter_ms": remainingAfterShorter, "lost_calls": lost.calls(), "valid_at_end": valid,
+		"released": released}, nil
+}
+
+func replicaRestart(r string) (fact, error) {
+	ctx := context.Background()
+	c := newClient() // given both replicas
+	l, err := c.Acquire(ctx, r, 3*time.Second, 0)
+	if err != nil {
+		return nil, err
+	}
+	leaseBelief := believeLease(l)
+	defer leaseBelief.end()
+	if err := l.KeepAlive(); err != nil {
+		return nil, err
+	}
+	leaseLost := countLosses(l.OnLost)
+	p, err := c.Campaign(ctx, r, "a", 3*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	leadershipBelief := believeLeadership(p)
+	defer leadershipBelief.end()
+	leadershipLost := countLosses(p.OnLost)
+	fencing, term := token(l), strconv.FormatUint(p.Term(), 10)
+	await("kept")
+	valid, fencingAfter := l.Valid(), token(l)
+	isLeader, termAfter := p.IsLeader(), strconv.FormatUint(p.Term(), 10)
+	leaseBelief.end()
+	released, err := l.Release(ctx)
+	if err != nil {
+		return nil, err
+	}
+	leadershipBelief.end()
+	resigned, err := p.Resign(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return fact{"fencing_token": fencing, "fencing_token_after": fencingAfter, "term": term,
+		"term_after": termAfter, "valid": valid, "is_leader": isLeader, "lease_lost_calls": leaseLost.calls(),
+		"leadership_lost_calls": leadershipLost.calls(), "released": released, "resigned": resigned}, nil
+}
+
+func shutdownRace(r string) (fact, error) {
+	ctx := context.Background()
+	l, err := newClient().Acquire(ctx, r, 2*time.Second, 0) // given the three replicas
+	if err != nil {
+		return nil, err
+	}
+	belief := believeLease(l)
+	defer belief.end()
+	if err := l.KeepAlive(); err != nil {
+		return nil, err
+	}
+	lost := countLosses(l.OnLost)
+	fencing := token(l)
+	await("held")
+	valid, fencingAfter := l.Valid(), token(l)
+	belief.end()
+	released, err := l.Release(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return fact{"fencing_token": fencing, "fencing_token_after": fencingAfter, "valid": valid,
+		"lost_calls": lost.calls(), "released": released}, nil
+}
+
+// holdMany is the rolling-restart run's load: many kept leases and leaderships on one client,
+// no beliefs; it counts what changed while the harness restarted the replicas.
+func holdMany(r string) (fact, error) {
+	ctx := context.Background()
+	c := newClient()
+	type held struct {
+		lease *redlock.Lease
+		fence uint64
+		lost  *losses
+	}
+	type led struct {
+		leadership *redlock.Leadership
+		term       uint64
+		lost       *losses
+	}
+	var leases []held
+	for i := 0; i < holdCount; i++ {
+		l, err := c.Acquire(ctx, fmt.Sprintf("%s/%d", r, i), 10*time.Second, 10*time.Second)
+		if err != nil {
+			return nil, err
+		}
+		if err := l.KeepAlive(); err != nil {
+			return nil, err
+		}
+		leases = append(leases, held{l, l.FencingToken(), countLosses(l.OnLost)})
+	}
+	leaderships := make([]led, holdElections)
+	errs := make(chan error, holdElections)
+	for i := 0; i < holdElections; i++ {
+		go func(i int) {
+			p, err := c.Campaign(ctx, fmt.Sprintf("%s/e%d", r, i), "go", 10*time.Second)
+			if err == nil {
+				leaderships[i] = led{p, p.Term(), countLosses(p.OnLost)}
+			}
+			errs <- err
+		}(i)
+	}
+	for i := 0; i < holdElections; i++ {
+		if err := <-errs; err != nil {
+			return nil, err
+		}
+	}
+	await("held")
+	f := fact{"leases": len(leases), "leaderships": len(leaderships)}
+	valid, lost, changed, leading, lostLed, termsChanged := 0, 0, 0, 0, 0, 0
+	for _, h := range leases {
+		if h.lease.Valid() {
+			valid++
+		}
+		lost += h.lost.calls()
+		if h.lease.FencingToken() != h.fence {
+			changed++
+		}
+	}
+	for _, p := range leaderships {
+		if p.leadership.IsLeader() {
+			leading++
+		}
+		lostLed += p.lost.calls()
+		if p.leadership.Term() != p.term {
+			termsChanged++
+		}
+	}
+	f["leases_valid"], f["leases_lost"], f["fencing_changed"] = valid, lost, changed
+	f["leading"], f["leaderships_lost"], f["terms_changed"] = leading, lostLed, termsChanged
+	released, resigned := 0, 0
+	for _, h := range leases {
+		if ok, err := h.lease.Release(ctx); err == nil && ok {
+			released++
+		}
+	}
+	for _, p := range leaderships {
+		if ok, err := p.leadership.Resign(ctx); err == nil && ok {
+			resigned++
+		}
+	}
+	f["released"], f["resigned"] = released, resigned
+	return f, nil
+}
+
+// losses counts the calls of a loss callback.
+type losses struct {
+	mu    sync.Mutex
+	n     int
+	first chan struct{}
+}
+
+func countLosses(onLost func(func(error))) *losses {
+	c := &losses{first: make(chan struct{})}
+	onLost(func(error) {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if c.n++; c.n == 1 {
+			close(c.first)
+		}
+	})
+	return c
+}
+
+// wait waits up to d for the first call.
+func (c *losses) wait(d time.Duration) {
+	select {
+	case <-c.first:
+	case <-time.After(d):
+	}
+}
+
+func (c *losses) calls() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n
+}
+
+// belief reports what the client believes of one handle, every 20 ms from a goroutine of its
+// own, for the harness's belief oracle, until end.
+type belief struct {
+	handle string
+	stop   chan struct{}
+	done   chan struct{}
+	once   sync.Once
+}
+
+func believeLease(l *redlock.Lease) *belief {
+	return believe("lease", l.Valid, l.Remaining)
+}
+
+func believeLeadership(l *redlock.Leadership) *belief {
+	return believe("leadership", l.IsLeader, l.Remaining)
+}
+
+func believe(handle string, valid func() bool, remaining func() time.Duration) *belief {
+	b := &belief{handle: handle, stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(b.done)
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			// Validity first: the remaining time read after it can only be smaller.
+			v := valid()
+			rem := remaining()
+			// Read after the remaining time: dated this way the belief can only look longer.
+			mono := monoNanos()
+			if !v {
+				rem = 0
+			}
+			emit(fact{"event": "belief", "handle": handle, "valid": v, "remaining_ms": ms(rem),
+				"mono_ns": strconv.FormatInt(mono, 10)})
+			select {
+			case <-b.stop:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return b
+}
+
+// monoNanos reads CLOCK_MONOTONIC, the clock the harness dates Redis's answers by (Go's own
+// monotonic readings are relative to the process start, so not comparable across processes).
+func monoNanos() int64 {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts); err != nil {
+		panic(err)
+	}
+	return ts.Nano()
+}
+
+// end stops the reports (none follows) and prints belief-end, once.
+func (b *belief) end() {
+	b.once.Do(func() {
+		close(b.stop)
+		<-b.done
+		emit(fact{"event": "belief-end", "handle": b.handle, "mono_ns": strconv.FormatInt(monoNanos(), 10)})
+	})
+}
+
 // leaderFact is a leader as [value, "term"], or nil for none.
 func leaderFact(l *redlock.Leader) interface{} {
 	if l == nil {
@@ -448,9 +756,10 @@ func leaderFact(l *redlock.Leader) interface{} {
 	return []interface{}{l.Value, strconv.FormatUint(l.Term, 10)}
 }
 
-// newClient makes a client with the defaults (unless opts say otherwise) on a channel of its own.
+// newClient makes a client with the defaults (unless opts say otherwise) on a channel of its own,
+// given every --server address.
 func newClient(opts ...redlock.Option) *redlock.Client {
-	conn, err := grpc.Dial(server, grpc.WithInsecure())
+	conn, err := redlock.Dial(context.Background(), servers, grpc.WithInsecure())
 	if err != nil {
 		fail(err)
 	}

@@ -25,6 +25,10 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentSkipListMap;
+import java.util.concurrent.TimeUnit;
 import java.util.Objects;
 import java.util.Set;
 import java.util.stream.Stream;
@@ -45,7 +49,12 @@ import org.junit.jupiter.params.provider.MethodSource;
 class ConformanceTest {
   private static final Duration STEP = Duration.ofSeconds(30);
   private static final List<String> SCENARIOS = List.of("acquire-contended", "release-twice", "extend", "keep-alive",
-      "majority-frozen", "lost-answer", "invalid-argument", "concurrent-holders", "campaign-handover", "observe");
+      "majority-frozen", "lost-answer", "invalid-argument", "concurrent-holders", "campaign-handover", "observe",
+      "extend-while-kept", "replica-restart", "shutdown-race");
+  /** shutdown-race's SIGTERMs per language: 52 over the four. */
+  private static final int SHUTDOWN_ROUNDS = 13;
+  /** The belief oracle's findings, one line per language and scenario, printed at the end. */
+  private final Map<String, String> oracleReport = new ConcurrentSkipListMap<>();
 
   private final Path root = Runtimes.repositoryRoot();
   private RedisCluster cluster;
@@ -72,6 +81,9 @@ class ConformanceTest {
 
   @AfterAll
   void stop() throws InterruptedException {
+    System.out.println("belief oracle (tolerance " + (long) BeliefOracle.TOLERANCE_MS
+        + " ms; excess = how much longer a valid belief ran than a quorum of nodes held the key; negative is safe):");
+    oracleReport.forEach((k, v) -> System.out.println("  " + k + ": " + v));
     try {
       if (patient != null) {
         patient.close();
@@ -86,12 +98,18 @@ class ConformanceTest {
     }
   }
 
-  /** Every language and scenario; {@code -Dconformance.languages=python,go} runs only those languages. */
+  /**
+   * Every language and scenario; {@code -Dconformance.languages=python,go} runs only those
+   * languages, {@code -Dconformance.scenarios=observe,extend} only those scenarios.
+   */
   static Stream<Arguments> cases() {
     String only = System.getProperty("conformance.languages", "");
+    String scenarios = System.getProperty("conformance.scenarios", "");
     return Stream.of(Language.values())
         .filter(l -> only.isBlank() || List.of(only.split(",")).contains(l.id))
-        .flatMap(l -> SCENARIOS.stream().map(s -> Arguments.of(l, s)));
+        .flatMap(l -> SCENARIOS.stream()
+            .filter(s -> scenarios.isBlank() || List.of(scenarios.split(",")).contains(s))
+            .map(s -> Arguments.of(l, s)));
   }
 
   @ParameterizedTest(name = "{0} {1}")
@@ -101,9 +119,19 @@ class ConformanceTest {
     tokens.clear();
     String resource = "conformance/" + language.id + "/" + scenario;
     ServerProcess target = scenario.equals("lost-answer") ? patient : server;
+    ReplicaSet replicas = switch (scenario) {
+      case "replica-restart" -> ReplicaSet.start(2, cluster.redisFlag());
+      case "shutdown-race" -> ReplicaSet.start(3, cluster.redisFlag());
+      default -> null;
+    };
+    String servers = replicas != null ? replicas.addresses() : "127.0.0.1:" + target.port();
     List<String> command = new ArrayList<>(language.runner(root));
-    command.addAll(List.of("--server", "127.0.0.1:" + target.port(), "--scenario", scenario, "--resource", resource));
-    try (RunnerProcess runner = RunnerProcess.start(command, root)) {
+    command.addAll(List.of("--server", servers, "--scenario", scenario, "--resource", resource));
+    try (ReplicaSet closedLast = replicas;
+        BeliefOracle oracle = new BeliefOracle(nodePorts(), 3,
+            Map.of("lease", lockKey(resource), "leadership", electionKey(resource)));
+        RunnerProcess runner = RunnerProcess.start(command, root)) {
+      runner.onAwait(oracle::sampleNow);
       switch (scenario) {
         case "acquire-contended" -> acquireContended(runner, resource);
         case "release-twice" -> releaseTwice(runner, resource);
@@ -115,7 +143,25 @@ class ConformanceTest {
         case "concurrent-holders" -> concurrentHolders(runner);
         case "campaign-handover" -> campaignHandover(runner, resource);
         case "observe" -> observe(runner);
+        case "extend-while-kept" -> extendWhileKept(runner, resource);
+        case "replica-restart" -> replicaRestart(runner, resource, replicas);
+        case "shutdown-race" -> shutdownRace(runner, resource, replicas, language);
         default -> throw new IllegalArgumentException(scenario);
+      }
+      oracle.close();
+      List<String> held = switch (scenario) {
+        case "invalid-argument", "concurrent-holders" -> List.of();
+        case "campaign-handover", "observe" -> List.of("leadership");
+        case "replica-restart" -> List.of("lease", "leadership");
+        default -> List.of("lease");
+      };
+      // One belief at least: release-twice holds its lease for only as long as the harness checks the nodes.
+      for (BeliefOracle.Verdict v : oracle.judge(runner.beliefs(), held, 1)) {
+        if (v.judged() > 0) {
+          oracleReport.put(language.id + " " + scenario + " " + v.handle(),
+              String.format("largest excess %.1f ms over %d beliefs (%d not judged: no reading between them and "
+                  + "the release)", v.largestExcessMs(), v.judged(), v.unjudged()));
+        }
       }
       String transcript = runner.transcript();
       for (String token : tokens) {
@@ -299,6 +345,138 @@ class ConformanceTest {
     assertThat(events).as("every change, in term order, none skipped or repeated")
         .containsExactly(NONE, List.of("a", termA), NONE, List.of("b", termB), NONE);
     assertThat(r.get("late_events").getAsInt()).as("callbacks after close").isZero();
+  }
+
+  private void extendWhileKept(RunnerProcess runner, String resource) throws Exception {
+    runner.expectAwait("kept", STEP);
+    assertHeldByAMajority(resource);
+    runner.answer();
+    runner.expectAwait("longer", STEP);
+    assertThat(nodesWithPttl(resource, 4_000, Long.MAX_VALUE)).as("nodes holding R past 4 s after extend(6 s)")
+        .isGreaterThanOrEqualTo(3);
+    freezeServer(Duration.ofSeconds(3));
+    runner.answer();
+    runner.expectAwait("shorter", STEP);
+    assertThat(nodesWithPttl(resource, 1, 1_000)).as("nodes holding R at most 1 s after extend(1 s)")
+        .isGreaterThanOrEqualTo(3);
+    freezeServer(Duration.ofMillis(2_500));
+    runner.answer();
+    JsonObject r = runner.result(STEP);
+    assertThat(Long.parseUnsignedLong(r.get("fencing_token").getAsString())).isPositive();
+    assertThat(r.get("valid_after_longer").getAsBoolean()).as("still valid after a 3 s freeze of a 6 s lease").isTrue();
+    assertThat(r.get("remaining_after_shorter_ms").getAsDouble()).isPositive().isLessThanOrEqualTo(1_000);
+    assertThat(r.get("lost_calls").getAsInt()).as("loss callbacks: the second freeze outlasts the 1 s ttl").isEqualTo(1);
+    assertThat(r.get("valid_at_end").getAsBoolean()).isFalse();
+    assertThat(r.get("released").getAsBoolean()).as("it ran out before the release").isFalse();
+    assertFree(resource);
+  }
+
+  /** SIGSTOP on the server for {@code duration}, then SIGCONT. */
+  private void freezeServer(Duration duration) throws InterruptedException {
+    server.freeze();
+    try {
+      Thread.sleep(duration.toMillis());
+    } finally {
+      server.thaw();
+    }
+  }
+
+  private void replicaRestart(RunnerProcess runner, String resource, ReplicaSet replicas) throws Exception {
+    runner.expectAwait("kept", STEP);
+    assertHeldByAMajority(resource);
+    assertKeyHeldByAMajority(electionKey(resource), resource);
+    try {
+      for (boolean kill : new boolean[] {false, true}) {
+        for (int i = 0; i < 2; i++) {
+          replicas.restart(i, kill).get(60, TimeUnit.SECONDS);
+          Thread.sleep(1_000); // the client resumes, and renews through the replica left or the new one
+        }
+      }
+    } catch (AssertionError | Exception e) {
+      throw new AssertionError("restarting the replicas failed:\n" + replicas.logs(), e);
+    }
+    assertHeldByAMajority(resource);
+    runner.answer();
+    JsonObject r = runner.result(STEP);
+    assertThat(r.get("fencing_token_after").getAsString()).as("the same lease after four replica restarts")
+        .isEqualTo(r.get("fencing_token").getAsString());
+    assertThat(r.get("term_after").getAsString()).as("the same leadership after four replica restarts")
+        .isEqualTo(r.get("term").getAsString());
+    assertThat(r.get("valid").getAsBoolean()).isTrue();
+    assertThat(r.get("is_leader").getAsBoolean()).isTrue();
+    assertThat(r.get("lease_lost_calls").getAsInt()).as("lease loss callbacks").isZero();
+    assertThat(r.get("leadership_lost_calls").getAsInt()).as("leadership loss callbacks").isZero();
+    assertThat(r.get("released").getAsBoolean()).isTrue();
+    assertThat(r.get("resigned").getAsBoolean()).isTrue();
+    assertFree(resource);
+    assertThat(elections.leader(LeaderRequest.newBuilder().setElection(resource).build()).hasLeader()).isFalse();
+  }
+
+  /**
+   * Rule 1 under SIGTERM: each round, a competitor waits for R through one replica while another
+   * replica (perhaps the one the holder's stream uses) shuts down and starts again. The holder
+   * resumes its lease; no competitor may be granted it.
+   */
+  private void shutdownRace(RunnerProcess runner, String resource, ReplicaSet replicas, Language language)
+      throws Exception {
+    runner.expectAwait("held", STEP);
+    assertHeldByAMajority(resource);
+    List<CompletableFuture<Void>> restarts = new ArrayList<>(List.of(
+        CompletableFuture.completedFuture(null), CompletableFuture.completedFuture(null),
+        CompletableFuture.completedFuture(null)));
+    int granted = 0;
+    try {
+      for (int round = 0; round < SHUTDOWN_ROUNDS; round++) {
+        int victim = round % 3;
+        int via = (round + 1) % 3;
+        restarts.get(victim).get(60, TimeUnit.SECONDS);
+        restarts.get(via).get(60, TimeUnit.SECONDS);
+        var competitor = LockServiceGrpc.newBlockingStub(replicas.server(via).channel())
+            .withDeadlineAfter(10, TimeUnit.SECONDS);
+        CompletableFuture<Status> outcome = CompletableFuture.supplyAsync(() -> codeOf(() ->
+            competitor.acquire(acquireRequest(resource, Duration.ofSeconds(2), Duration.ofMillis(1_200), ""))));
+        Thread.sleep(100);
+        restarts.set(victim, replicas.restart(victim, false));
+        Status status = outcome.get(15, TimeUnit.SECONDS);
+        if (status.isOk()) {
+          granted++;
+        }
+        List<BeliefOracle.Belief> seen = runner.beliefs();
+        BeliefOracle.Belief last = seen.isEmpty() ? null : seen.get(seen.size() - 1);
+        assertThat(status.getCode()).as("round %d: the competitor through replica %d while replica %d shut down "
+            + "(the holder's last belief: %s)", round, via, victim, last).isNotEqualTo(Status.Code.OK);
+      }
+      for (CompletableFuture<Void> restart : restarts) {
+        restart.get(60, TimeUnit.SECONDS);
+      }
+    } catch (AssertionError e) {
+      throw new AssertionError(e.getMessage() + "\n" + replicas.logs(), e);
+    }
+    System.out.println("shutdown-race " + language.id + ": " + SHUTDOWN_ROUNDS + " SIGTERMs, " + granted
+        + " competitors granted while the holder held");
+    runner.answer();
+    JsonObject r = runner.result(STEP);
+    assertThat(r.get("fencing_token_after").getAsString()).isEqualTo(r.get("fencing_token").getAsString());
+    assertThat(r.get("valid").getAsBoolean()).isTrue();
+    assertThat(r.get("lost_calls").getAsInt()).isZero();
+    assertThat(r.get("released").getAsBoolean()).isTrue();
+    assertFree(resource);
+  }
+
+  /** How many nodes hold R's lock key with a PTTL in [min, max] ms. */
+  private long nodesWithPttl(String resource, long min, long max) {
+    long count = 0;
+    for (int i = 0; i < cluster.size(); i++) {
+      Object pttl = cluster.call(i, "PTTL", lockKey(resource));
+      if (pttl instanceof Long ms && ms >= min && ms <= max) {
+        count++;
+      }
+    }
+    return count;
+  }
+
+  private List<Integer> nodePorts() {
+    return cluster.uris().stream().map(uri -> Integer.parseInt(uri.substring(uri.lastIndexOf(':') + 1))).toList();
   }
 
   private static final String NONE = "none";

@@ -3,12 +3,12 @@ package dev.redlockd.it.conformance;
 import com.google.gson.Gson;
 import com.google.gson.JsonArray;
 import com.google.gson.JsonObject;
+import dev.redlockd.client.Channels;
 import dev.redlockd.client.Leader;
 import dev.redlockd.client.Leadership;
 import dev.redlockd.client.Lease;
 import dev.redlockd.client.LockClient;
 import dev.redlockd.client.LockServiceException;
-import io.grpc.Grpc;
 import io.grpc.InsecureChannelCredentials;
 import io.grpc.ManagedChannel;
 import java.io.BufferedReader;
@@ -17,16 +17,21 @@ import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
 
 /**
  * The Java client's conformance runner: performs one scenario of clients/conformance/README.md
@@ -38,10 +43,15 @@ public final class JavaRunner {
   private static final Gson GSON = new com.google.gson.GsonBuilder().serializeNulls().create();
   private static final long ORIGIN = System.nanoTime();
 
+  /** One or more replicas, comma-separated: every client gets all of them (rule 16). */
   private final String server;
   private final String resource;
   private final BufferedReader stdin = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
   private final List<ManagedChannel> channels = new ArrayList<>();
+  private final Beliefs beliefs = new Beliefs();
+  /** hold-many's load (the rolling-restart run): leases and leaderships. */
+  private int holdCount;
+  private int holdElections;
 
   private JavaRunner(String server, String resource) {
     this.server = server;
@@ -52,25 +62,32 @@ public final class JavaRunner {
     String server = null;
     String scenario = null;
     String resource = null;
+    int count = 0;
+    int elections = 0;
     for (int i = 0; i + 1 < args.length; i += 2) {
       switch (args[i]) {
         case "--server" -> server = args[i + 1];
         case "--scenario" -> scenario = args[i + 1];
         case "--resource" -> resource = args[i + 1];
+        case "--count" -> count = Integer.parseInt(args[i + 1]);
+        case "--elections" -> elections = Integer.parseInt(args[i + 1]);
         default -> throw new IllegalArgumentException("unknown option " + args[i]);
       }
     }
     if (server == null || scenario == null || resource == null) {
-      throw new IllegalArgumentException("usage: --server HOST:PORT --scenario NAME --resource R");
+      throw new IllegalArgumentException("usage: --server HOST:PORT[,HOST:PORT...] --scenario NAME --resource R");
     }
     JavaRunner runner = new JavaRunner(server, resource);
+    runner.holdCount = count;
+    runner.holdElections = elections;
     try {
       JsonObject facts = runner.run(scenario);
+      runner.beliefs.endAll();
       facts.addProperty("event", "result");
       facts.addProperty("scenario", scenario);
-      System.out.println(GSON.toJson(facts));
-      System.out.flush();
+      emit(facts);
     } finally {
+      runner.beliefs.stop();
       runner.channels.forEach(ManagedChannel::shutdownNow);
     }
     System.exit(0);
@@ -88,6 +105,10 @@ public final class JavaRunner {
       case "concurrent-holders" -> concurrentHolders();
       case "campaign-handover" -> campaignHandover();
       case "observe" -> observe();
+      case "extend-while-kept" -> extendWhileKept();
+      case "replica-restart" -> replicaRestart();
+      case "shutdown-race" -> shutdownRace();
+      case "hold-many" -> holdMany();
       default -> throw new IllegalArgumentException("unknown scenario " + scenario);
     };
   }
@@ -95,6 +116,7 @@ public final class JavaRunner {
   private JsonObject acquireContended() throws IOException {
     LockClient a = client(Duration.ofSeconds(5));
     Lease lease = a.acquire(resource, Duration.ofSeconds(10), Duration.ZERO);
+    beliefs.report(LEASE, lease);
     await("held");
     LockClient b = client(Duration.ofSeconds(5));
     Optional<Lease> tried = b.tryAcquire(resource, Duration.ofSeconds(10));
@@ -106,14 +128,17 @@ public final class JavaRunner {
     facts.addProperty("lease_string", lease.toString());
     facts.addProperty("try_acquire", tried.isPresent() ? "lease" : "none");
     facts.add("competitor_error", competitor);
+    beliefs.end(LEASE);
     facts.addProperty("released", lease.release());
     return facts;
   }
 
   private JsonObject releaseTwice() throws IOException {
     Lease lease = client(Duration.ofSeconds(5)).acquire(resource, Duration.ofSeconds(10), Duration.ZERO);
+    beliefs.report(LEASE, lease);
     await("held");
     JsonObject facts = new JsonObject();
+    beliefs.end(LEASE);
     facts.addProperty("first_release", lease.release());
     facts.addProperty("second_release", lease.release());
     facts.addProperty("valid_after", lease.isValid());
@@ -122,6 +147,7 @@ public final class JavaRunner {
 
   private JsonObject extend() throws Exception {
     Lease lease = client(Duration.ofSeconds(5)).acquire(resource, Duration.ofSeconds(2), Duration.ZERO);
+    beliefs.report(LEASE, lease);
     Thread.sleep(500);
     lease.extend(Duration.ofSeconds(3));
     JsonObject facts = new JsonObject();
@@ -129,12 +155,14 @@ public final class JavaRunner {
     await("extended");
     Thread.sleep(2000);
     facts.addProperty("valid_after_first_ttl", lease.isValid());
+    beliefs.end(LEASE);
     facts.addProperty("released", lease.release());
     return facts;
   }
 
   private JsonObject keepAlive() throws Exception {
     Lease lease = client(Duration.ofSeconds(5)).acquire(resource, Duration.ofSeconds(1), Duration.ZERO);
+    beliefs.report(LEASE, lease);
     AtomicInteger lost = new AtomicInteger();
     lease.keepAlive().onLost(e -> lost.incrementAndGet());
     Thread.sleep(1500);
@@ -143,12 +171,14 @@ public final class JavaRunner {
     JsonObject facts = new JsonObject();
     facts.addProperty("valid_at_end", lease.isValid());
     facts.addProperty("lost", lost.get() > 0);
+    beliefs.end(LEASE);
     facts.addProperty("released", lease.release());
     return facts;
   }
 
   private JsonObject majorityFrozen() throws Exception {
     Lease lease = client(Duration.ofSeconds(5)).acquire(resource, Duration.ofSeconds(2), Duration.ZERO);
+    beliefs.report(LEASE, lease);
     AtomicInteger calls = new AtomicInteger();
     AtomicReference<long[]> firstLoss = new AtomicReference<>();
     AtomicReference<LockServiceException> error = new AtomicReference<>();
@@ -175,6 +205,7 @@ public final class JavaRunner {
       facts.add("lost_error", describe(error.get()));
     }
     facts.addProperty("valid_after_lost", lease.isValid());
+    beliefs.end(LEASE);
     return facts;
   }
 
@@ -187,7 +218,9 @@ public final class JavaRunner {
     JsonObject facts = new JsonObject();
     facts.addProperty("acquired", lease.isValid());
     facts.addProperty("elapsed_ms", elapsed / 1e6);
+    beliefs.report(LEASE, lease);
     await("held");
+    beliefs.end(LEASE);
     facts.addProperty("released", lease.release());
     return facts;
   }
@@ -250,6 +283,7 @@ public final class JavaRunner {
     LockClient b = client(Duration.ofSeconds(5));
     LockClient c = client(Duration.ofSeconds(5));
     Leadership leadingA = a.campaign(resource, "a", ttl);
+    beliefs.report(LEADERSHIP, leadingA);
     AtomicInteger aLost = new AtomicInteger();
     leadingA.onLost(e -> aLost.incrementAndGet());
     await("leading");
@@ -261,6 +295,7 @@ public final class JavaRunner {
     facts.addProperty("b_led_early", candidateB.isDone());
     leadingA.proclaim("a2");
     facts.add("leader_after_proclaim", leader(a.leader(resource)));
+    beliefs.end(LEADERSHIP);
     long start = System.nanoTime();
     facts.addProperty("resigned", leadingA.resign());
     Leadership leadingB = candidateB.get(10, TimeUnit.SECONDS);
@@ -294,7 +329,9 @@ public final class JavaRunner {
     });
     awaitEvents(events, 1, Duration.ofSeconds(5));
     Leadership leadingA = a.campaign(resource, "a", ttl);
+    beliefs.report(LEADERSHIP, leadingA);
     Thread.sleep(300);
+    beliefs.end(LEADERSHIP);
     leadingA.resign();
     Thread.sleep(300);
     Leadership leadingB = b.campaign(resource, "b", ttl);
@@ -315,6 +352,127 @@ public final class JavaRunner {
     facts.addProperty("term_a", Long.toUnsignedString(leadingA.term()));
     facts.addProperty("term_b", Long.toUnsignedString(leadingB.term()));
     facts.addProperty("late_events", late.get());
+    return facts;
+  }
+
+  private JsonObject extendWhileKept() throws Exception {
+    Lease lease = client(Duration.ofSeconds(5)).acquire(resource, Duration.ofSeconds(2), Duration.ZERO);
+    beliefs.report(LEASE, lease);
+    AtomicInteger lost = new AtomicInteger();
+    CountDownLatch lostLatch = new CountDownLatch(1);
+    lease.keepAlive().onLost(e -> {
+      lost.incrementAndGet();
+      lostLatch.countDown();
+    });
+    await("kept");
+    lease.extend(Duration.ofSeconds(6)); // through the stream (rule 15)
+    await("longer");
+    JsonObject facts = new JsonObject();
+    facts.addProperty("valid_after_longer", lease.isValid());
+    Thread.sleep(500);
+    lease.extend(Duration.ofSeconds(1));
+    facts.addProperty("remaining_after_shorter_ms", lease.remaining().toNanos() / 1e6);
+    await("shorter");
+    lostLatch.await(3, TimeUnit.SECONDS);
+    facts.addProperty("fencing_token", Long.toUnsignedString(lease.fencingToken()));
+    facts.addProperty("lost_calls", lost.get());
+    facts.addProperty("valid_at_end", lease.isValid());
+    beliefs.end(LEASE);
+    facts.addProperty("released", lease.release());
+    return facts;
+  }
+
+  private JsonObject replicaRestart() throws Exception {
+    Duration ttl = Duration.ofSeconds(3);
+    LockClient c = client(Duration.ofSeconds(5));
+    Lease lease = c.acquire(resource, ttl, Duration.ZERO);
+    beliefs.report(LEASE, lease);
+    AtomicInteger leaseLost = new AtomicInteger();
+    lease.keepAlive().onLost(e -> leaseLost.incrementAndGet());
+    Leadership leading = c.campaign(resource, "a", ttl);
+    beliefs.report(LEADERSHIP, leading);
+    AtomicInteger leadershipLost = new AtomicInteger();
+    leading.onLost(e -> leadershipLost.incrementAndGet());
+    JsonObject facts = new JsonObject();
+    facts.addProperty("fencing_token", Long.toUnsignedString(lease.fencingToken()));
+    facts.addProperty("term", Long.toUnsignedString(leading.term()));
+    await("kept");
+    facts.addProperty("valid", lease.isValid());
+    facts.addProperty("is_leader", leading.isLeader());
+    facts.addProperty("fencing_token_after", Long.toUnsignedString(lease.fencingToken()));
+    facts.addProperty("term_after", Long.toUnsignedString(leading.term()));
+    facts.addProperty("lease_lost_calls", leaseLost.get());
+    facts.addProperty("leadership_lost_calls", leadershipLost.get());
+    beliefs.end(LEASE);
+    facts.addProperty("released", lease.release());
+    beliefs.end(LEADERSHIP);
+    facts.addProperty("resigned", leading.resign());
+    return facts;
+  }
+
+  /** The rolling-restart run's load: many kept leases and leaderships on one client, no beliefs. */
+  private JsonObject holdMany() throws Exception {
+    LockClient c = client(Duration.ofSeconds(5));
+    Duration ttl = Duration.ofSeconds(10);
+    List<Lease> leases = new ArrayList<>();
+    List<Long> fences = new ArrayList<>();
+    AtomicInteger leasesLost = new AtomicInteger();
+    for (int i = 0; i < holdCount; i++) {
+      Lease lease = c.acquire(resource + "/" + i, ttl, Duration.ofSeconds(10));
+      lease.keepAlive().onLost(e -> leasesLost.incrementAndGet());
+      leases.add(lease);
+      fences.add(lease.fencingToken());
+    }
+    List<java.util.concurrent.CompletableFuture<Leadership>> campaigns = new ArrayList<>();
+    for (int i = 0; i < holdElections; i++) {
+      String election = resource + "/e" + i;
+      campaigns.add(java.util.concurrent.CompletableFuture.supplyAsync(() -> c.campaign(election, "java", ttl)));
+    }
+    List<Leadership> leaderships = new ArrayList<>();
+    List<Long> terms = new ArrayList<>();
+    AtomicInteger leadershipsLost = new AtomicInteger();
+    for (var campaign : campaigns) {
+      Leadership leadership = campaign.join();
+      leadership.onLost(e -> leadershipsLost.incrementAndGet());
+      leaderships.add(leadership);
+      terms.add(leadership.term());
+    }
+    await("held");
+    JsonObject facts = new JsonObject();
+    facts.addProperty("leases", leases.size());
+    facts.addProperty("leases_valid", leases.stream().filter(Lease::isValid).count());
+    facts.addProperty("leases_lost", leasesLost.get());
+    int fencingChanged = 0;
+    for (int i = 0; i < leases.size(); i++) {
+      fencingChanged += leases.get(i).fencingToken() != fences.get(i) ? 1 : 0;
+    }
+    facts.addProperty("fencing_changed", fencingChanged);
+    facts.addProperty("leaderships", leaderships.size());
+    facts.addProperty("leading", leaderships.stream().filter(Leadership::isLeader).count());
+    facts.addProperty("leaderships_lost", leadershipsLost.get());
+    int termsChanged = 0;
+    for (int i = 0; i < leaderships.size(); i++) {
+      termsChanged += leaderships.get(i).term() != terms.get(i) ? 1 : 0;
+    }
+    facts.addProperty("terms_changed", termsChanged);
+    facts.addProperty("released", leases.stream().filter(Lease::release).count());
+    facts.addProperty("resigned", leaderships.stream().filter(Leadership::resign).count());
+    return facts;
+  }
+
+  private JsonObject shutdownRace() throws Exception {
+    Lease lease = client(Duration.ofSeconds(5)).acquire(resource, Duration.ofSeconds(2), Duration.ZERO);
+    beliefs.report(LEASE, lease);
+    AtomicInteger lost = new AtomicInteger();
+    lease.keepAlive().onLost(e -> lost.incrementAndGet());
+    JsonObject facts = new JsonObject();
+    facts.addProperty("fencing_token", Long.toUnsignedString(lease.fencingToken()));
+    await("held");
+    facts.addProperty("valid", lease.isValid());
+    facts.addProperty("fencing_token_after", Long.toUnsignedString(lease.fencingToken()));
+    facts.addProperty("lost_calls", lost.get());
+    beliefs.end(LEASE);
+    facts.addProperty("released", lease.release());
     return facts;
   }
 
@@ -339,7 +497,7 @@ public final class JavaRunner {
   }
 
   private LockClient client(Duration callTimeout) {
-    ManagedChannel channel = Grpc.newChannelBuilder(server, InsecureChannelCredentials.create()).build();
+    ManagedChannel channel = Channels.forAddresses(server, InsecureChannelCredentials.create()).build();
     channels.add(channel);
     return LockClient.builder(channel).callTimeout(callTimeout).build();
   }
@@ -349,10 +507,123 @@ public final class JavaRunner {
     JsonObject event = new JsonObject();
     event.addProperty("event", "await");
     event.addProperty("name", point);
-    System.out.println(GSON.toJson(event));
-    System.out.flush();
+    emit(event);
     if (stdin.readLine() == null) {
       throw new IllegalStateException("the harness closed standard input at " + point);
+    }
+  }
+
+  /** Prints one event as one line, flushed at once; lines from several threads never mix. */
+  private static void emit(JsonObject event) {
+    String line = GSON.toJson(event);
+    synchronized (System.out) {
+      System.out.println(line);
+      System.out.flush();
+    }
+  }
+
+  private static final String LEASE = "lease";
+  private static final String LEADERSHIP = "leadership";
+
+  /**
+   * The belief oracle's input: every 20 ms, from a thread of its own, what the client believes
+   * of each handle being reported (valid, remaining time); a handle's {@code belief-end} once,
+   * before it is released or resigned, and no belief of it after that.
+   */
+  private static final class Beliefs {
+    /** A handle is reported at least this many times (60 ms at most) before its belief-end. */
+    private static final int AT_LEAST = 3;
+
+    private static final class Handle {
+      final BooleanSupplier valid;
+      final Supplier<Duration> remaining;
+      int reported;
+
+      Handle(BooleanSupplier valid, Supplier<Duration> remaining) {
+        this.valid = valid;
+        this.remaining = remaining;
+      }
+    }
+
+    private final Map<String, Handle> handles = new LinkedHashMap<>(); // guarded by this
+    private ScheduledExecutorService reporter; // guarded by this
+
+    void report(String name, Lease lease) {
+      add(name, new Handle(lease::isValid, lease::remaining));
+    }
+
+    void report(String name, Leadership leadership) {
+      add(name, new Handle(leadership::isLeader, leadership::remaining));
+    }
+
+    private synchronized void add(String name, Handle handle) {
+      handles.put(name, handle);
+      if (reporter == null) {
+        reporter = Executors.newSingleThreadScheduledExecutor(r -> {
+          Thread t = new Thread(r, "beliefs");
+          t.setDaemon(true);
+          return t;
+        });
+        reporter.scheduleAtFixedRate(this::reportAll, 0, 20, TimeUnit.MILLISECONDS);
+      } else {
+        reportOne(name, handle);
+      }
+    }
+
+    private synchronized void reportAll() {
+      handles.forEach(this::reportOne);
+    }
+
+    private void reportOne(String name, Handle handle) {
+      boolean valid = handle.valid.getAsBoolean();
+      double remainingMs = valid ? handle.remaining.get().toNanos() / 1e6 : 0;
+      JsonObject belief = new JsonObject();
+      belief.addProperty("event", "belief");
+      belief.addProperty("handle", name);
+      belief.addProperty("valid", valid);
+      belief.addProperty("remaining_ms", remainingMs);
+      // CLOCK_MONOTONIC on Linux, read after the remaining time: dated by it, the belief can only look longer.
+      belief.addProperty("mono_ns", Long.toString(System.nanoTime()));
+      emit(belief);
+      handle.reported++;
+      notifyAll();
+    }
+
+    /**
+     * Stops reporting this handle and says so; once this returns, no belief of it is printed. A
+     * handle released right after it was made is reported a few times first, so that the
+     * harness has something to judge.
+     */
+    synchronized void end(String name) {
+      long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(200);
+      Handle handle = handles.get(name);
+      while (handle != null && handle.reported < AT_LEAST && System.nanoTime() < until) {
+        try {
+          wait(5);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          break;
+        }
+      }
+      if (handles.remove(name) != null) {
+        JsonObject end = new JsonObject();
+        end.addProperty("event", "belief-end");
+        end.addProperty("handle", name);
+        end.addProperty("mono_ns", Long.toString(System.nanoTime()));
+        emit(end);
+      }
+    }
+
+    synchronized void endAll() {
+      for (String name : List.copyOf(handles.keySet())) {
+        end(name);
+      }
+    }
+
+    synchronized void stop() {
+      if (reporter != null) {
+        reporter.shutdownNow();
+      }
     }
   }
 

@@ -26,7 +26,10 @@ final class RunnerProcess implements AutoCloseable {
   private final List<String> command;
   private final StringBuffer transcript = new StringBuffer();
   private final BlockingQueue<JsonObject> events = new LinkedBlockingQueue<>();
+  /** The belief and belief-end events, dated as they were read: the belief oracle's input. */
+  private final List<BeliefOracle.Belief> beliefs = new java.util.concurrent.CopyOnWriteArrayList<>();
   private final Thread reader;
+  private volatile Runnable onAwait = () -> {};
 
   private RunnerProcess(Process process, List<String> command) {
     this.process = process;
@@ -50,9 +53,16 @@ final class RunnerProcess implements AutoCloseable {
       for (String line; (line = lines.readLine()) != null; ) {
         transcript.append(line).append('\n');
         if (line.startsWith("{")) {
+          long readAt = System.nanoTime();
           try {
-            events.add(JsonParser.parseString(line).getAsJsonObject());
-          } catch (JsonParseException | IllegalStateException notAnEvent) {
+            JsonObject event = JsonParser.parseString(line).getAsJsonObject();
+            BeliefOracle.Belief belief = BeliefOracle.Belief.of(event, readAt);
+            if (belief != null) {
+              beliefs.add(belief);
+            } else {
+              events.add(event);
+            }
+          } catch (JsonParseException | IllegalStateException | UnsupportedOperationException notAnEvent) {
             // a log line that happens to start with a brace
           }
         }
@@ -84,6 +94,12 @@ final class RunnerProcess implements AutoCloseable {
     if (!"await".equals(string(event, "event")) || !point.equals(string(event, "name"))) {
       throw new AssertionError("expected await '" + point + "', got " + event + "\n" + transcript);
     }
+    onAwait.run();
+  }
+
+  /** Runs each time the runner reaches an await point, before the caller acts (a reading of the nodes, say). */
+  void onAwait(Runnable action) {
+    onAwait = action;
   }
 
   /** Lets the runner go on past its current await point. */
@@ -119,6 +135,11 @@ final class RunnerProcess implements AutoCloseable {
     }
     reader.join(5_000);
     return process.exitValue();
+  }
+
+  /** The beliefs read so far, in the order they came. */
+  List<BeliefOracle.Belief> beliefs() {
+    return List.copyOf(beliefs);
   }
 
   boolean isAlive() {

@@ -1,0 +1,323 @@
+package dev.redlockd.it.conformance;
+
+import com.google.gson.JsonObject;
+import dev.redlockd.testing.RespClient;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The belief oracle (clients/conformance/README.md, rule 2 of the product): while a runner
+ * reports what its client believes of a lease or a leadership, the harness reads the remaining
+ * time of the handle's key on every node itself, and no valid belief may outlast, by more than
+ * {@link #TOLERANCE_MS}, what the quorum-th longest-holding node still holds.
+ *
+ * <p>A belief is dated by the runner's own reading of {@code CLOCK_MONOTONIC} (the clock of
+ * Java's {@code System.nanoTime()} on Linux, which dates the nodes' readings here), taken after
+ * it read the remaining time: counting the remaining time from then can only make the belief
+ * look longer, never hide an excess, and the time a line spends in the pipe or waiting for the
+ * reader does not count. A node's hold is read as (time of the reply + PTTL), which can only
+ * make the node look longer-holding by one loopback round trip. A belief is held against each node's last reading
+ * before it and first reading after it, whichever holds longer: a renewal that landed between
+ * the two readings, or a release that followed the belief, cannot fail it; a belief that is
+ * wrong for longer than one sampling interval (20 ms) is caught. A frozen or restarting node
+ * keeps its last reading: nothing can be written to it meanwhile. The tolerance covers PTTL's
+ * whole milliseconds and the nodes' wall clocks, by which Redis expires keys; a client that
+ * follows the rules believes at least the drift allowance (2 ms + 1% of the ttl) less than the
+ * nodes hold.
+ */
+final class BeliefOracle implements AutoCloseable {
+  static final double TOLERANCE_MS = 10;
+  private static final long SAMPLE_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
+  private static final long ABSENT = Long.MIN_VALUE;
+
+  /**
+   * One belief or belief-end line of a runner, dated by the runner's CLOCK_MONOTONIC reading
+   * ({@code atNanos}; a belief-end by when the harness read it).
+   */
+  record Belief(long atNanos, String handle, boolean end, boolean valid, double remainingMs, String defect) {
+    /**
+     * The belief in a runner's event, or null for any other event. A belief dated wrongly is kept
+     * with its {@code defect}, which {@link #judge} fails on (this runs on the runner's reader thread).
+     */
+    static Belief of(JsonObject event, long readAtNanos) {
+      String kind = event.has("event") ? event.get("event").getAsString() : "";
+      String handle = event.has("handle") ? event.get("handle").getAsString() : "";
+      return switch (kind) {
+        case "belief" -> {
+          String defect = null;
+          long at = readAtNanos;
+          if (!event.has("mono_ns")) {
+            defect = "a belief without mono_ns (its CLOCK_MONOTONIC reading): " + event;
+          } else {
+            at = event.get("mono_ns").getAsLong();
+            if (at > readAtNanos) {
+              defect = "a belief dated " + (at - readAtNanos) / 1_000 + " us after the harness read it: "
+                  + "its mono_ns is not CLOCK_MONOTONIC (" + event + ")";
+            }
+          }
+          yield new Belief(at, handle, false, event.get("valid").getAsBoolean(),
+              event.get("remaining_ms").getAsDouble(), defect);
+        }
+        case "belief-end" -> event.has("mono_ns")
+            ? new Belief(Math.min(readAtNanos, event.get("mono_ns").getAsLong()), handle, true, false, 0, null)
+            : new Belief(readAtNanos, handle, true, false, 0,
+                "a belief-end without mono_ns (read before the release began): " + event);
+        default -> null;
+      };
+    }
+  }
+
+  /**
+   * What the oracle found for one handle: the largest excess of a valid belief over the nodes,
+   * how many beliefs it judged, and how many it could not (see {@link #judge}).
+   */
+  record Verdict(String handle, double largestExcessMs, int judged, int unjudged) {}
+
+  /** One node's reading of one key: when it came back, and until when the node holds the key (or ABSENT). */
+  private record Reading(long atNanos, long holdsUntilNanos) {}
+
+  private final Map<String, String> keyByHandle;
+  private final List<String> handles;
+  private final int quorum;
+  private final List<Integer> nodePorts;
+  /** readings[node][handle index], each appended to by that node's sampler thread alone. */
+  private final List<List<List<Reading>>> readings = new ArrayList<>();
+  private final List<Thread> samplers = new ArrayList<>();
+  private volatile boolean running = true;
+
+  /** Starts reading {@code keyByHandle}'s keys on every node (by port) every 20 ms. */
+  BeliefOracle(List<Integer> nodePorts, int quorum, Map<String, String> keyByHandle) {
+    this.keyByHandle = Map.copyOf(keyByHandle);
+    this.handles = List.copyOf(keyByHandle.keySet());
+    this.quorum = quorum;
+    this.nodePorts = List.copyOf(nodePorts);
+    for (int n = 0; n < nodePorts.size(); n++) {
+      List<List<Reading>> perHandle = new ArrayList<>();
+      for (int h = 0; h < handles.size(); h++) {
+        perHandle.add(new ArrayList<>());
+      }
+      readings.add(perHandle);
+      int port = nodePorts.get(n);
+      Thread sampler = new Thread(() -> sample(port, perHandle), "belief-oracle-node-" + n);
+      sampler.setDaemon(true);
+      samplers.add(sampler);
+      sampler.start();
+    }
+  }
+
+  private void sample(int port, List<List<Reading>> perHandle) {
+    RespClient client = null;
+    while (running) {
+      long began = System.nanoTime();
+      try {
+        if (client == null) {
+          client = new RespClient("127.0.0.1", port, 100);
+        }
+        read(client, perHandle);
+      } catch (IOException frozenOrGone) {
+        // Its last readings stand; the reply stream is out of step, so connect anew.
+        closeQuietly(client);
+        client = null;
+      }
+      long left = began + SAMPLE_NANOS - System.nanoTime();
+      if (left > 0) {
+        try {
+          TimeUnit.NANOSECONDS.sleep(left);
+        } catch (InterruptedException e) {
+          break;
+        }
+      }
+    }
+    closeQuietly(client);
+  }
+
+  /** One reading of every handle's key on one node. */
+  private void read(RespClient client, List<List<Reading>> perHandle) throws IOException {
+    for (int h = 0; h < handles.size(); h++) {
+      Object pttl = client.call("PTTL", keyByHandle.get(handles.get(h)));
+      long at = System.nanoTime();
+      long ms = pttl instanceof Long l ? l : -2;
+      long until = ms >= 0 ? at + TimeUnit.MILLISECONDS.toNanos(ms) : ms == -1 ? Long.MAX_VALUE : ABSENT;
+      List<Reading> list = perHandle.get(h);
+      synchronized (list) {
+        list.add(new Reading(at, until));
+      }
+    }
+  }
+
+  /**
+   * Reads every node once now, from the calling thread, besides the samplers: the harness calls
+   * it when a runner reaches an await point, so that a lease held only while the harness checks
+   * it still has a reading between its first belief and its release.
+   */
+  void sampleNow() {
+    for (int n = 0; n < nodePorts.size(); n++) {
+      try (RespClient client = new RespClient("127.0.0.1", nodePorts.get(n), 100)) {
+        read(client, readings.get(n));
+      } catch (IOException frozenOrGone) {
+        // as for the samplers: its last readings stand
+      }
+    }
+  }
+
+  /**
+   * Judges every belief of every handle; fails on an excess over the tolerance, on a belief
+   * after its handle's belief-end, and on a handle in {@code required} with fewer than
+   * {@code minimum} judged beliefs or no belief-end.
+   *
+   * <p>A reading after the handle's belief-end may show the release, so only readings before it
+   * count. A belief whose only reading after it came later, and whose reading before it falls
+   * short, cannot be judged (a renewal and the release both landed between two readings) and is
+   * counted apart; the samplers read every 20 ms and {@link #sampleNow} at every await point, so
+   * this is at most the last belief or two before a release.
+   */
+  List<Verdict> judge(List<Belief> beliefs, List<String> required, int minimum) {
+    List<Verdict> verdicts = new ArrayList<>();
+    for (String handle : handles) {
+      int h = handles.indexOf(handle);
+      long endAt = Long.MAX_VALUE;
+      boolean ended = false;
+      for (Belief b : beliefs) {
+        if (b.handle().equals(handle)) {
+          if (ended) {
+            throw new AssertionError("a " + handle + " belief came after its belief-end");
+          }
+          if (b.defect() != null) {
+            throw new AssertionError(b.defect());
+          }
+          if (b.end()) {
+            ended = true;
+            endAt = b.atNanos();
+          }
+        }
+      }
+      double largest = Double.NEGATIVE_INFINITY;
+      int judged = 0;
+      int unjudged = 0;
+      Belief worst = null;
+      Belief first = null;
+      for (Belief b : beliefs) {
+        if (!b.handle().equals(handle) || b.end() || !b.valid()) {
+          continue;
+        }
+        first = first == null ? b : first;
+        double excess = excessMs(h, b, endAt);
+        if (Double.isNaN(excess)) {
+          unjudged++;
+          continue;
+        }
+        judged++;
+        if (excess > largest) {
+          largest = excess;
+          worst = b;
+        }
+      }
+      if (required.contains(handle)) {
+        if (judged < minimum) {
+          throw new AssertionError("the runner reported " + judged + " valid " + handle + " beliefs the oracle could "
+              + "judge (" + unjudged + " it could not), fewer than " + minimum
+              + ": it must report every 20 ms while it holds the " + handle);
+        }
+        if (!ended) {
+          throw new AssertionError("the runner never ended its " + handle + " beliefs (belief-end)");
+        }
+      }
+      if (judged > 0 && largest > TOLERANCE_MS) {
+        throw new AssertionError(String.format("the client believed its %s valid %.1f ms longer than a quorum of "
+            + "nodes held its key (tolerance %.0f ms): it reported %.1f ms remaining, %.1f ms after its first "
+            + "valid belief; each node's hold then, ms from the belief: %s", handle, largest, TOLERANCE_MS,
+            worst.remainingMs(), (worst.atNanos() - first.atNanos()) / 1e6, holdsAround(h, worst, endAt)));
+      }
+      verdicts.add(new Verdict(handle, judged == 0 ? Double.NaN : largest, judged, unjudged));
+    }
+    return verdicts;
+  }
+
+  /** A node's last reading at or before {@code at}, and its first after {@code at} and before {@code endAt}. */
+  private Reading[] around(List<Reading> list, long at, long endAt) {
+    Reading before = null;
+    Reading after = null;
+    synchronized (list) {
+      for (Reading r : list) { // sampleNow's readings may sit out of order among the sampler's
+        if (r.atNanos() <= at) {
+          if (before == null || r.atNanos() > before.atNanos()) {
+            before = r;
+          }
+        } else if (r.atNanos() < endAt && (after == null || r.atNanos() < after.atNanos())) {
+          after = r;
+        }
+      }
+    }
+    return new Reading[] {before, after};
+  }
+
+  /** For a failure report: each node's readings just before and after the belief, as ms of hold left from it. */
+  private String holdsAround(int handle, Belief b, long endAt) {
+    StringBuilder out = new StringBuilder();
+    for (int n = 0; n < readings.size(); n++) {
+      Reading[] pair = around(readings.get(n).get(handle), b.atNanos(), endAt);
+      out.append(String.format("[node %d: before %s, after %s] ", n, describe(pair[0], b), describe(pair[1], b)));
+    }
+    return out.toString().strip();
+  }
+
+  private static String describe(Reading r, Belief b) {
+    if (r == null) {
+      return "none";
+    }
+    String hold = r.holdsUntilNanos() == ABSENT ? "absent"
+        : String.format("%.1f", (r.holdsUntilNanos() - b.atNanos()) / 1e6);
+    return String.format("%s (read %.1f ms %s)", hold, Math.abs(r.atNanos() - b.atNanos()) / 1e6,
+        r.atNanos() <= b.atNanos() ? "earlier" : "later");
+  }
+
+  /**
+   * How much longer the belief runs than the quorum-th longest hold among the nodes, in ms; NaN
+   * when that cannot be told (see {@link #judge}).
+   */
+  private double excessMs(int handle, Belief b, long endAt) {
+    long[] holds = new long[readings.size()];
+    boolean anyAfter = false;
+    for (int n = 0; n < readings.size(); n++) {
+      Reading[] pair = around(readings.get(n).get(handle), b.atNanos(), endAt);
+      long before = pair[0] == null ? ABSENT : pair[0].holdsUntilNanos();
+      long after = pair[1] == null ? ABSENT : pair[1].holdsUntilNanos();
+      anyAfter |= pair[1] != null;
+      holds[n] = Math.max(before, after);
+    }
+    Arrays.sort(holds);
+    long quorumHolds = holds[holds.length - quorum];
+    long believedUntil = b.atNanos() + (long) (b.remainingMs() * 1e6);
+    if (quorumHolds == ABSENT || believedUntil > quorumHolds) {
+      if (!anyAfter) {
+        return Double.NaN; // no reading between it and the release: a renewal may have landed unseen
+      }
+      if (quorumHolds == ABSENT) {
+        return Double.POSITIVE_INFINITY;
+      }
+    }
+    return (believedUntil - quorumHolds) / 1e6;
+  }
+
+  @Override
+  public void close() throws InterruptedException {
+    running = false;
+    for (Thread t : samplers) {
+      t.join(2_000);
+    }
+  }
+
+  private static void closeQuietly(RespClient client) {
+    if (client != null) {
+      try {
+        client.close();
+      } catch (IOException ignored) {
+        // already broken
+      }
+    }
+  }
+}

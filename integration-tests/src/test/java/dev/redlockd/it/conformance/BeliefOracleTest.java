@@ -1,0 +1,123 @@
+package dev.redlockd.it.conformance;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.google.gson.JsonObject;
+import dev.redlockd.testing.RedisCluster;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** The belief oracle on real nodes: it fails a client that believes longer than a quorum holds, and only that. */
+class BeliefOracleTest {
+  private static RedisCluster cluster;
+
+  @BeforeAll
+  static void start() {
+    cluster = RedisCluster.start(3);
+  }
+
+  @AfterAll
+  static void stop() {
+    cluster.close();
+  }
+
+  private static List<Integer> ports() {
+    return cluster.uris().stream().map(uri -> Integer.parseInt(uri.substring(uri.lastIndexOf(':') + 1))).toList();
+  }
+
+  private static BeliefOracle.Belief belief(double remainingMs) {
+    long now = System.nanoTime();
+    JsonObject event = new JsonObject();
+    event.addProperty("event", "belief");
+    event.addProperty("handle", "lease");
+    event.addProperty("valid", true);
+    event.addProperty("remaining_ms", remainingMs);
+    event.addProperty("mono_ns", Long.toString(now));
+    return BeliefOracle.Belief.of(event, now);
+  }
+
+  private static BeliefOracle.Belief end() {
+    long now = System.nanoTime();
+    JsonObject event = new JsonObject();
+    event.addProperty("event", "belief-end");
+    event.addProperty("handle", "lease");
+    event.addProperty("mono_ns", Long.toString(now));
+    return BeliefOracle.Belief.of(event, now);
+  }
+
+  /** Beliefs every 20 ms for {@code count} rounds, each claiming what {@code remaining} says then. */
+  private static List<BeliefOracle.Belief> report(int count, java.util.function.IntToDoubleFunction remaining)
+      throws InterruptedException {
+    List<BeliefOracle.Belief> beliefs = new ArrayList<>();
+    for (int i = 0; i < count; i++) {
+      beliefs.add(belief(remaining.applyAsDouble(i)));
+      Thread.sleep(20);
+    }
+    beliefs.add(end());
+    return beliefs;
+  }
+
+  @Test
+  void aBeliefWithinWhatAQuorumHoldsPassesAndOneBeyondItFails() throws Exception {
+    long setAt = System.nanoTime(); // before the SETs: the nodes hold the key at least 1 s from here
+    for (int i = 0; i < 3; i++) {
+      cluster.call(i, "SET", "oracle-key", "t", "PX", "1000");
+    }
+    try (BeliefOracle oracle = new BeliefOracle(ports(), 2, Map.of("lease", "oracle-key"))) {
+      Thread.sleep(60);
+      // Honest: at most the time left on the nodes, less a drift allowance.
+      List<BeliefOracle.Belief> honest = report(10, i -> 1000 - (System.nanoTime() - setAt) / 1e6 - 15);
+      oracle.close();
+      var verdict = oracle.judge(honest, List.of("lease"), 5).get(0);
+      assertThat(verdict.judged()).isGreaterThanOrEqualTo(5);
+      assertThat(verdict.largestExcessMs()).isNegative();
+    }
+  }
+
+  @Test
+  void aClientThatBelievesLongerThanTheNodesHoldIsCaught() throws Exception {
+    // The first bug: the nodes hold the key 300 ms, the client believes 5 s.
+    for (int i = 0; i < 3; i++) {
+      cluster.call(i, "SET", "oracle-stale", "t", "PX", "300");
+    }
+    try (BeliefOracle oracle = new BeliefOracle(ports(), 2, Map.of("lease", "oracle-stale"))) {
+      Thread.sleep(60);
+      List<BeliefOracle.Belief> stale = report(30, i -> 5_000);
+      oracle.close();
+      assertThatThrownBy(() -> oracle.judge(stale, List.of("lease"), 1))
+          .isInstanceOf(AssertionError.class)
+          .hasMessageContaining("longer than a quorum of nodes held its key");
+    }
+  }
+
+  @Test
+  void aMinorityHoldingLongerDoesNotCount() throws Exception {
+    // One of three nodes holds the key for 5 s, the others for 200 ms: a quorum (2) holds 200 ms.
+    cluster.call(0, "SET", "oracle-minority", "t", "PX", "5000");
+    cluster.call(1, "SET", "oracle-minority", "t", "PX", "200");
+    cluster.call(2, "SET", "oracle-minority", "t", "PX", "200");
+    try (BeliefOracle oracle = new BeliefOracle(ports(), 2, Map.of("lease", "oracle-minority"))) {
+      Thread.sleep(60);
+      List<BeliefOracle.Belief> beliefs = report(5, i -> 2_000);
+      oracle.close();
+      assertThatThrownBy(() -> oracle.judge(beliefs, List.of("lease"), 1)).isInstanceOf(AssertionError.class);
+    }
+  }
+
+  @Test
+  void aBeliefWithoutItsClockReadingIsADefect() {
+    JsonObject event = new JsonObject();
+    event.addProperty("event", "belief");
+    event.addProperty("handle", "lease");
+    event.addProperty("valid", true);
+    event.addProperty("remaining_ms", 10);
+    assertThat(BeliefOracle.Belief.of(event, System.nanoTime()).defect()).contains("without mono_ns");
+    event.addProperty("mono_ns", Long.toString(System.nanoTime() + 1_000_000_000L));
+    assertThat(BeliefOracle.Belief.of(event, System.nanoTime()).defect()).contains("not CLOCK_MONOTONIC");
+  }
+}
