@@ -19,6 +19,7 @@ final class ReplicaSet implements AutoCloseable {
   private final String redisFlag;
   private final List<Integer> ports;
   private final List<ServerProcess> servers;
+  private boolean closed; // guarded by this
 
   private ReplicaSet(String redisFlag, List<Integer> ports, List<ServerProcess> servers) {
     this.redisFlag = redisFlag;
@@ -95,8 +96,15 @@ final class ReplicaSet implements AutoCloseable {
         throw new IllegalStateException(e);
       }
       ServerProcess again = startOn(ports.get(i), redisFlag);
+      boolean late;
       synchronized (this) {
+        late = closed;
         servers.set(i, again);
+      }
+      if (late) {
+        // The set was closed while this replica was starting (a scenario that failed
+        // mid-restart): stop it too, so that no server outlives the test.
+        closeQuietly(again);
       }
     });
   }
@@ -112,12 +120,15 @@ final class ReplicaSet implements AutoCloseable {
 
   @Override
   public synchronized void close() {
-    for (ServerProcess s : servers) {
-      try {
-        s.close();
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
+    closed = true;
+    servers.forEach(ReplicaSet::closeQuietly);
+  }
+
+  private static void closeQuietly(ServerProcess server) {
+    try {
+      server.close();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
     }
   }
 }
