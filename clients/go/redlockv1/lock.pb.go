@@ -237,9 +237,11 @@ type Lease struct {
 	Validity *durationpb.Duration `protobuf:"bytes,3,opt,name=validity,proto3" json:"validity,omitempty"`
 	// fencing_token strictly increases per resource across successive grants. Pass it to the
 	// resource the lock protects, which refuses any write carrying a lower one than it has
-	// seen. A refreshed or extended lease normally keeps its fencing token; after a fault (a
-	// node that took the lock but answered too late) a renewal may report a higher one, never a
-	// lower one, and every later grant's token is higher still. Either may be used.
+	// seen. A refreshed or extended lease keeps its fencing token while a quorum of the nodes
+	// that hold it agree on it (a node that took the lock but answered too late, with a higher
+	// one of its own, does not change it); after a fault that leaves no such quorum a renewal may
+	// report a higher one, never a lower one, and every later grant's token is higher still.
+	// Either may be used.
 	FencingToken uint64 `protobuf:"varint,4,opt,name=fencing_token,json=fencingToken,proto3" json:"fencing_token,omitempty"`
 }
 
@@ -744,9 +746,9 @@ type DescribeResponse struct {
 	// released: the quorum-th largest remaining time to live among the voting nodes that hold
 	// it, as read. Not a validity: no clock drift is subtracted.
 	RemainingTtl *durationpb.Duration `protobuf:"bytes,3,opt,name=remaining_ttl,json=remainingTtl,proto3" json:"remaining_ttl,omitempty"`
-	// fencing_token is the lease's fencing token: the highest fencing counter among the voting
-	// nodes that hold it. It is what Acquire returned, or, after a fault, the higher one that an
-	// Extend would report (see Lease.fencing_token).
+	// fencing_token is the lease's fencing token, as an Extend would report it: the one a quorum
+	// of the voting nodes that hold it agree on (what Acquire returned), or, when no quorum agrees
+	// (after a fault), the highest among them (see Lease.fencing_token).
 	FencingToken uint64 `protobuf:"varint,4,opt,name=fencing_token,json=fencingToken,proto3" json:"fencing_token,omitempty"`
 	// nodes lists the Redis nodes (host:port) that answered and hold the lease, voting or not,
 	// in the server's --redis order.

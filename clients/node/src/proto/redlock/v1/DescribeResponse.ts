@@ -24,9 +24,9 @@ export interface DescribeResponse {
    */
   'remainingTtl'?: (_google_protobuf_Duration | null);
   /**
-   * fencing_token is the lease's fencing token: the highest fencing counter among the voting
-   * nodes that hold it. It is what Acquire returned, or, after a fault, the higher one that an
-   * Extend would report (see Lease.fencing_token).
+   * fencing_token is the lease's fencing token, as an Extend would report it: the one a quorum
+   * of the voting nodes that hold it agree on (what Acquire returned), or, when no quorum agrees
+   * (after a fault), the highest among them (see Lease.fencing_token).
    */
   'fencingToken'?: (number | string | Long);
   /**
@@ -63,9 +63,9 @@ export interface DescribeResponse__Output {
    */
   'remainingTtl': (_google_protobuf_Duration__Output | null);
   /**
-   * fencing_token is the lease's fencing token: the highest fencing counter among the voting
-   * nodes that hold it. It is what Acquire returned, or, after a fault, the higher one that an
-   * Extend would report (see Lease.fencing_token).
+   * fencing_token is the lease's fencing token, as an Extend would report it: the one a quorum
+   * of the voting nodes that hold it agree on (what Acquire returned), or, when no quorum agrees
+   * (after a fault), the highest among them (see Lease.fencing_token).
    */
   'fencingToken': (string);
   /**

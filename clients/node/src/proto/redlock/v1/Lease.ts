@@ -25,9 +25,11 @@ export interface Lease {
   /**
    * fencing_token strictly increases per resource across successive grants. Pass it to the
    * resource the lock protects, which refuses any write carrying a lower one than it has
-   * seen. A refreshed or extended lease normally keeps its fencing token; after a fault (a
-   * node that took the lock but answered too late) a renewal may report a higher one, never a
-   * lower one, and every later grant's token is higher still. Either may be used.
+   * seen. A refreshed or extended lease keeps its fencing token while a quorum of the nodes
+   * that hold it agree on it (a node that took the lock but answered too late, with a higher
+   * one of its own, does not change it); after a fault that leaves no such quorum a renewal may
+   * report a higher one, never a lower one, and every later grant's token is higher still.
+   * Either may be used.
    */
   'fencingToken'?: (number | string | Long);
 }
@@ -54,9 +56,11 @@ export interface Lease__Output {
   /**
    * fencing_token strictly increases per resource across successive grants. Pass it to the
    * resource the lock protects, which refuses any write carrying a lower one than it has
-   * seen. A refreshed or extended lease normally keeps its fencing token; after a fault (a
-   * node that took the lock but answered too late) a renewal may report a higher one, never a
-   * lower one, and every later grant's token is higher still. Either may be used.
+   * seen. A refreshed or extended lease keeps its fencing token while a quorum of the nodes
+   * that hold it agree on it (a node that took the lock but answered too late, with a higher
+   * one of its own, does not change it); after a fault that leaves no such quorum a renewal may
+   * report a higher one, never a lower one, and every later grant's token is higher still.
+   * Either may be used.
    */
   'fencingToken': (string);
 }

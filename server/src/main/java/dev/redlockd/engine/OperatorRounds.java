@@ -69,7 +69,9 @@ final class OperatorRounds {
         .skip(tally.quorum() - 1L)
         .findFirst()
         .orElseThrow();
-    long fence = voting.stream().mapToLong(Replies.Described::fence).max().orElseThrow();
+    // The fence an Extend would report: the one a quorum of them agree on, else the highest.
+    long fence = QuorumFence.of(voting.stream().map(Replies.Described::fence).toList(), tally.quorum())
+        .orElseGet(() -> voting.stream().mapToLong(Replies.Described::fence).max().orElseThrow());
     OwnerText.Parsed stored = OwnerText.parse(mostCommon(voting, Replies.Described::owner));
     return new LockDescription(true, stored.owner(), stored.holder(),
         Duration.ofMillis(Math.max(0, remaining)), fence,

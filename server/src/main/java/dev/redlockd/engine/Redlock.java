@@ -5,6 +5,7 @@ import dev.redlockd.node.RedisNode;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
@@ -57,8 +58,9 @@ final class Redlock {
     // fencing token agreed over that quorum already exceeds every earlier grant's (each was
     // agreed over a quorum, which meets this one). A round that falls short waits for every
     // node, so that its clean-up knows which took the lock.
-    return untilAQuorumSaysYes(Scripts.ACQUIRE, keys.forAcquire(resource), args, Replies::acquire,
-            Replies.Acquire::incarnated, Replies.Acquire::holds)
+    NodeResult.Round<Replies.Acquire> acquiring = quorumRound(Scripts.ACQUIRE, keys.forAcquire(resource), args,
+        Replies::acquire, Replies.Acquire::incarnated, Replies.Acquire::holds);
+    return acquiring.decided()
         .thenCompose(results -> {
           Tally tally = Tally.of(results, Replies.Acquire::incarnated, Replies.Acquire::holds);
           if (!tally.quorumVoted()) {
@@ -78,9 +80,30 @@ final class Redlock {
                   : "resource '" + resource + "': acquiring took longer than the ttl of " + ttl.toMillis() + "ms";
               return cleanUpThenFail(resource, token, round, results, new QuorumUnavailableException(why));
             }
+            settleLateHolders(resource, token, fence, acquiring.all());
             return CompletableFuture.completedFuture(new Grant(resource, token, validity, fence));
           });
         });
+  }
+
+  /**
+   * Nodes that took the lock in a granted round but answered after its quorum may have drawn a
+   * higher fence of their own: their stored fence is brought down to the grant's (settle.lua),
+   * so that a renewal whose quorum includes them still reports the fence the holder was granted.
+   * Best effort, after the grant: until it lands, a renewal that finds no quorum agreeing raises
+   * to the highest, as after any fault.
+   */
+  private void settleLateHolders(String resource, String token, long fence,
+      CompletableFuture<List<NodeResult<Replies.Acquire>>> all) {
+    all.thenAccept(results -> {
+      List<String> lock = List.of(keys.lock(resource));
+      List<String> args = List.of(token, Long.toString(fence));
+      for (NodeResult<Replies.Acquire> r : results) {
+        if (r.answered() && r.value().incarnated() && r.value().holds() && r.value().fence() > fence) {
+          r.node().eval(Scripts.SETTLE, lock, args);
+        }
+      }
+    });
   }
 
   /** A voting node that holds the lease, with the fencing counter it reported. */
@@ -95,14 +118,25 @@ final class Redlock {
   }
 
   /**
-   * The max of the fences over the holding quorum is not monotonic by itself (nodes that
-   * missed grants lag), so every holding node below the max is raised to it first, counter
-   * and fence-max included: any later quorum then meets a node whose next fence for this
-   * resource is above it. Completes with -1 when fewer than a quorum end at the max. The usual
-   * case (all equal: the resource's counter lives on every node) costs no extra round trip;
-   * a resource whose counters ran out restarts from each node's own fence-max, and pays one.
+   * The fence of a grant or renewal. When a quorum of the holders already hold one fence, it is
+   * that one, and nothing is raised: it exceeds every earlier grant's fence (that grant's quorum
+   * meets this one, and each node in both drew above it), and every later grant's will exceed it
+   * (this quorum's counters are at it or above). That is the usual case (the resource's counter
+   * lives on every node), and the one that keeps a lease's fence as granted when a node that
+   * answered the grant after its quorum drew a higher fence from its own floor: renewals then
+   * still report the grant's fence, not a higher one that no new grant gave.
+   *
+   * <p>Otherwise the max over the holders is not monotonic by itself (nodes that missed grants
+   * lag), so every holding node below the max is raised to it first, counter and fence-max
+   * included: any later quorum then meets a node whose next fence for this resource is above
+   * it. Completes with -1 when fewer than a quorum end at the max. A resource whose counters
+   * ran out restarts from each node's own fence-max, and pays that one extra round trip.
    */
   private CompletableFuture<Long> agreeOnFence(String resource, String token, Duration ttl, List<Holder> holders) {
+    OptionalLong agreed = QuorumFence.of(holders.stream().map(Holder::fence).toList(), quorum());
+    if (agreed.isPresent()) {
+      return CompletableFuture.completedFuture(agreed.getAsLong());
+    }
     long fence = holders.stream().mapToLong(Holder::fence).max().orElseThrow();
     List<RedisNode> lagging = holders.stream()
         .filter(h -> h.fence() < fence)
@@ -259,11 +293,17 @@ final class Redlock {
    */
   private <T> CompletableFuture<List<NodeResult<T>>> untilAQuorumSaysYes(LuaScript script, List<String> keyList,
       List<String> args, Function<Object, T> reply, Predicate<T> incarnated, Predicate<T> yes) {
+    return quorumRound(script, keyList, args, reply, incarnated, yes).decided();
+  }
+
+  /** {@link #untilAQuorumSaysYes}'s round, whose every answer is there too once the slowest came in. */
+  private <T> NodeResult.Round<T> quorumRound(LuaScript script, List<String> keyList,
+      List<String> args, Function<Object, T> reply, Predicate<T> incarnated, Predicate<T> yes) {
     NodeResult.Round<T> round = NodeResult.untilEnough(nodes,
         node -> node.eval(script, keyList, args).thenApply(reply),
         sofar -> Tally.of(sofar, incarnated, yes).quorumSaidYes());
     round.all().thenAccept(results -> monitor.observe(results, incarnated));
-    return round.decided();
+    return round;
   }
 
   private Duration validity(Duration ttl, long startNanos) {

@@ -6,6 +6,7 @@ import dev.redlockd.node.LuaScript;
 final class Scripts {
   static final LuaScript ACQUIRE = LuaScript.load(Scripts.class, "acquire");
   static final LuaScript RAISE = LuaScript.load(Scripts.class, "raise");
+  static final LuaScript SETTLE = LuaScript.load(Scripts.class, "settle");
   static final LuaScript EXTEND = LuaScript.load(Scripts.class, "extend");
   static final LuaScript RELEASE = LuaScript.load(Scripts.class, "release");
   static final LuaScript ABANDON = LuaScript.load(Scripts.class, "abandon");

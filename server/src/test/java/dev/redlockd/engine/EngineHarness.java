@@ -13,16 +13,20 @@ final class EngineHarness implements AutoCloseable {
   final List<RedisNode> nodes;
   final LockEngine engine;
 
-  private EngineHarness(RedisCluster cluster, EngineConfig config) {
+  private EngineHarness(RedisCluster cluster, EngineConfig config, Duration nodeTimeout) {
     this.cluster = cluster;
     this.nodes = cluster.uris().stream()
-        .map(uri -> (RedisNode) new NettyRedisNode(NodeAddress.parse(uri), Duration.ofMillis(50)))
+        .map(uri -> (RedisNode) new NettyRedisNode(NodeAddress.parse(uri), nodeTimeout))
         .toList();
     this.engine = LockEngine.builder(nodes, config).build().start();
   }
 
   static EngineHarness start(int nodes, EngineConfig config) {
-    return new EngineHarness(RedisCluster.start(nodes), config);
+    return start(nodes, config, Duration.ofMillis(50));
+  }
+
+  static EngineHarness start(int nodes, EngineConfig config, Duration nodeTimeout) {
+    return new EngineHarness(RedisCluster.start(nodes), config, nodeTimeout);
   }
 
   static EngineConfig testConfig() {

@@ -178,7 +178,11 @@ class FencingTest {
     h.cluster.call(4, "SET", "redlock:{fence-late-node}:lock", lease.token() + " " + ahead + " late-round", "KEEPTTL");
 
     Grant extended = h.engine.extend("fence-late-node", lease.token(), TTL).join();
-    assertThat(extended.fencingToken()).isGreaterThanOrEqualTo(lease.fencingToken());
+    // A quorum holds the grant's fence: the renewal reports it, not the late node's (a client
+    // would otherwise see its fencing token change with no new grant).
+    assertThat(extended.fencingToken()).isEqualTo(lease.fencingToken());
+    assertThat(h.engine.describe("fence-late-node").join().fencingToken()).as("what Describe reports")
+        .isEqualTo(lease.fencingToken());
     release(extended);
 
     // The next grant happens without node 4: it must still exceed whatever Extend reported.
