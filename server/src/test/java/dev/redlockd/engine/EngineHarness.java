@@ -29,6 +29,25 @@ final class EngineHarness implements AutoCloseable {
     return new EngineHarness(RedisCluster.start(nodes), config, nodeTimeout);
   }
 
+  /**
+   * Waits until every node holds {@code lease} (lock key of the user's space), then returns it: a
+   * grant comes once a quorum took it, and a test that then changes a slower node's key must
+   * not have that node's own write land after its change.
+   */
+  Grant onEveryNode(Grant lease) {
+    String key = "redlock:{" + lease.resource() + "}:lock";
+    long until = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(5);
+    for (int i = 0; i < cluster.size(); i++) {
+      while (!lease.token().equals(cluster.lockHolder(i, key))) {
+        if (System.nanoTime() > until) {
+          throw new AssertionError("node " + i + " never took the lease on " + lease.resource());
+        }
+        Thread.onSpinWait();
+      }
+    }
+    return lease;
+  }
+
   static EngineConfig testConfig() {
     return EngineConfig.defaults().withProbeInterval(Duration.ofMillis(100));
   }

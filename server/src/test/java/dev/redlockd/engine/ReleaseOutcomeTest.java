@@ -26,6 +26,11 @@ class ReleaseOutcomeTest {
     h.close();
   }
 
+  /** Acquires, and waits until every node holds it (see {@link EngineHarness#onEveryNode}). */
+  private static Grant acquireOnEveryNode(String resource) {
+    return h.onEveryNode(h.engine.acquire(resource, TTL, Duration.ZERO, "").join());
+  }
+
   private static void dropKeyOn(String resource, int... nodes) {
     for (int i : nodes) {
       h.cluster.call(i, "DEL", "redlock:{" + resource + "}:lock");
@@ -34,7 +39,7 @@ class ReleaseOutcomeTest {
 
   @Test
   void silentHolderMakesTheOutcomeUnknownNotFalse() {
-    Grant lease = h.engine.acquire("release-silent", TTL, Duration.ZERO, "").join();
+    Grant lease = acquireOnEveryNode("release-silent");
     dropKeyOn("release-silent", 3, 4); // held on 0, 1, 2 only
     h.cluster.pause(0);
     try {
@@ -48,7 +53,7 @@ class ReleaseOutcomeTest {
 
   @Test
   void leaseHeldByTooFewNodesIsFalseEvenWithANodeSilent() {
-    Grant lease = h.engine.acquire("release-minority", TTL, Duration.ZERO, "").join();
+    Grant lease = acquireOnEveryNode("release-minority");
     dropKeyOn("release-minority", 1, 2, 3, 4); // held on node 0 only
     h.cluster.pause(4);
     try {
@@ -61,7 +66,7 @@ class ReleaseOutcomeTest {
 
   @Test
   void leaseHeldByAQuorumIsReleasedWithANodeSilent() {
-    Grant lease = h.engine.acquire("release-quorum", TTL, Duration.ZERO, "").join();
+    Grant lease = acquireOnEveryNode("release-quorum");
     h.cluster.pause(4);
     try {
       assertThat(h.engine.release("release-quorum", lease.token()).join()).isTrue();
@@ -72,7 +77,7 @@ class ReleaseOutcomeTest {
 
   @Test
   void extendWithASilentHolderIsUnavailableNotNotFound() {
-    Grant lease = h.engine.acquire("extend-silent", TTL, Duration.ZERO, "").join();
+    Grant lease = acquireOnEveryNode("extend-silent");
     dropKeyOn("extend-silent", 3, 4); // held on 0, 1, 2 only
     h.cluster.pause(0);
     try {
@@ -88,7 +93,7 @@ class ReleaseOutcomeTest {
 
   @Test
   void extendOfALeaseHeldByTooFewNodesIsNotFoundEvenWithANodeSilent() {
-    Grant lease = h.engine.acquire("extend-minority", TTL, Duration.ZERO, "").join();
+    Grant lease = acquireOnEveryNode("extend-minority");
     dropKeyOn("extend-minority", 1, 2, 3, 4);
     h.cluster.pause(4);
     try {
