@@ -38,6 +38,21 @@ from .errors import LeaseLost
 
 _log = logging.getLogger("redlockd")
 
+
+def stream_loss(kept: str, stream: str, subject: str, code: grpc.StatusCode, details: str,
+                gave_up: bool) -> LeaseLost:
+    """The loss that a kept stream's end for good means, in the words of what it kept: ``kept``
+    names the grant ("lease on resource 'r'"), ``stream`` the stream ("KeepAlive stream") and
+    ``subject`` what it is for ("resource 'r'"). ``gave_up``: the guarded deadline passed while
+    the stream was down."""
+    if gave_up:
+        return LeaseLost(grpc.StatusCode.DEADLINE_EXCEEDED,
+                         f"{kept} ran out while its {stream} was down (last end: {code.name})")
+    if code == grpc.StatusCode.OK:
+        return LeaseLost(grpc.StatusCode.UNAVAILABLE, f"the {stream} of {subject} ended unexpectedly")
+    return LeaseLost(code, details or f"the {stream} of {subject} ended {code.name}")
+
+
 #: The guard never exceeds this: a long ttl should not give up much of its validity.
 MAX_GUARD = 0.1
 

@@ -19,7 +19,7 @@ import grpc
 
 from . import _durations
 from ._calls import Calls
-from ._kept import KeptStream, Lifetime, guard
+from ._kept import KeptStream, Lifetime, guard, stream_loss
 from ._scheduler import SCHEDULER
 from ._proto import election_pb2
 from ._tokens import new_token
@@ -361,17 +361,8 @@ class Leadership:
             self._lock.notify_all()
 
     def _end(self, code: grpc.StatusCode, details: str, gave_up: bool) -> None:
-        if gave_up:
-            error = LeaseLost(grpc.StatusCode.DEADLINE_EXCEEDED,
-                              f"leadership of election '{self._election}' ran out while its "
-                              f"Campaign stream was down (last end: {code.name})")
-        elif code == grpc.StatusCode.OK:
-            error = LeaseLost(grpc.StatusCode.UNAVAILABLE,
-                              f"the Campaign stream of election '{self._election}' ended unexpectedly")
-        else:
-            error = LeaseLost(code, details or
-                              f"the Campaign stream of election '{self._election}' ended {code.name}")
-        self._life.lose(error)
+        self._life.lose(stream_loss(f"leadership of election '{self._election}'", "Campaign stream",
+                                    f"election '{self._election}'", code, details, gave_up))
 
     def _lost_now(self, error: LeaseLost) -> None:
         """The loss was declared: stop renewing and give the leadership back by half-closing

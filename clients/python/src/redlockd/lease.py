@@ -10,7 +10,7 @@ import grpc
 
 from . import _durations
 from ._calls import Calls
-from ._kept import MAX_GUARD, KeptStream, Lifetime, guard
+from ._kept import MAX_GUARD, KeptStream, Lifetime, guard, stream_loss
 from ._proto import lock_pb2
 from .errors import LeaseLost, LockServiceError
 
@@ -230,17 +230,8 @@ class Lease:
             self._life.advance(sent + _durations.from_proto(response.lease.validity))
 
     def _stream_ended(self, code: grpc.StatusCode, details: str, gave_up: bool) -> None:
-        if gave_up:
-            error = LeaseLost(grpc.StatusCode.DEADLINE_EXCEEDED,
-                              f"lease on resource '{self._resource}' ran out while its KeepAlive "
-                              f"stream was down (last end: {code.name})")
-        elif code == grpc.StatusCode.OK:
-            error = LeaseLost(grpc.StatusCode.UNAVAILABLE,
-                              f"the KeepAlive stream of resource '{self._resource}' ended unexpectedly")
-        else:
-            error = LeaseLost(code, details or
-                              f"the KeepAlive stream of resource '{self._resource}' ended {code.name}")
-        self._life.lose(error)
+        self._life.lose(stream_loss(f"lease on resource '{self._resource}'", "KeepAlive stream",
+                                    f"resource '{self._resource}'", code, details, gave_up))
 
     def _lost_now(self, error: LeaseLost) -> None:
         """The loss was declared: stop renewing and give the lease back (fire and forget), so
