@@ -3,9 +3,9 @@ package dev.redlockd.it.election;
 import static dev.redlockd.it.support.LiveServer.proto;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.redlockd.it.keepalive.StreamProbe;
 import dev.redlockd.proto.v1.AcquireRequest;
 import dev.redlockd.proto.v1.ElectionServiceGrpc;
-import dev.redlockd.proto.v1.KeepAliveRequest;
 import dev.redlockd.proto.v1.KeepAliveResponse;
 import dev.redlockd.proto.v1.Lease;
 import dev.redlockd.proto.v1.LeaderRequest;
@@ -14,11 +14,8 @@ import dev.redlockd.proto.v1.LockServiceGrpc;
 import dev.redlockd.testing.Replicas;
 import dev.redlockd.testing.ServerProcess;
 import io.grpc.Status;
-import io.grpc.stub.ClientCallStreamObserver;
-import io.grpc.stub.ClientResponseObserver;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -44,8 +41,9 @@ class ReplicaShutdownResumeTest {
       LockServiceGrpc.LockServiceBlockingStub viaGoing = LockServiceGrpc.newBlockingStub(going.channel());
       Lease lease = viaGoing.acquire(AcquireRequest.newBuilder().setResource(resource).setTtl(proto(TTL))
           .setToken(LEASE_TOKEN).build()).getLease();
-      Kept kept = new Kept(LockServiceGrpc.newStub(going.channel()), resource, LEASE_TOKEN, 1);
-      assertThat(kept.answers.poll(5, TimeUnit.SECONDS)).isNotNull();
+      StreamProbe kept = StreamProbe.open(LockServiceGrpc.newStub(going.channel()));
+      kept.send(resource, LEASE_TOKEN, TTL, 1);
+      kept.next(Duration.ofSeconds(5));
       Candidate leader = new Candidate(going.channel(), "leader", resource, "a", TTL, CANDIDATE_TOKEN, false);
       long term = leader.leading.get(5, TimeUnit.SECONDS).getTerm();
       // Competitors wait through the replica that stays.
@@ -60,14 +58,14 @@ class ReplicaShutdownResumeTest {
       } else {
         going.kill();
       }
-      Status keptEnd = kept.ended.get(10, TimeUnit.SECONDS);
+      Status keptEnd = kept.awaitEnd(Duration.ofSeconds(10));
       Status campaignEnd = leader.ended.get(10, TimeUnit.SECONDS);
       assertThat(keptEnd.getCode()).as("%s", keptEnd).isEqualTo(Status.Code.UNAVAILABLE);
       assertThat(campaignEnd.getCode()).as("%s", campaignEnd).isEqualTo(Status.Code.UNAVAILABLE);
 
-      Kept resumed = new Kept(LockServiceGrpc.newStub(staying.channel()), resource, LEASE_TOKEN, 2);
-      KeepAliveResponse renewed = resumed.answers.poll(5, TimeUnit.SECONDS);
-      assertThat(renewed).as("resumed through the other replica").isNotNull();
+      StreamProbe resumed = StreamProbe.open(LockServiceGrpc.newStub(staying.channel()));
+      resumed.send(resource, LEASE_TOKEN, TTL, 2);
+      KeepAliveResponse renewed = resumed.next(Duration.ofSeconds(5)); // resumed through the other replica
       assertThat(renewed.getState()).isEqualTo(LeaseState.LEASE_STATE_HELD);
       assertThat(renewed.getLease().getFencingToken()).isEqualTo(lease.getFencingToken());
       Candidate back = new Candidate(staying.channel(), "leader", resource, "a2", TTL, CANDIDATE_TOKEN, true);
@@ -77,7 +75,7 @@ class ReplicaShutdownResumeTest {
       Thread.sleep(2 * TTL.toMillis());
       assertThat(competitor).as("a competitor granted a lease its holder kept").isNotDone();
       assertThat(rival.led()).as("a rival leading while the leader resumed").isFalse();
-      assertThat(resumed.ended).isNotDone();
+      assertThat(resumed.end).isNotDone();
       assertThat(back.ended).isNotDone();
       var leaderNow = ElectionServiceGrpc.newBlockingStub(staying.channel())
           .leader(LeaderRequest.newBuilder().setElection(resource).build()).getLeader();
@@ -85,45 +83,12 @@ class ReplicaShutdownResumeTest {
       assertThat(leaderNow.getValue()).isEqualTo("a2");
 
       // Given back by their holders: the competitors get them, with higher tokens.
-      resumed.requests.onCompleted();
-      assertThat(resumed.ended.get(5, TimeUnit.SECONDS).getCode()).isEqualTo(Status.Code.OK);
+      resumed.halfClose();
+      assertThat(resumed.awaitEnd(Duration.ofSeconds(5)).getCode()).isEqualTo(Status.Code.OK);
       assertThat(competitor.get(5, TimeUnit.SECONDS).getFencingToken()).isGreaterThan(lease.getFencingToken());
       back.resign();
       assertThat(rival.leading.get(5, TimeUnit.SECONDS).getTerm()).isGreaterThan(term);
       rival.resign();
-    }
-  }
-
-  /** A raw KeepAlive stream that names its lease once. */
-  private static final class Kept implements ClientResponseObserver<KeepAliveRequest, KeepAliveResponse> {
-    final LinkedBlockingQueue<KeepAliveResponse> answers = new LinkedBlockingQueue<>();
-    final CompletableFuture<Status> ended = new CompletableFuture<>();
-    volatile ClientCallStreamObserver<KeepAliveRequest> requests;
-
-    Kept(LockServiceGrpc.LockServiceStub stub, String resource, String token, long sequence) {
-      stub.keepAlive(this);
-      requests.onNext(KeepAliveRequest.newBuilder().setResource(resource).setToken(token).setTtl(proto(TTL))
-          .setSequence(sequence).build());
-    }
-
-    @Override
-    public void beforeStart(ClientCallStreamObserver<KeepAliveRequest> requestStream) {
-      requests = requestStream;
-    }
-
-    @Override
-    public void onNext(KeepAliveResponse value) {
-      answers.add(value);
-    }
-
-    @Override
-    public void onError(Throwable t) {
-      ended.complete(Status.fromThrowable(t));
-    }
-
-    @Override
-    public void onCompleted() {
-      ended.complete(Status.OK);
     }
   }
 }

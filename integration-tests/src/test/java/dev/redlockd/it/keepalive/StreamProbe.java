@@ -13,12 +13,12 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 
 /** The client end of one KeepAlive stream, recording what the server sends and how it ends. */
-final class StreamProbe implements ClientResponseObserver<KeepAliveRequest, KeepAliveResponse> {
+public final class StreamProbe implements ClientResponseObserver<KeepAliveRequest, KeepAliveResponse> {
   final BlockingQueue<KeepAliveResponse> responses = new LinkedBlockingQueue<>();
-  final CompletableFuture<Status> end = new CompletableFuture<>();
+  public final CompletableFuture<Status> end = new CompletableFuture<>();
   private volatile ClientCallStreamObserver<KeepAliveRequest> requests;
 
-  static StreamProbe open(LockServiceGrpc.LockServiceStub stub) {
+  public static StreamProbe open(LockServiceGrpc.LockServiceStub stub) {
     StreamProbe probe = new StreamProbe();
     stub.keepAlive(probe);
     return probe;
@@ -29,11 +29,11 @@ final class StreamProbe implements ClientResponseObserver<KeepAliveRequest, Keep
     this.requests = requestStream;
   }
 
-  void send(String resource, String token, Duration ttl) {
+  public void send(String resource, String token, Duration ttl) {
     send(resource, token, ttl, 0);
   }
 
-  void send(String resource, String token, Duration ttl, long sequence) {
+  public void send(String resource, String token, Duration ttl, long sequence) {
     requests.onNext(KeepAliveRequest.newBuilder()
         .setResource(resource)
         .setToken(token)
@@ -43,16 +43,16 @@ final class StreamProbe implements ClientResponseObserver<KeepAliveRequest, Keep
         .build());
   }
 
-  void halfClose() {
+  public void halfClose() {
     requests.onCompleted();
   }
 
-  void cancel() {
+  public void cancel() {
     requests.cancel("test cancels the stream", null);
   }
 
   /** The next response, or fails when none comes within the timeout. */
-  KeepAliveResponse next(Duration timeout) throws InterruptedException {
+  public KeepAliveResponse next(Duration timeout) throws InterruptedException {
     KeepAliveResponse r = responses.poll(timeout.toMillis(), TimeUnit.MILLISECONDS);
     if (r == null) {
       throw new AssertionError("no KeepAlive response within " + timeout.toMillis() + "ms; ended: "
@@ -61,7 +61,7 @@ final class StreamProbe implements ClientResponseObserver<KeepAliveRequest, Keep
     return r;
   }
 
-  Status awaitEnd(Duration timeout) throws Exception {
+  public Status awaitEnd(Duration timeout) throws Exception {
     return end.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
   }
 
