@@ -2,8 +2,9 @@ package dev.redlockd.server;
 
 import dev.redlockd.engine.EngineConfig;
 import dev.redlockd.node.NodeAddress;
-import dev.redlockd.server.auth.AccessControl;
-import dev.redlockd.server.auth.PolicyException;
+import dev.redlockd.server.access.Access;
+import dev.redlockd.server.access.AccessControl;
+import dev.redlockd.server.access.PolicyException;
 import dev.redlockd.server.tls.RedisTls;
 import dev.redlockd.server.tls.ServerTls;
 import io.grpc.ServerCredentials;

@@ -1,0 +1,24 @@
+package dev.redlockd.server.access;
+
+import io.grpc.Status;
+
+/** The statuses a call gets when access control refuses it. */
+public final class Refusals {
+
+  private Refusals() {
+  }
+
+  /** A call without an acceptable identity on a server with an access policy. */
+  public static Status unauthenticated(boolean presentedToken) {
+    return Status.UNAUTHENTICATED.withDescription(presentedToken
+        ? "the bearer token presented is not known to this server"
+        : "this server's access policy needs a client certificate or an 'authorization: Bearer' header with a "
+            + "known token");
+  }
+
+  /** A call the access policy does not grant; the names are already made printable. */
+  public static Status permissionDenied(String identity, String rpc, String resource, String permission) {
+    return Status.PERMISSION_DENIED.withDescription("identity '" + identity + "' may not " + rpc + " resource '"
+        + resource + "': the access policy grants it no " + permission + " prefix covering it");
+  }
+}

@@ -1,0 +1,252 @@
+package dev.redlockd.server.rpc;
+
+import dev.redlockd.engine.Grant;
+import dev.redlockd.engine.InvalidRequestException;
+import dev.redlockd.engine.LimitExceededException;
+import dev.redlockd.engine.LockDescription;
+import dev.redlockd.engine.LockEngine;
+import dev.redlockd.proto.v1.AcquireRequest;
+import dev.redlockd.proto.v1.AcquireResponse;
+import dev.redlockd.proto.v1.DescribeRequest;
+import dev.redlockd.proto.v1.DescribeResponse;
+import dev.redlockd.proto.v1.ExtendRequest;
+import dev.redlockd.proto.v1.ExtendResponse;
+import dev.redlockd.proto.v1.ForceReleaseRequest;
+import dev.redlockd.proto.v1.ForceReleaseResponse;
+import dev.redlockd.proto.v1.KeepAliveRequest;
+import dev.redlockd.proto.v1.KeepAliveResponse;
+import dev.redlockd.proto.v1.Lease;
+import dev.redlockd.proto.v1.LockServiceGrpc;
+import dev.redlockd.proto.v1.ReleaseRequest;
+import dev.redlockd.proto.v1.ReleaseResponse;
+import dev.redlockd.server.access.Access;
+import dev.redlockd.server.access.Caller;
+import dev.redlockd.server.access.CallerInterceptor;
+import dev.redlockd.server.access.KeptLeaseAccount;
+import dev.redlockd.server.access.Printable;
+import dev.redlockd.server.access.Quotas;
+import dev.redlockd.server.access.Shares;
+import io.grpc.ServerInterceptors;
+import io.grpc.ServerServiceDefinition;
+import io.grpc.Status;
+import io.grpc.stub.ServerCallStreamObserver;
+import io.grpc.stub.StreamObserver;
+import java.time.Duration;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Consumer;
+import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** The gRPC face of the engine: proto in, engine call, proto or status out. No lock logic here. */
+public final class LockServiceAdapter extends LockServiceGrpc.LockServiceImplBase {
+  private static final Logger log = LoggerFactory.getLogger(LockServiceAdapter.class);
+
+  private final LockEngine engine;
+  private final OpenStreams streams;
+  private final Access access;
+  private final Shares shares;
+  private final boolean allowForceRelease;
+
+  public LockServiceAdapter(LockEngine engine, OpenStreams streams, Access access, Shares shares,
+      boolean allowForceRelease) {
+    this.engine = engine;
+    this.streams = streams;
+    this.access = access;
+    this.shares = shares;
+    this.allowForceRelease = allowForceRelease;
+  }
+
+  /** The service, with ForceRelease able to name its caller in the log. */
+  public ServerServiceDefinition bind() {
+    return ServerInterceptors.intercept(bindService(),
+        new CallerInterceptor(Set.of(LockServiceGrpc.getForceReleaseMethod().getFullMethodName())));
+  }
+
+  @Override
+  public void acquire(AcquireRequest request, StreamObserver<AcquireResponse> responses) {
+    Caller caller = Caller.current();
+    CompletableFuture<Grant> lease;
+    try {
+      String resource = request.getResource();
+      Duration ttl = request.hasTtl() ? ProtoDurations.fromProto(resource, "ttl", request.getTtl()) : null;
+      Duration wait = request.hasWait()
+          ? ProtoDurations.fromProto(resource, "wait", request.getWait()) : Duration.ZERO;
+      lease = acquireWithinShare(caller, resource, ttl, wait, request);
+    } catch (InvalidRequestException | Quotas.Exhausted e) {
+      lease = CompletableFuture.failedFuture(e);
+    }
+    // A lease granted just as the caller left cannot reach it. With a token the server made, no
+    // one else can release it; with the caller's own token, the caller may be retrying with it.
+    boolean serverMadeToken = request.getToken().isEmpty();
+    reply(responses, lease, l -> AcquireResponse.newBuilder().setLease(toProto(l)).build(), l -> {
+      if (serverMadeToken) {
+        engine.release(l.resource(), l.token());
+        shares.released(caller, l.resource(), l.token());
+      }
+    });
+  }
+
+  /** The Acquire, counted in the caller's shares: held leases, and waiting calls while it waits. */
+  private CompletableFuture<Grant> acquireWithinShare(Caller caller, String resource, Duration ttl, Duration wait,
+      AcquireRequest request) throws Quotas.Exhausted {
+    Quotas.Slot waiting = wait.isZero() ? null : shares.waitingAcquire(caller);
+    Quotas.Slot holding;
+    try {
+      holding = shares.reserveLease(caller, resource, request.getToken());
+    } catch (Quotas.Exhausted e) {
+      if (waiting != null) {
+        waiting.close();
+      }
+      throw e;
+    }
+    CompletableFuture<Grant> lease;
+    try {
+      lease = engine.acquire(resource, ttl, wait, request.getToken(), request.getOwner(),
+          caller == null ? "" : caller.identity());
+    } catch (RuntimeException e) {
+      holding.close();
+      if (waiting != null) {
+        waiting.close();
+      }
+      throw e;
+    }
+    lease.whenComplete((granted, failure) -> {
+      if (waiting != null) {
+        waiting.close();
+      }
+      if (failure == null) {
+        shares.granted(caller, granted, holding);
+      } else {
+        holding.close();
+      }
+    });
+    return lease;
+  }
+
+  @Override
+  public void extend(ExtendRequest request, StreamObserver<ExtendResponse> responses) {
+    CompletableFuture<Grant> lease;
+    try {
+      String resource = request.getResource();
+      Duration ttl = request.hasTtl() ? ProtoDurations.fromProto(resource, "ttl", request.getTtl()) : null;
+      lease = engine.extend(resource, request.getToken(), ttl);
+      Caller caller = Caller.current();
+      lease.thenAccept(extended -> shares.renewed(caller, extended));
+    } catch (InvalidRequestException e) {
+      lease = CompletableFuture.failedFuture(e);
+    }
+    reply(responses, lease, l -> ExtendResponse.newBuilder().setLease(toProto(l)).build(), l -> { });
+  }
+
+  @Override
+  public void release(ReleaseRequest request, StreamObserver<ReleaseResponse> responses) {
+    Caller caller = Caller.current();
+    CompletableFuture<Boolean> outcome = engine.release(request.getResource(), request.getToken());
+    outcome.thenAccept(r -> shares.released(caller, request.getResource(), request.getToken()));
+    reply(responses, outcome,
+        released -> ReleaseResponse.newBuilder().setReleased(released).build(), released -> { });
+  }
+
+  @Override
+  public void describe(DescribeRequest request, StreamObserver<DescribeResponse> responses) {
+    reply(responses, engine.describe(request.getResource()), LockServiceAdapter::toProto, d -> { });
+  }
+
+  /**
+   * Refused before anything is read unless the server allows it. Each call that reaches the
+   * nodes is logged at WARN with its outcome, even when the caller left before the answer (the
+   * deletion goes on regardless). Refusals are logged at DEBUG only: any client could send them.
+   */
+  @Override
+  public void forceRelease(ForceReleaseRequest request, StreamObserver<ForceReleaseResponse> responses) {
+    if (!allowForceRelease) {
+      log.debug("refused ForceRelease from {}: --allow-force-release is not set", CallerInterceptor.current());
+      responses.onError(StatusMapper.forceReleaseDisabled().asRuntimeException());
+      return;
+    }
+    String resource = request.getResource();
+    Caller identified = Caller.current();
+    String caller = identified == null ? CallerInterceptor.current()
+        : "identity '" + Printable.of(identified.identity()) + "' from " + identified.peer();
+    CompletableFuture<Boolean> released = engine.forceRelease(resource);
+    released.whenComplete((deleted, failure) -> {
+      if (failure == null) {
+        log.warn("ForceRelease of resource '{}' by {}: {}", Printable.of(resource), caller,
+            deleted ? "deleted its lock" : "it was not held");
+      } else if (!(StatusMapper.unwrap(failure) instanceof InvalidRequestException)) {
+        Status status = StatusMapper.toStatus(failure);
+        log.warn("ForceRelease of resource '{}' by {} failed: {} {}", Printable.of(resource), caller,
+            status.getCode(), status.getDescription());
+      }
+    });
+    // A copy, so that a caller who leaves cancels the answer, not the audit line above.
+    reply(responses, released.copy(), r -> ForceReleaseResponse.newBuilder().setReleased(r).build(), r -> { });
+  }
+
+
+  @Override
+  public StreamObserver<KeepAliveRequest> keepAlive(StreamObserver<KeepAliveResponse> responses) {
+    ServerCallStreamObserver<KeepAliveResponse> call = (ServerCallStreamObserver<KeepAliveResponse>) responses;
+    Caller caller = Caller.current();
+    // The policy may change while the stream lives: each renewal the server makes is checked too.
+    KeepAliveStream stream = new KeepAliveStream(engine, streams, call, new KeptLeaseAccount(access, shares, caller));
+    try {
+      stream.holdUntilEnd(shares.keepAliveStream(caller));
+      streams.opened(stream);
+    } catch (LimitExceededException | Quotas.Exhausted e) {
+      stream.end(StatusMapper.toStatus(e));
+    }
+    return stream;
+  }
+
+  /**
+   * Completes the call from the engine's future. If the caller goes away first (deadline,
+   * cancel), the engine's work is cancelled: a waiting Acquire stops retrying. A result that
+   * arrives for a caller already gone goes to {@code undeliverable}.
+   */
+  private static <T, R> void reply(StreamObserver<R> responses, CompletableFuture<T> result, Function<T, R> toProto,
+      Consumer<T> undeliverable) {
+    ServerCallStreamObserver<R> call = (ServerCallStreamObserver<R>) responses;
+    // Fires on the caller's cancel and on its deadline alike.
+    call.setOnCancelHandler(() -> result.cancel(false));
+    result.whenComplete((value, failure) -> {
+      if (call.isCancelled()) {
+        if (failure == null) {
+          undeliverable.accept(value);
+        }
+        return;
+      }
+      if (failure == null) {
+        call.onNext(toProto.apply(value));
+        call.onCompleted();
+      } else {
+        call.onError(StatusMapper.toStatus(failure).asRuntimeException());
+      }
+    });
+  }
+
+  static Lease toProto(Grant lease) {
+    return Lease.newBuilder()
+        .setResource(lease.resource())
+        .setToken(lease.token())
+        .setValidity(ProtoDurations.toProto(lease.validity()))
+        .setFencingToken(lease.fencingToken())
+        .build();
+  }
+
+  static DescribeResponse toProto(LockDescription description) {
+    if (!description.held()) {
+      return DescribeResponse.getDefaultInstance();
+    }
+    return DescribeResponse.newBuilder()
+        .setHeld(true)
+        .setOwner(description.owner())
+        .setHolderIdentity(description.holder())
+        .setRemainingTtl(ProtoDurations.toProto(description.remainingTtl()))
+        .setFencingToken(description.fencingToken())
+        .addAllNodes(description.nodes())
+        .build();
+  }
+}

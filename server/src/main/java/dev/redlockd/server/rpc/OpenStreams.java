@@ -1,0 +1,48 @@
+package dev.redlockd.server.rpc;
+
+import dev.redlockd.engine.LimitExceededException;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * The open streams of this server (KeepAlive, Campaign, Observe): enforces --max-streams and,
+ * on shutdown, ends each (releasing nothing). A concurrent set: streams open and close on
+ * gRPC and engine threads alike.
+ */
+public final class OpenStreams {
+  /** A stream that shutdown must end: it stops renewing what it holds (releasing nothing) and ends with UNAVAILABLE. */
+  interface OpenStream {
+    public CompletableFuture<Void> shutdown();
+  }
+
+  private final int max;
+  private final Set<OpenStream> open = ConcurrentHashMap.newKeySet();
+
+  public OpenStreams(int max) {
+    this.max = max;
+  }
+
+  /** Registers a stream, or throws when the limit is reached. */
+  void opened(OpenStream stream) {
+    // Checked before adding: a burst may overshoot by the number of racing calls, which is
+    // harmless for a limit that protects memory.
+    if (open.size() >= max) {
+      throw new LimitExceededException(max + " streams are already open on this server");
+    }
+    open.add(stream);
+  }
+
+  void closed(OpenStream stream) {
+    open.remove(stream);
+  }
+
+  public int size() {
+    return open.size();
+  }
+
+  /** Ends every open stream with UNAVAILABLE; what they hold runs out at its validity unless resumed elsewhere. */
+  public CompletableFuture<Void> shutdown() {
+    return CompletableFuture.allOf(open.stream().map(OpenStream::shutdown).toArray(CompletableFuture[]::new));
+  }
+}

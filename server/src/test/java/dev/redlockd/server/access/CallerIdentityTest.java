@@ -1,0 +1,43 @@
+package dev.redlockd.server.access;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.redlockd.testing.TestCertificates;
+import java.nio.file.Path;
+import java.util.HexFormat;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class CallerIdentityTest {
+  @TempDir static Path dir;
+  static TestCertificates.Authority ca;
+  static TokenFile tokens;
+
+  @BeforeAll
+  static void setUp() throws Exception {
+    ca = TestCertificates.authority(dir, "test CA");
+    tokens = TokenFile.parse("team-a sha256:" + HexFormat.of().formatHex(TokenFile.sha256("token-a")));
+  }
+
+  @Test
+  void uriSanIsTheIdentityOverTheCommonName() {
+    var issued = ca.issue("api-host", "localhost", "spiffe://corp/team-a/api");
+    assertThat(CallerIdentity.fromCertificate(issued.certificate())).contains("spiffe://corp/team-a/api");
+  }
+
+  @Test
+  void commonNameWithoutUriSan() {
+    var issued = ca.issue("ops-1", "localhost", "127.0.0.1");
+    assertThat(CallerIdentity.fromCertificate(issued.certificate())).contains("ops-1");
+  }
+
+  @Test
+  void bearerTokenNamesTheCallerWithoutACertificate() {
+    assertThat(CallerIdentity.of(null, "Bearer token-a", tokens)).contains("team-a");
+    assertThat(CallerIdentity.of(null, "Bearer token-b", tokens)).isEmpty();
+    assertThat(CallerIdentity.of(null, "Basic token-a", tokens)).isEmpty();
+    assertThat(CallerIdentity.of(null, null, tokens)).isEmpty();
+    assertThat(CallerIdentity.of(null, "Bearer token-a", null)).isEmpty();
+  }
+}
