@@ -25,6 +25,7 @@ import io.grpc.netty.NettyServerBuilder;
 import io.grpc.protobuf.services.HealthStatusManager;
 import io.grpc.protobuf.services.ProtoReflectionServiceV1;
 import java.io.IOException;
+import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -82,7 +83,8 @@ public final class RedlockdServer implements AutoCloseable {
   public static RedlockdServer start(ServerConfig config) throws IOException {
     log.info("gRPC security: {}", config.grpcSecurity());
     RedisIo io = RedisIo.start(config.ioThreadCount());
-    return start(config, io, NettyServerBuilder.forPort(config.port, config.grpcCredentials())
+    return start(config, io, NettyServerBuilder.forAddress(
+        new InetSocketAddress(config.bindAddress(), config.port), config.grpcCredentials())
         .bossEventLoopGroup(io.group())
         .workerEventLoopGroup(io.group())
         .channelType(io.serverChannelType())
@@ -143,7 +145,7 @@ public final class RedlockdServer implements AutoCloseable {
       OpenStreams streams = new OpenStreams(config.maxStreams);
       elections = new Elections(engine);
       metrics.watch(engine, streams::size);
-      metrics.serve(config.metricsPort);
+      metrics.serve(config.bindAddress(), config.metricsPort);
       Access access = control.map(c -> new Access(c, metrics)).orElseGet(Access::open);
       watch = control.map(c -> PolicyWatch.start(c, Duration.ofSeconds(1))).orElse(null);
       AuthInterceptor auth = new AuthInterceptor(access);

@@ -1,5 +1,6 @@
 package dev.redlockd.server;
 
+import com.google.common.net.InetAddresses;
 import dev.redlockd.engine.EngineConfig;
 import dev.redlockd.node.NodeAddress;
 import dev.redlockd.server.access.Access;
@@ -8,6 +9,7 @@ import dev.redlockd.server.access.PolicyException;
 import dev.redlockd.server.tls.RedisTls;
 import dev.redlockd.server.tls.ServerTls;
 import io.grpc.ServerCredentials;
+import java.net.InetAddress;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Optional;
@@ -24,12 +26,17 @@ import picocli.CommandLine.Option;
     description = "A gRPC lock service running the Redlock algorithm over N independent Redis masters.")
 public final class ServerConfig {
 
+  @Option(names = "--bind", defaultValue = "${env:REDLOCKD_BIND:-0.0.0.0}", paramLabel = "<address>",
+      description = "The address the gRPC and metrics ports listen on: 0.0.0.0 (every interface), 127.0.0.1 "
+          + "(this machine only) or one interface's address (default ${DEFAULT-VALUE}).")
+  String bind;
+
   @Option(names = "--port", defaultValue = "${env:REDLOCKD_PORT:-50051}",
       description = "gRPC port; 0 picks a free one and logs it (default ${DEFAULT-VALUE}).")
   int port;
 
   @Option(names = "--metrics-port", defaultValue = "${env:REDLOCKD_METRICS_PORT:-0}",
-      description = "Serve Prometheus metrics at http://<host>:<port>/metrics on every interface; "
+      description = "Serve Prometheus metrics at http://<host>:<port>/metrics on the --bind address; "
           + "0 = no metrics (default ${DEFAULT-VALUE}).")
   int metricsPort;
 
@@ -175,6 +182,7 @@ public final class ServerConfig {
 
   /** Checks what picocli cannot; throws IllegalArgumentException with a one-line reason. */
   EngineConfig engineConfig() {
+    bindAddress();
     if (port < 0 || port > 65535) {
       throw new IllegalArgumentException("--port must lie in 0..65535, not " + port);
     }
@@ -216,6 +224,15 @@ public final class ServerConfig {
     }
     return new EngineConfig(keyPrefix, driftFactor, minTtl, maxTtl, retryDelay, maxWaitingAcquires,
         Duration.ofMillis(500));
+  }
+
+  /** The --bind address; a literal IP, so that start-up never waits on a name lookup. */
+  public InetAddress bindAddress() {
+    if (!InetAddresses.isInetAddress(bind)) {
+      throw new IllegalArgumentException("--bind must be an IP address such as 0.0.0.0, 127.0.0.1 or ::, not '"
+          + bind + "'");
+    }
+    return InetAddresses.forString(bind);
   }
 
   /** Plaintext, TLS or mutual TLS for the gRPC port, from the --tls-* flags; checks the files. */

@@ -126,4 +126,14 @@ class ServerConfigTest {
     assertThat(code).isEqualTo(2);
     assertThat(err.toString().strip()).startsWith("redlockd: ").doesNotContain("\n");
   }
+
+  @Test
+  void bindIsALiteralAddressOnEveryInterfaceByDefault() {
+    assertThat(ServerConfig.parse("--redis", "redis://a:1").bindAddress().getHostAddress()).isEqualTo("0.0.0.0");
+    assertThat(ServerConfig.parse("--redis", "redis://a:1", "--bind", "127.0.0.1").bindAddress().isLoopbackAddress())
+        .isTrue();
+    assertThatThrownBy(() -> ServerConfig.parse("--redis", "redis://a:1", "--bind", "localhost"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("--bind must be an IP address");
+  }
 }

@@ -3,11 +3,12 @@ package dev.redlockd.server.metrics;
 import dev.redlockd.engine.LockEngine;
 import dev.redlockd.node.RedisNode;
 import io.grpc.ServerInterceptors;
-import io.prometheus.metrics.core.metrics.Counter;
 import io.grpc.ServerServiceDefinition;
+import io.prometheus.metrics.core.metrics.Counter;
 import io.prometheus.metrics.exporter.httpserver.HTTPServer;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.io.IOException;
+import java.net.InetAddress;
 import java.util.function.IntSupplier;
 import java.util.function.LongSupplier;
 import org.slf4j.Logger;
@@ -73,12 +74,12 @@ public final class Metrics implements AutoCloseable {
     }
   }
 
-  /** Serves {@code /metrics} on this port, on every interface. */
-  public void serve(int port) throws IOException {
+  /** Serves {@code /metrics} on this address and port. */
+  public void serve(InetAddress address, int port) throws IOException {
     if (registry == null) {
       return;
     }
-    http = HTTPServer.builder().port(port).registry(registry).buildAndStart();
+    http = HTTPServer.builder().inetAddress(address).port(port).registry(registry).buildAndStart();
     log.info("redlockd metrics on port {} (http://<host>:{}/metrics)", http.getPort(), http.getPort());
   }
 

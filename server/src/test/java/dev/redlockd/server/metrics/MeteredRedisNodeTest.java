@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.redlockd.node.LuaScript;
 import dev.redlockd.node.RedisNode;
 import dev.redlockd.testing.Scrape;
+import java.net.InetAddress;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeoutException;
@@ -16,7 +17,7 @@ class MeteredRedisNodeTest {
   @Test
   void timesEveryRequestAndCountsTimeoutsAndErrorsApartUnderTheNodesName() throws Exception {
     try (Metrics metrics = Metrics.on(System::nanoTime)) {
-      metrics.serve(0);
+      metrics.serve(InetAddress.getLoopbackAddress(), 0);
       Replying stand = new Replying("10.0.0.7:6380");
       RedisNode node = metrics.meter(stand);
 

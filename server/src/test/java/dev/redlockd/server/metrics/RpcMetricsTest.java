@@ -20,6 +20,7 @@ import io.grpc.inprocess.InProcessServerBuilder;
 import io.grpc.stub.ClientCallStreamObserver;
 import io.grpc.stub.ClientResponseObserver;
 import io.grpc.stub.StreamObserver;
+import java.net.InetAddress;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -42,7 +43,7 @@ class RpcMetricsTest {
 
   @BeforeEach
   void start() throws Exception {
-    metrics.serve(0);
+    metrics.serve(InetAddress.getLoopbackAddress(), 0);
     String name = InProcessServerBuilder.generateName();
     server = InProcessServerBuilder.forName(name).addService(metrics.meter(service.bindService())).build().start();
     channel = InProcessChannelBuilder.forName(name).build();
