@@ -2,6 +2,7 @@ package dev.redlockd.engine;
 
 import java.time.Duration;
 import java.util.Random;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ScheduledExecutorService;
@@ -26,6 +27,9 @@ final class AcquireOperation {
   private final String owner;
   private final Duration ttl;
   private final long deadlineNanos;
+  /** When the caller stops listening (its gRPC deadline), if it said: no round starts from then on. */
+  private final long callDeadlineNanos;
+  private final boolean hasCallDeadline;
   private final boolean releaseIfAbandoned;
   private final CompletableFuture<Grant> result = new CompletableFuture<>();
 
@@ -41,10 +45,12 @@ final class AcquireOperation {
   private boolean waiting; // guarded by this
   /** A release woke this call while a round was under way: the next round runs at once. */
   private boolean wokenDuringRound; // guarded by this
+  /** What the last round failed with: the answer for a call whose caller's deadline then passed. */
+  private Throwable lastFailure; // guarded by this
 
   AcquireOperation(Redlock redlock, Waiters waiters, ScheduledExecutorService scheduler, LongSupplier nanoClock,
       Random random, Duration retryDelay, String resource, String token, boolean tokenFromCaller, String owner,
-      Duration ttl, Duration wait) {
+      Duration ttl, Duration wait, Duration callerLeavesIn) {
     this.redlock = redlock;
     this.waiters = waiters;
     this.scheduler = scheduler;
@@ -55,7 +61,12 @@ final class AcquireOperation {
     this.token = token;
     this.owner = owner;
     this.ttl = ttl;
-    this.deadlineNanos = nanoClock.getAsLong() + saturatedNanos(wait);
+    long now = nanoClock.getAsLong();
+    this.hasCallDeadline = callerLeavesIn != null;
+    this.callDeadlineNanos = hasCallDeadline ? now + saturatedNanos(callerLeavesIn) : 0;
+    // The caller's deadline caps the wait: retries end when it does, whatever wait it asked for.
+    long waitNanos = saturatedNanos(wait);
+    this.deadlineNanos = now + (hasCallDeadline ? Math.min(waitNanos, Math.max(0, callDeadlineNanos - now)) : waitNanos);
     // A caller that chose its token may retry with it, and that retry may be granted before a
     // round of this abandoned call finishes: releasing then would take the lock away from the
     // retry, which believes it holds it. Such a lease is the caller's to release or to let expire.
@@ -92,14 +103,35 @@ final class AcquireOperation {
   }
 
   private void round() {
+    Throwable tooLate;
     synchronized (this) {
       if (roundUnderway || result.isDone()) {
         return; // a wake-up and the retry it replaced both got here: one round is enough
       }
-      roundUnderway = true;
       pendingRound = null;
+      tooLate = callerGone();
+      if (tooLate == null) {
+        roundUnderway = true;
+      }
+    }
+    if (tooLate != null) {
+      result.completeExceptionally(tooLate);
+      return;
     }
     redlock.acquire(resource, token, owner, ttl).whenComplete(this::afterRound);
+  }
+
+  /**
+   * The answer for a call whose caller's deadline has passed, else null. Its gRPC cancel may not
+   * have reached the engine yet: a round started now could be granted a lease nobody will hear
+   * of, which with the caller's own token stays held until its ttl runs out.
+   */
+  private Throwable callerGone() { // called holding this
+    if (!hasCallDeadline || nanoClock.getAsLong() - callDeadlineNanos < 0) {
+      return null;
+    }
+    return lastFailure != null ? lastFailure
+        : new CancellationException("resource '" + resource + "': the caller's deadline passed before a round began");
   }
 
   private void afterRound(Grant lease, Throwable failure) {
@@ -130,6 +162,7 @@ final class AcquireOperation {
     boolean first;
     synchronized (this) {
       roundUnderway = false;
+      lastFailure = cause;
       if (result.isDone()) {
         return;
       }
@@ -152,15 +185,18 @@ final class AcquireOperation {
   /**
    * A release through this server: the next round runs now, or, when a round is under way
    * (it may have started before the release and fail), right after it. Always taken, so that
-   * the oldest waiter gets the next try and waiters are served in order. False only for a call
-   * already over.
+   * the oldest waiter gets the next try and waiters are served in order. False for a call
+   * already over, and for one whose caller's deadline has passed: it starts no round, and ends
+   * (at once, or when the round under way ends).
    */
   boolean wake() {
+    Throwable tooLate;
     synchronized (this) {
       if (result.isDone()) {
         return false;
       }
-      if (roundUnderway) {
+      tooLate = callerGone();
+      if (tooLate == null && roundUnderway) {
         wokenDuringRound = true;
         return true;
       }
@@ -169,6 +205,14 @@ final class AcquireOperation {
         pendingRound.cancel(false);
         pendingRound = null;
       }
+      if (tooLate != null && roundUnderway) {
+        return false; // its answer is the round's; the release goes to the next waiter
+      }
+    }
+    if (tooLate != null) {
+      // The caller is no longer listening: the release goes to the next waiter.
+      result.completeExceptionally(tooLate);
+      return false;
     }
     scheduler.execute(this::round);
     return true;

@@ -69,6 +69,16 @@ public final class Leases {
    */
   public CompletableFuture<Grant> acquire(String resource, Duration ttl, Duration wait, String token, String owner,
       String holder) {
+    return acquire(resource, ttl, wait, token, owner, holder, null);
+  }
+
+  /**
+   * {@link #acquire(String, Duration, Duration, String, String, String)} for a caller that stops
+   * listening in {@code callerLeavesIn} (its call's deadline; null for none): the wait ends then,
+   * and no round starts from then on, even if the caller's cancel has not arrived yet.
+   */
+  public CompletableFuture<Grant> acquire(String resource, Duration ttl, Duration wait, String token, String owner,
+      String holder, Duration callerLeavesIn) {
     try {
       rules.resource(resource);
       rules.ttl(resource, ttl);
@@ -82,7 +92,7 @@ public final class Leases {
     boolean waits = !wait.isZero();
     AcquireOperation operation = new AcquireOperation(redlock, waiters, scheduler, nanoClock, jitter,
         config.retryDelay(), resource, leaseToken, !token.isEmpty(),
-        OwnerText.store(owner, Objects.requireNonNull(holder, "holder")), ttl, wait);
+        OwnerText.store(owner, Objects.requireNonNull(holder, "holder")), ttl, wait, callerLeavesIn);
     if (waits && waitingCalls.incrementAndGet() > config.maxWaitingAcquires()) {
       waitingCalls.decrementAndGet();
       return CompletableFuture.failedFuture(new LimitExceededException("resource '" + resource

@@ -93,6 +93,12 @@ public final class LockEngine implements AutoCloseable {
     return locks.acquire(resource, ttl, wait, token, owner, holder);
   }
 
+  /** See {@link Leases#acquire(String, Duration, Duration, String, String, String, Duration)}. */
+  public CompletableFuture<Grant> acquire(String resource, Duration ttl, Duration wait, String token, String owner,
+      String holder, Duration callerLeavesIn) {
+    return locks.acquire(resource, ttl, wait, token, owner, holder, callerLeavesIn);
+  }
+
   /** See {@link Leases#extend}. */
   public CompletableFuture<Grant> extend(String resource, String token, Duration ttl) {
     return locks.extend(resource, token, ttl);

@@ -26,6 +26,8 @@ import dev.redlockd.server.access.KeptLeaseAccount;
 import dev.redlockd.server.access.Printable;
 import dev.redlockd.server.access.Quotas;
 import dev.redlockd.server.access.Shares;
+import io.grpc.Context;
+import io.grpc.Deadline;
 import io.grpc.ServerInterceptors;
 import io.grpc.ServerServiceDefinition;
 import io.grpc.Status;
@@ -34,6 +36,7 @@ import io.grpc.stub.StreamObserver;
 import java.time.Duration;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import org.slf4j.Logger;
@@ -104,7 +107,7 @@ public final class LockServiceAdapter extends LockServiceGrpc.LockServiceImplBas
     CompletableFuture<Grant> lease;
     try {
       lease = engine.acquire(resource, ttl, wait, request.getToken(), request.getOwner(),
-          caller == null ? "" : caller.identity());
+          caller == null ? "" : caller.identity(), callerLeavesIn());
     } catch (RuntimeException e) {
       holding.close();
       if (waiting != null) {
@@ -123,6 +126,16 @@ public final class LockServiceAdapter extends LockServiceGrpc.LockServiceImplBas
       }
     });
     return lease;
+  }
+
+  /**
+   * The time left before the call's deadline, or null without one. The engine starts no round
+   * after it: the deadline's cancel reaches the engine a little later, and a round started in
+   * between could take a lock for a caller no longer listening.
+   */
+  private static Duration callerLeavesIn() {
+    Deadline deadline = Context.current().getDeadline();
+    return deadline == null ? null : Duration.ofNanos(deadline.timeRemaining(TimeUnit.NANOSECONDS));
   }
 
   @Override

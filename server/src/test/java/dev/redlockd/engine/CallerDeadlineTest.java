@@ -1,0 +1,119 @@
+package dev.redlockd.engine;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.redlockd.node.NettyRedisNode;
+import dev.redlockd.node.NodeAddress;
+import dev.redlockd.node.RedisNode;
+import dev.redlockd.testing.RedisCluster;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A waiting Acquire whose caller's deadline has passed, before the caller's cancel reached the
+ * engine: it starts no round, so it takes nothing. The engine's clock is the test's: it jumps
+ * past the deadline while the waiter waits, with no round in flight.
+ */
+class CallerDeadlineTest {
+  private static final Duration TTL = Duration.ofSeconds(10);
+  private static final Duration CALLER_LEAVES_IN = Duration.ofSeconds(30);
+  private static final String CALLERS_TOKEN = "callersOwnToken_0123456789-abc";
+
+  /** System.nanoTime() plus what the test adds. */
+  private final AtomicLong skew = new AtomicLong();
+
+  private LockEngine engine(List<RedisNode> nodes, Duration retryDelay) {
+    EngineConfig config = EngineHarness.testConfig().withRetryDelay(retryDelay);
+    return LockEngine.builder(nodes, config).nanoClock(() -> System.nanoTime() + skew.get()).build().start();
+  }
+
+  private static List<RedisNode> nodes(RedisCluster cluster) {
+    return cluster.uris().stream()
+        .map(uri -> (RedisNode) new NettyRedisNode(NodeAddress.parse(uri), Duration.ofSeconds(2)))
+        .toList();
+  }
+
+  /** Once every node has the server's subscription to the resource's release notices, the waiter waits. */
+  private static void awaitWaiting(RedisCluster cluster, String resource) {
+    String channel = "redlock:{" + resource + "}:released";
+    await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
+      for (int i = 0; i < cluster.size(); i++) {
+        assertThat(cluster.call(i, "PUBSUB", "NUMSUB", channel)).as("node %d", i)
+            .isEqualTo(List.of(channel, 1L));
+      }
+    });
+  }
+
+  @Test
+  void aReleaseAfterTheCallersDeadlineStartsNoRoundForItAndTheNextCallerGetsTheLock() throws Exception {
+    try (RedisCluster cluster = RedisCluster.start(3)) {
+      List<RedisNode> nodes = nodes(cluster);
+      // Retries far apart: only the release can start the waiter's next round.
+      try (LockEngine engine = engine(nodes, Duration.ofSeconds(40))) {
+        Grant holder = engine.acquire("gone", TTL, Duration.ZERO, "").join();
+        CompletableFuture<Grant> abandoned = engine.acquire("gone", TTL, Duration.ofSeconds(60), CALLERS_TOKEN,
+            "", "", CALLER_LEAVES_IN);
+        awaitWaiting(cluster, "gone");
+
+        skew.addAndGet(CALLER_LEAVES_IN.plusSeconds(1).toNanos()); // its cancel is still on the way
+        assertThat(engine.release("gone", holder.token()).join()).isTrue();
+
+        Throwable failure = abandoned.handle((lease, e) -> e).get(10, TimeUnit.SECONDS);
+        assertThat(failure).as("the abandoned call's outcome").isInstanceOf(LockHeldException.class);
+        Grant next = engine.acquire("gone", TTL, Duration.ZERO, "").join();
+        assertThat(engine.release("gone", CALLERS_TOKEN).join()).isFalse();
+        assertThat(engine.release("gone", next.token()).join()).isTrue();
+      } finally {
+        nodes.forEach(RedisNode::close);
+      }
+    }
+  }
+
+  @Test
+  void retriesEndAtTheCallersDeadlineWhateverWaitItAskedFor() throws Exception {
+    try (RedisCluster cluster = RedisCluster.start(3)) {
+      List<RedisNode> nodes = nodes(cluster);
+      try (LockEngine engine = engine(nodes, Duration.ofMillis(200))) {
+        Grant holder = engine.acquire("waits", TTL, Duration.ZERO, "").join();
+        CompletableFuture<Grant> abandoned = engine.acquire("waits", TTL, Duration.ofSeconds(60), CALLERS_TOKEN,
+            "", "", CALLER_LEAVES_IN);
+        awaitWaiting(cluster, "waits");
+
+        skew.addAndGet(CALLER_LEAVES_IN.plusSeconds(1).toNanos());
+
+        // The next retry, due within 200 ms, finds the caller gone.
+        Throwable failure = abandoned.handle((lease, e) -> e).get(10, TimeUnit.SECONDS);
+        assertThat(failure).isInstanceOf(LockHeldException.class);
+        assertThat(engine.release("waits", holder.token()).join()).isTrue();
+      } finally {
+        nodes.forEach(RedisNode::close);
+      }
+    }
+  }
+
+  @Test
+  void aCallWhoseDeadlineHasPassedBeforeItStartsTakesNothing() throws Exception {
+    try (RedisCluster cluster = RedisCluster.start(3)) {
+      List<RedisNode> nodes = nodes(cluster);
+      try (LockEngine engine = engine(nodes, Duration.ofMillis(200))) {
+        CompletableFuture<Grant> late = engine.acquire("late", TTL, Duration.ofSeconds(60), CALLERS_TOKEN,
+            "", "", Duration.ofMillis(-1));
+        Throwable failure = late.handle((lease, e) -> e).get(10, TimeUnit.SECONDS);
+        assertThat(failure).isInstanceOf(CancellationException.class);
+        for (int i = 0; i < cluster.size(); i++) {
+          assertThat(cluster.get(i, "redlock:{late}:lock")).as("node %d", i).isNull();
+        }
+        Grant next = engine.acquire("late", TTL, Duration.ZERO, "").join();
+        assertThat(engine.release("late", next.token()).join()).isTrue();
+      } finally {
+        nodes.forEach(RedisNode::close);
+      }
+    }
+  }
+}
