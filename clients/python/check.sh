@@ -13,7 +13,7 @@ if ! [ -x "$python" ] || ! "$python" -c 'import grpc, grpc_tools, google.protobu
 fi
 
 echo "== drift check: regenerating the stubs from proto/"
-fresh="$(mktemp -d)"
+fresh="$(mktemp -d -t redlockd-python-check.XXXXXX)"
 trap 'rm -rf "$fresh"' EXIT
 "$here/generate.sh" "$fresh"
 for f in lock_pb2.py lock_pb2.pyi lock_pb2_grpc.py election_pb2.py election_pb2.pyi election_pb2_grpc.py; do

@@ -15,7 +15,7 @@ out="${1:-$here/src/redlockd/_proto}"
 python=/usr/bin/python3
 well_known="$("$python" -c 'import grpc_tools, os; print(os.path.join(os.path.dirname(grpc_tools.__file__), "_proto"))')"
 mkdir -p "$out"
-scratch="$(mktemp -d)"
+scratch="$(mktemp -d -t redlockd-python-gen.XXXXXX)"
 trap 'rm -rf "$scratch"' EXIT
 protos=("$proto_root/redlock/v1/lock.proto" "$proto_root/redlock/v1/election.proto")
 protoc -I "$proto_root" --python_out="$scratch" --pyi_out="$scratch" "${protos[@]}"

@@ -9,7 +9,10 @@ the kept lease's stream resumes on another replica if its own goes away.
 import argparse
 import time
 
-import redlockd
+try:
+    import redlockd
+except ModuleNotFoundError as missing:  # grpcio or protobuf: the message says how to install them
+    raise SystemExit(f"lock_example.py: {missing}") from None
 from redlockd import Lease, LockClient
 
 

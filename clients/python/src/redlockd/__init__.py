@@ -12,6 +12,20 @@
     with client.campaign("scheduler", "10.0.0.7:8080", ttl=10) as leadership:
         run_scheduler(term=leadership.term, still_leading=leadership.is_leader)
 """
+# Without its two runtime packages the client cannot load: say which, and how to install them,
+# instead of a ModuleNotFoundError from deep inside the generated stubs.
+try:
+    import google.protobuf  # noqa: F401
+    import grpc  # noqa: F401
+except ModuleNotFoundError as _missing:
+    if _missing.name not in ("grpc", "google", "google.protobuf"):
+        raise
+    raise ModuleNotFoundError(
+        f"redlockd needs the grpcio and protobuf packages, and {_missing.name} is not installed: "
+        "apt-get install python3-grpcio python3-protobuf (Debian), or pip install grpcio protobuf",
+        name=_missing.name,
+    ) from None
+
 from ._channel import channel
 from ._tokens import new_token
 from .client import LockClient
