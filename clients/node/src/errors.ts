@@ -17,7 +17,8 @@ export class LockServiceError extends Error {
   /** The status details, as the server (or grpc-js) gave them. */
   readonly details: string;
 
-  constructor(code: number, details: string, resource = '', options?: { cause?: unknown }) {
+  constructor(code: number, statusDetails: string, resource = '', options?: { cause?: unknown }) {
+    const details = withoutEmptyNote(statusDetails);
     const name = codeName(code);
     const shown = resource.length > 100 ? `${resource.slice(0, 100)}...` : resource;
     const about = resource !== '' && !details.includes(`'${resource}'`) ? ` (resource '${shown}')` : '';
@@ -32,6 +33,14 @@ export class LockServiceError extends Error {
   toJSON(): { name: string; code: number; codeName: string; message: string } {
     return { name: this.name, code: this.code, codeName: this.codeName, message: this.message };
   }
+}
+
+/**
+ * grpc-js ends a failed connection's details with "Resolution note: " and the resolver's note,
+ * which is most often empty: a sentence that stops short. Drop it then; keep a note with text.
+ */
+function withoutEmptyNote(details: string): string {
+  return details.replace(/\.?\s*Resolution note:\s*$/, '');
 }
 
 /** Acquire gave up because someone else holds the lock (gRPC ABORTED). */
