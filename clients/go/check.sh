@@ -26,7 +26,7 @@ cd "$gopath/src/redlockd.dev/go"
 packages=(./redlockv1 ./redlock ./cmd/redlockd-conformance ./cmd/redlockd-example)
 
 echo "== drift: regenerate the stubs and compare with redlockv1/"
-fresh="$(mktemp -d)"
+fresh="$(mktemp -d -t redlockd-go-check.XXXXXX)"
 trap 'rm -rf "$fresh"' EXIT
 "$here/generate.sh" "$fresh"
 if ! diff -r "$fresh" "$here/redlockv1"; then

@@ -10,7 +10,7 @@ mkdir -p "$out"
 # module= strips the import-path prefix, so redlockd.dev/go/redlockv1 lands in $out/redlockv1;
 # generate into a scratch dir and move the four files where they belong. election.proto imports
 # lock.proto; both land in the same Go package (redlockv1).
-scratch="$(mktemp -d)"
+scratch="$(mktemp -d -t redlockd-go-gen.XXXXXX)"
 trap 'rm -rf "$scratch"' EXIT
 protoc -I "$proto_root" \
   --go_out="$scratch" --go_opt=module=redlockd.dev/go \
