@@ -63,6 +63,13 @@ public final class ServerConfig {
           + "reloaded with the policy; needs --policy.")
   String tokens;
 
+  @Option(names = "--allow-plaintext-tokens", defaultValue = "${env:REDLOCKD_ALLOW_PLAINTEXT_TOKENS:-false}",
+      fallbackValue = "true", arity = "0..1",
+      description = "Accept --tokens on a plaintext gRPC port (no --tls-cert) bound to more than loopback, where "
+          + "bearer tokens cross the network in clear; without it such a server refuses to start "
+          + "(default ${DEFAULT-VALUE}).")
+  boolean allowPlaintextTokens;
+
   @Option(names = "--redis", defaultValue = "${env:REDLOCKD_REDIS:-}",
       description = "The N Redis masters: redis://[user:password@]host:port,... or rediss:// for TLS. "
           + "Empty: dev mode, 3 local Redis nodes started by the server.")
@@ -204,6 +211,12 @@ public final class ServerConfig {
           + "uses rediss://");
     }
     grpcCredentials(); // a missing key or an unusable PEM file stops start-up here, not at the first handshake
+    if (file(tokens).isPresent() && file(tlsCert).isEmpty() && !allowPlaintextTokens
+        && !bindAddress().isLoopbackAddress()) {
+      throw new IllegalArgumentException("--tokens without --tls-cert would send bearer tokens in clear to --bind "
+          + bind + ": serve TLS (--tls-cert, --tls-key), bind a loopback address (--bind 127.0.0.1), or accept it "
+          + "with --allow-plaintext-tokens");
+    }
     if (maxStreams < 0) {
       throw new IllegalArgumentException("--max-streams must not be negative");
     }
