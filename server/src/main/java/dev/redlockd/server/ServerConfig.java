@@ -54,8 +54,9 @@ public final class ServerConfig {
   String tlsClientCa;
 
   @Option(names = "--policy", defaultValue = "${env:REDLOCKD_POLICY:-}", paramLabel = "<json file>",
-      description = "Access policy: which identities may lock, describe and force-release which resource prefixes, "
-          + "and their limits; reloaded on SIGHUP and when the file changes. Empty: every caller may do everything.")
+      description = "Access policy: which identities may lock, describe, force-release, campaign and observe which "
+          + "resource and election prefixes, and their limits; reloaded on SIGHUP and when the file changes. "
+          + "Empty: every caller may do everything.")
   String policy;
 
   @Option(names = "--tokens", defaultValue = "${env:REDLOCKD_TOKENS:-}", paramLabel = "<file>",

@@ -168,7 +168,10 @@ class AccessQuotaTest {
     release(waiter, grantedAgain.getLease());
   }
 
-  /** Campaign and Observe streams count against the identity's election_streams, so no identity takes every --max-streams slot. */
+  /**
+   * Campaign and Observe streams count against the identity's election_streams, so that no
+   * identity takes every --max-streams slot.
+   */
   @Test
   void campaignAndObserveStreams() throws Exception {
     StreamEnd<CampaignResponse> campaign = new StreamEnd<>();

@@ -4,8 +4,8 @@ import dev.redlockd.engine.Grant;
 
 /**
  * Each identity's share of this server under the policy's limits: leases held, KeepAlive streams
- * open, Acquire calls waiting, Campaign and Observe streams open. Past its limit a caller gets RESOURCE_EXHAUSTED while other
- * identities are still served. A server without a policy (no caller) counts nothing here: the
+ * open, Acquire calls waiting, Campaign and Observe streams open. Past its limit a caller gets
+ * RESOURCE_EXHAUSTED while other identities are still served. A server without a policy (no caller) counts nothing here: the
  * server-wide limits alone apply.
  */
 public final class Shares {
