@@ -6,14 +6,11 @@ import java.util.Optional;
  * How a call proved who it is, kept for the call's whole life so that its identity can be found
  * again under the rules in force at each later message and renewal: a token taken out of the token
  * file then no longer names anyone. A bearer credential keeps the token's SHA-256 hash only, never
- * the token; neither kind prints what it holds.
+ * the token, and prints neither.
  */
 sealed interface Credential {
   /** The identity this credential names under these tokens, if it still names one. */
   Optional<String> identify(TokenFile tokens);
-
-  /** Whether losing this credential means its token left the token file (rather than a grant left the policy). */
-  boolean isBearer();
 
   /**
    * A verified client certificate: the handshake proved it for the connection's life, and the
@@ -23,11 +20,6 @@ sealed interface Credential {
     @Override
     public Optional<String> identify(TokenFile tokens) {
       return Optional.of(identity);
-    }
-
-    @Override
-    public boolean isBearer() {
-      return false;
     }
   }
 
@@ -42,11 +34,6 @@ sealed interface Credential {
     @Override
     public Optional<String> identify(TokenFile tokens) {
       return tokens == null ? Optional.empty() : tokens.identityForHash(hash);
-    }
-
-    @Override
-    public boolean isBearer() {
-      return true;
     }
 
     @Override
