@@ -95,7 +95,10 @@ public final class RedlockdServer implements AutoCloseable {
         .keepAliveTimeout(config.keepAliveTimeout.toNanos(), TimeUnit.NANOSECONDS)
         // Clients may ping too (to notice a dead server), as often as once a second.
         .permitKeepAliveTime(1, TimeUnit.SECONDS)
-        .permitKeepAliveWithoutCalls(true));
+        .permitKeepAliveWithoutCalls(true)
+        // Room for an oversized bearer header to reach the access check, which answers it
+        // UNAUTHENTICATED; past grpc-java's 8 KiB default the transport answers HTTP 431 itself.
+        .maxInboundMetadataSize(AuthInterceptor.MAX_METADATA_BYTES));
   }
 
   /** Starts a server on the given builder (tests pass in-process ones). */
@@ -149,15 +152,16 @@ public final class RedlockdServer implements AutoCloseable {
       Access access = control.map(c -> new Access(c, metrics)).orElseGet(Access::open);
       watch = control.map(c -> PolicyWatch.start(c, Duration.ofSeconds(1))).orElse(null);
       AuthInterceptor auth = new AuthInterceptor(access);
+      Shares shares = new Shares(access);
       Server server = builder
           // Metered outside the refusal, so refused requests count with their INVALID_ARGUMENT; the
           // policy inside it, so that it judges only requests that parsed.
           .addService(metrics.meter(UnparseableRequests.refuse(ServerInterceptors.intercept(
-              new LockServiceAdapter(engine, streams, access, new Shares(access),
+              new LockServiceAdapter(engine, streams, access, shares,
                   config.allowForceRelease).bind(),
               auth))))
           .addService(metrics.meter(UnparseableRequests.refuse(ServerInterceptors.intercept(
-              new ElectionServiceAdapter(elections, streams, access).bindService(),
+              new ElectionServiceAdapter(elections, streams, access, shares).bindService(),
               auth))))
           .addService(health.getHealthService())
           .addService(ProtoReflectionServiceV1.newInstance())

@@ -54,14 +54,22 @@ public final class ServerConfig {
   String tlsClientCa;
 
   @Option(names = "--policy", defaultValue = "${env:REDLOCKD_POLICY:-}", paramLabel = "<json file>",
-      description = "Access policy: which identities may lock, describe and force-release which resource prefixes, "
-          + "and their limits; reloaded on SIGHUP and when the file changes. Empty: every caller may do everything.")
+      description = "Access policy: which identities may lock, describe, force-release, campaign and observe which "
+          + "resource and election prefixes, and their limits; reloaded on SIGHUP and when the file changes. "
+          + "Empty: every caller may do everything.")
   String policy;
 
   @Option(names = "--tokens", defaultValue = "${env:REDLOCKD_TOKENS:-}", paramLabel = "<file>",
       description = "Bearer tokens for --policy, one '<identity> sha256:<hex>' per line (hashes only); "
           + "reloaded with the policy; needs --policy.")
   String tokens;
+
+  @Option(names = "--allow-plaintext-tokens", defaultValue = "${env:REDLOCKD_ALLOW_PLAINTEXT_TOKENS:-false}",
+      fallbackValue = "true", arity = "0..1",
+      description = "Accept --tokens on a plaintext gRPC port (no --tls-cert) bound to more than loopback, where "
+          + "bearer tokens cross the network in clear; without it such a server refuses to start "
+          + "(default ${DEFAULT-VALUE}).")
+  boolean allowPlaintextTokens;
 
   @Option(names = "--redis", defaultValue = "${env:REDLOCKD_REDIS:-}",
       description = "The N Redis masters: redis://[user:password@]host:port,... or rediss:// for TLS. "
@@ -204,6 +212,12 @@ public final class ServerConfig {
           + "uses rediss://");
     }
     grpcCredentials(); // a missing key or an unusable PEM file stops start-up here, not at the first handshake
+    if (file(tokens).isPresent() && file(tlsCert).isEmpty() && !allowPlaintextTokens
+        && !bindAddress().isLoopbackAddress()) {
+      throw new IllegalArgumentException("--tokens without --tls-cert would send bearer tokens in clear to --bind "
+          + bind + ": serve TLS (--tls-cert, --tls-key), bind a loopback address (--bind 127.0.0.1), or accept it "
+          + "with --allow-plaintext-tokens");
+    }
     if (maxStreams < 0) {
       throw new IllegalArgumentException("--max-streams must not be negative");
     }

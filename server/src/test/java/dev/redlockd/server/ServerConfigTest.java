@@ -136,4 +136,33 @@ class ServerConfigTest {
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("--bind must be an IP address");
   }
+
+  /** Bearer tokens cross the network in clear on a plaintext port: allowed on loopback, with TLS, or when asked. */
+  @Test
+  void plaintextTokensOffLoopbackNeedTlsOrTheExplicitFlag(@TempDir Path dir) {
+    String[] tokens = {"--redis", "redis://a:1", "--policy", "policy.json", "--tokens", "tokens"};
+    assertThatThrownBy(() -> ServerConfig.parse(tokens))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("--tokens").hasMessageContaining("--tls-cert").hasMessageContaining("--bind")
+        .hasMessageContaining("--allow-plaintext-tokens");
+    assertThatThrownBy(() -> ServerConfig.parse(concat(tokens, "--bind", "10.1.2.3")))
+        .hasMessageContaining("--allow-plaintext-tokens");
+    ServerConfig.parse(concat(tokens, "--bind", "127.0.0.1"));
+    ServerConfig.parse(concat(tokens, "--bind", "::1"));
+    ServerConfig.parse(concat(tokens, "--allow-plaintext-tokens"));
+    TestCertificates.Issued server = TestCertificates.authority(dir, "test CA").issue("localhost", "127.0.0.1");
+    ServerConfig.parse(concat(tokens, "--tls-cert", server.cert().toString(), "--tls-key", server.key().toString()));
+    ServerConfig.parse("--redis", "redis://a:1", "--policy", "policy.json"); // no tokens, nothing to send in clear
+
+    StringWriter err = new StringWriter();
+    assertThat(Main.run(tokens, new PrintWriter(err))).isEqualTo(2);
+    assertThat(err.toString().strip()).startsWith("redlockd: --tokens").doesNotContain("\n")
+        .contains("--allow-plaintext-tokens");
+  }
+
+  private static String[] concat(String[] flags, String... more) {
+    String[] all = java.util.Arrays.copyOf(flags, flags.length + more.length);
+    System.arraycopy(more, 0, all, flags.length, more.length);
+    return all;
+  }
 }

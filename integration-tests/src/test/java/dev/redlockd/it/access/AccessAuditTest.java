@@ -51,8 +51,8 @@ class AccessAuditTest {
     int metricsPort = freePort();
     try (RedisCluster cluster = RedisCluster.start(3);
         ServerProcess server = ServerProcess.start("--redis", cluster.redisFlag(), "--node-timeout", "250ms",
-            "--policy", policy.toString(), "--tokens", tokens.toString(), "--allow-force-release",
-            "--metrics-port", Integer.toString(metricsPort))) {
+            "--bind", "127.0.0.1", "--policy", policy.toString(), "--tokens", tokens.toString(),
+            "--allow-force-release", "--metrics-port", Integer.toString(metricsPort))) {
       LockServiceGrpc.LockServiceBlockingStub a = teamA.locks(server.channel());
       for (int i = 0; i < 3; i++) {
         assertThat(codeOf(() -> a.acquire(acquireRequest("b/audited", Duration.ofSeconds(5), Duration.ZERO, "")))

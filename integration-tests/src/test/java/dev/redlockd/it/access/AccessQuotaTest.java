@@ -6,6 +6,10 @@ import static dev.redlockd.it.support.LiveServer.proto;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.redlockd.proto.v1.AcquireResponse;
+import dev.redlockd.proto.v1.CampaignRequest;
+import dev.redlockd.proto.v1.CampaignResponse;
+import dev.redlockd.proto.v1.ObserveRequest;
+import dev.redlockd.proto.v1.ObserveResponse;
 import dev.redlockd.proto.v1.KeepAliveRequest;
 import dev.redlockd.proto.v1.KeepAliveResponse;
 import dev.redlockd.proto.v1.Lease;
@@ -29,7 +33,8 @@ class AccessQuotaTest {
         {"identity": "holder", "lock": ["h/"], "limits": {"held_leases": 2}},
         {"identity": "streamer", "lock": ["s/"], "limits": {"keepalive_streams": 1}},
         {"identity": "waiter", "lock": ["w/"], "limits": {"waiting_acquires": 1}},
-        {"identity": "other", "lock": [""]}
+        {"identity": "voter", "lock": ["v/"], "describe": ["v/"], "limits": {"election_streams": 2}},
+        {"identity": "other", "lock": [""], "describe": [""]}
       ]}
       """;
 
@@ -41,14 +46,15 @@ class AccessQuotaTest {
   private static final Tenant streamer = Tenant.named("streamer");
   private static final Tenant waiter = Tenant.named("waiter");
   private static final Tenant other = Tenant.named("other");
+  private static final Tenant voter = Tenant.named("voter");
 
   @BeforeAll
   static void start() throws Exception {
     cluster = RedisCluster.start(3);
     Path policy = Files.writeString(dir.resolve("policy.json"), POLICY);
     Path tokens = Files.writeString(dir.resolve("tokens"), String.join("\n", holder.tokenLine(),
-        streamer.tokenLine(), waiter.tokenLine(), other.tokenLine()) + "\n");
-    server = ServerProcess.start("--redis", cluster.redisFlag(), "--node-timeout", "250ms",
+        streamer.tokenLine(), waiter.tokenLine(), other.tokenLine(), voter.tokenLine()) + "\n");
+    server = ServerProcess.start("--redis", cluster.redisFlag(), "--node-timeout", "250ms", "--bind", "127.0.0.1",
         "--policy", policy.toString(), "--tokens", tokens.toString());
   }
 
@@ -160,5 +166,41 @@ class AccessQuotaTest {
     AcquireResponse grantedAgain = waitsAgain.next(10);
     assertThat(grantedAgain).isNotNull();
     release(waiter, grantedAgain.getLease());
+  }
+
+  /**
+   * Campaign and Observe streams count against the identity's election_streams, so that no
+   * identity takes every --max-streams slot.
+   */
+  @Test
+  void campaignAndObserveStreams() throws Exception {
+    StreamEnd<CampaignResponse> campaign = new StreamEnd<>();
+    StreamObserver<CampaignRequest> candidate = voter.asyncElections(server.channel()).campaign(campaign);
+    candidate.onNext(CampaignRequest.newBuilder().setElection("v/e").setValue("v-1")
+        .setTtl(proto(Duration.ofSeconds(5))).build());
+    assertThat(campaign.next(10)).isNotNull();
+    StreamEnd<ObserveResponse> observe = new StreamEnd<>();
+    voter.asyncElections(server.channel()).observe(ObserveRequest.newBuilder().setElection("v/e").build(), observe);
+    assertThat(observe.next(10)).isNotNull();
+
+    StreamEnd<ObserveResponse> thirdObserve = new StreamEnd<>();
+    voter.asyncElections(server.channel()).observe(ObserveRequest.newBuilder().setElection("v/e").build(),
+        thirdObserve);
+    assertExhausted(thirdObserve.status(10), voter, "limit of 2 Campaign and Observe streams");
+    StreamEnd<CampaignResponse> thirdCampaign = new StreamEnd<>();
+    voter.asyncElections(server.channel()).campaign(thirdCampaign).onNext(CampaignRequest.newBuilder()
+        .setElection("v/other").setValue("v-2").setTtl(proto(Duration.ofSeconds(5))).build());
+    assertExhausted(thirdCampaign.status(10), voter, "limit of 2 Campaign and Observe streams");
+
+    StreamEnd<ObserveResponse> othersObserve = new StreamEnd<>();
+    other.asyncElections(server.channel()).observe(ObserveRequest.newBuilder().setElection("v/e").build(),
+        othersObserve);
+    assertThat(othersObserve.next(10)).as("another identity still observes").isNotNull();
+
+    candidate.onCompleted(); // resigns and gives the stream back
+    assertThat(campaign.status(10).isOk()).isTrue();
+    StreamEnd<ObserveResponse> again = new StreamEnd<>();
+    voter.asyncElections(server.channel()).observe(ObserveRequest.newBuilder().setElection("v/e").build(), again);
+    assertThat(again.next(10)).isNotNull();
   }
 }

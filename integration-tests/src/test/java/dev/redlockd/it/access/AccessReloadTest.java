@@ -13,6 +13,8 @@ import dev.redlockd.proto.v1.ExtendRequest;
 import dev.redlockd.proto.v1.KeepAliveRequest;
 import dev.redlockd.proto.v1.KeepAliveResponse;
 import dev.redlockd.proto.v1.Lease;
+import dev.redlockd.proto.v1.ObserveRequest;
+import dev.redlockd.proto.v1.ObserveResponse;
 import dev.redlockd.testing.RedisCluster;
 import dev.redlockd.testing.ServerProcess;
 import io.grpc.Status;
@@ -53,6 +55,7 @@ class AccessReloadTest {
   private RedisCluster cluster;
   private ServerProcess server;
   private Path policy;
+  private Path tokens;
   private final Tenant teamA = Tenant.named("team-a");
   private final Tenant ops = Tenant.named("ops");
 
@@ -61,8 +64,8 @@ class AccessReloadTest {
     cluster = RedisCluster.start(3);
     policy = dir.resolve("policy.json");
     Files.writeString(policy, GRANTS_A);
-    Path tokens = Files.writeString(dir.resolve("tokens"), teamA.tokenLine() + "\n" + ops.tokenLine() + "\n");
-    server = ServerProcess.start("--redis", cluster.redisFlag(), "--node-timeout", "250ms",
+    tokens = Files.writeString(dir.resolve("tokens"), teamA.tokenLine() + "\n" + ops.tokenLine() + "\n");
+    server = ServerProcess.start("--redis", cluster.redisFlag(), "--node-timeout", "250ms", "--bind", "127.0.0.1",
         "--policy", policy.toString(), "--tokens", tokens.toString());
   }
 
@@ -76,6 +79,11 @@ class AccessReloadTest {
   private void writePolicy(String text) throws Exception {
     Path next = Files.writeString(dir.resolve("policy.json.next"), text);
     Files.move(next, policy, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+  }
+
+  private void writeTokens(String text) throws Exception {
+    Path next = Files.writeString(dir.resolve("tokens.next"), text);
+    Files.move(next, tokens, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
   }
 
   private static void eventually(String what, BooleanSupplier condition) throws InterruptedException {
@@ -162,5 +170,48 @@ class AccessReloadTest {
     // Not resigned: the leadership runs out at its validity.
     eventually("the leadership runs out", () -> !ops.elections(server.channel())
         .leader(LeaderRequest.newBuilder().setElection("a/election").build()).hasLeader());
+  }
+
+  /**
+   * A token taken out of the token file reaches the streams it opened: each ends UNAUTHENTICATED at
+   * its next renewal (Observe, which renews nothing, at the reload), and nothing is released: the
+   * lease and the leadership stay on the nodes until their ttl runs out, as their holders believed.
+   */
+  @Test
+  void aRemovedTokenEndsItsOpenStreamsUnauthenticatedAndReleasesNothing() throws Exception {
+    Lease kept = teamA.locks(server.channel())
+        .acquire(acquireRequest("a/kept-by-token", Duration.ofSeconds(30), Duration.ZERO, "")).getLease();
+    StreamEnd<KeepAliveResponse> keepAlive = new StreamEnd<>();
+    StreamObserver<KeepAliveRequest> requests = teamA.asyncLocks(server.channel()).keepAlive(keepAlive);
+    requests.onNext(KeepAliveRequest.newBuilder().setResource("a/kept-by-token").setToken(kept.getToken())
+        .setTtl(proto(Duration.ofSeconds(6))).setSequence(1).build());
+    assertThat(keepAlive.next(10)).isNotNull();
+    StreamEnd<CampaignResponse> campaign = new StreamEnd<>();
+    teamA.asyncElections(server.channel()).campaign(campaign).onNext(CampaignRequest.newBuilder()
+        .setElection("a/led-by-token").setValue("a-1").setTtl(proto(Duration.ofSeconds(6))).build());
+    assertThat(campaign.next(10)).as("team-a leads").isNotNull();
+    StreamEnd<ObserveResponse> observe = new StreamEnd<>();
+    teamA.asyncElections(server.channel()).observe(ObserveRequest.newBuilder().setElection("a/led-by-token")
+        .build(), observe);
+    assertThat(observe.next(10)).isNotNull();
+
+    writeTokens(ops.tokenLine() + "\n");
+    for (StreamEnd<?> stream : java.util.List.of(keepAlive, campaign, observe)) {
+      Status end = stream.status(10);
+      assertThat(end.getCode()).as(end.toString()).isEqualTo(Status.Code.UNAUTHENTICATED);
+      assertThat(end.getDescription()).doesNotContain(teamA.token());
+    }
+    // Not released: a quorum still holds both keys with their holders' tokens...
+    String lockKey = "redlock:{a/kept-by-token}:lock";
+    String leaderKey = "redlock:election:{a/led-by-token}:lock";
+    for (int node = 0; node < cluster.size(); node++) {
+      assertThat(cluster.lockHolder(node, lockKey)).as("lease on node " + node).isEqualTo(kept.getToken());
+      assertThat(cluster.get(node, leaderKey)).as("leadership on node " + node).isNotNull();
+    }
+    // ...until their ttl runs out, unrenewed.
+    eventually("the lease runs out", () -> cluster.get(0, lockKey) == null && cluster.get(1, lockKey) == null
+        && cluster.get(2, lockKey) == null);
+    eventually("the leadership runs out", () -> cluster.get(0, leaderKey) == null);
+    assertThat(server.log()).doesNotContain(teamA.token());
   }
 }

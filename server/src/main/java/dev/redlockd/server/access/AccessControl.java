@@ -5,6 +5,8 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicReference;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -21,6 +23,7 @@ public final class AccessControl {
   private final Path policyFile;
   private final Path tokenFile;
   private final AtomicReference<AccessRules> current;
+  private final List<Runnable> onReload = new CopyOnWriteArrayList<>();
   /** The bytes last read, loaded or refused: an unchanged bad file is reported once, not every second. */
   private byte[] lastPolicy;
   private byte[] lastTokens;
@@ -43,6 +46,11 @@ public final class AccessControl {
 
   public AccessRules current() {
     return current.get();
+  }
+
+  /** Runs {@code action} after each reload that put new rules in force (on the reloading thread). */
+  public void onReload(Runnable action) {
+    onReload.add(action);
   }
 
   /** Where the policy comes from, for log lines. */
@@ -87,6 +95,13 @@ public final class AccessControl {
       return Outcome.REFUSED;
     }
     log.info("access policy reloaded: {}", describe());
+    for (Runnable action : onReload) {
+      try {
+        action.run();
+      } catch (RuntimeException e) {
+        log.error("after an access policy reload: {}", e.toString());
+      }
+    }
     return Outcome.LOADED;
   }
 

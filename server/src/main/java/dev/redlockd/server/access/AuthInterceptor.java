@@ -21,6 +21,15 @@ import java.util.Optional;
 public final class AuthInterceptor implements ServerInterceptor {
   private static final Metadata.Key<String> AUTHORIZATION =
       Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER);
+  /**
+   * The longest authorization header looked at, in characters (bytes: the header is ASCII): far
+   * above any token the server makes or the docs suggest, and refused UNAUTHENTICATED like any
+   * other token the file does not hold, without being hashed. The transport takes up to
+   * {@link #MAX_METADATA_BYTES} of headers, so such a header reaches this check at all.
+   */
+  public static final int MAX_CREDENTIAL_CHARS = 4 * 1024;
+  /** All of a call's headers together, what the gRPC transport accepts (grpc-java's default is 8 KiB). */
+  public static final int MAX_METADATA_BYTES = 64 * 1024;
 
   private final Access access;
 
@@ -37,18 +46,32 @@ public final class AuthInterceptor implements ServerInterceptor {
     }
     String peer = CallerInterceptor.describe(call.getAttributes());
     String authorization = headers.get(AUTHORIZATION);
-    Optional<String> identity = access.identify(call.getAttributes().get(Grpc.TRANSPORT_ATTR_SSL_SESSION),
-        authorization);
-    if (identity.isEmpty()) {
-      call.close(access.unauthenticated(rule.get().rpc(), peer, authorization != null), new Metadata());
-      return new ServerCall.Listener<>() {};
+    if (authorization != null && authorization.length() > MAX_CREDENTIAL_CHARS) {
+      return refuse(call, access.unauthenticated(rule.get().rpc(), peer, Access.Unidentified.OVERSIZED));
     }
-    Caller caller = new Caller(identity.get(), peer);
+    Optional<Credential> credential = CallerIdentity.credential(
+        call.getAttributes().get(Grpc.TRANSPORT_ATTR_SSL_SESSION), authorization);
+    Optional<String> identity = credential.flatMap(access::identify);
+    if (identity.isEmpty()) {
+      return refuse(call, access.unauthenticated(rule.get().rpc(), peer, authorization != null
+          ? Access.Unidentified.UNKNOWN_TOKEN : Access.Unidentified.NO_CREDENTIAL));
+    }
+    Caller caller = new Caller(identity.get(), peer, credential.get());
     Context context = caller.attachTo(Context.current());
     return new Checked<>(call, Contexts.interceptCall(context, call, headers, next), caller, rule.get());
   }
 
-  /** Hands each request on only once it is allowed; after a refusal, hands nothing on. */
+  private static <ReqT, RespT> ServerCall.Listener<ReqT> refuse(ServerCall<ReqT, RespT> call, Status status) {
+    call.close(status, new Metadata());
+    return new ServerCall.Listener<>() {};
+  }
+
+  /**
+   * Hands each request on only once it is allowed; after a refusal, hands nothing on. The service
+   * hears of a refused call's end once, by its {@code onCancel}: the ServerCall.Listener contract
+   * allows one of onCancel and onComplete, so the onComplete that follows the refusal's close is
+   * not passed on.
+   */
   private final class Checked<ReqT, RespT> extends ForwardingServerCallListener.SimpleForwardingServerCallListener<ReqT> {
     private final ServerCall<ReqT, RespT> call;
     private final Caller caller;
@@ -98,6 +121,13 @@ public final class AuthInterceptor implements ServerInterceptor {
     public void onCancel() {
       if (!refused) {
         super.onCancel();
+      }
+    }
+
+    @Override
+    public void onComplete() {
+      if (!refused) {
+        super.onComplete();
       }
     }
 

@@ -28,14 +28,22 @@ public final class CallerIdentity {
 
   /** The identity of a call, from its TLS session (may be null) and authorization header (may be null). */
   public static Optional<String> of(SSLSession session, String authorization, TokenFile tokens) {
+    return credential(session, authorization).flatMap(c -> c.identify(tokens));
+  }
+
+  /**
+   * What the call presented to prove its identity: its certificate's identity, else its bearer
+   * token (hashed), else nothing.
+   */
+  static Optional<Credential> credential(SSLSession session, String authorization) {
     Optional<String> fromCertificate = fromSession(session);
     if (fromCertificate.isPresent()) {
-      return fromCertificate;
+      return Optional.of(new Credential.Certificate(fromCertificate.get()));
     }
-    if (authorization == null || tokens == null || !authorization.startsWith(BEARER)) {
+    if (authorization == null || !authorization.startsWith(BEARER)) {
       return Optional.empty();
     }
-    return tokens.identityFor(authorization.substring(BEARER.length()).strip());
+    return Optional.of(new Credential.Bearer(authorization.substring(BEARER.length()).strip()));
   }
 
   static Optional<String> fromSession(SSLSession session) {

@@ -33,11 +33,11 @@ public final class MethodTable {
           DescribeRequest::getResource),
       rule("redlock.v1.LockService/ForceRelease", Permission.FORCE_RELEASE, ForceReleaseRequest.class,
           ForceReleaseRequest::getResource),
-      rule("redlock.v1.ElectionService/Campaign", Permission.LOCK, CampaignRequest.class,
+      rule("redlock.v1.ElectionService/Campaign", Permission.CAMPAIGN, CampaignRequest.class,
           CampaignRequest::getElection),
-      rule("redlock.v1.ElectionService/Leader", Permission.DESCRIBE, LeaderRequest.class,
+      rule("redlock.v1.ElectionService/Leader", Permission.OBSERVE, LeaderRequest.class,
           LeaderRequest::getElection),
-      rule("redlock.v1.ElectionService/Observe", Permission.DESCRIBE, ObserveRequest.class,
+      rule("redlock.v1.ElectionService/Observe", Permission.OBSERVE, ObserveRequest.class,
           ObserveRequest::getElection));
 
   private MethodTable() {}

@@ -1,13 +1,22 @@
 package dev.redlockd.server.access;
 
-/** What a grant allows on the resources under its prefixes; each RPC needs exactly one. */
+/**
+ * What a grant allows on the resources under its prefixes; each RPC needs exactly one. Elections
+ * have their own two: a version 1 policy file gives them its {@code lock} and {@code describe}
+ * prefixes (what those covered before elections had a permission of their own), a version 2 file
+ * names them.
+ */
 public enum Permission {
-  /** Acquire, Extend, Release, KeepAlive (and the election's Campaign). */
+  /** Acquire, Extend, Release, KeepAlive. */
   LOCK("lock"),
-  /** Describe (and the election's Leader and Observe). */
+  /** Describe. */
   DESCRIBE("describe"),
   /** ForceRelease, which the server must also allow with --allow-force-release. */
-  FORCE_RELEASE("force_release");
+  FORCE_RELEASE("force_release"),
+  /** Campaign: standing for an election of that name (version 1: the lock prefixes). */
+  CAMPAIGN("campaign"),
+  /** Leader and Observe: reading who leads an election of that name (version 1: the describe prefixes). */
+  OBSERVE("observe");
 
   private final String key;
 

@@ -25,7 +25,7 @@ public final class Policy {
 
   /** The identity's limits; an identity no entry covers may hold nothing. */
   public Limits limitsFor(String identity) {
-    return entryFor(identity).map(PolicyEntry::limits).orElse(new Limits(0, 0, 0));
+    return entryFor(identity).map(PolicyEntry::limits).orElse(Limits.NONE);
   }
 
   /** How many entries the policy has (for the line logged when it is loaded). */

@@ -21,13 +21,20 @@ import java.util.Set;
  * either gets a complete policy or a {@link PolicyException}, never part of one. Unknown keys are
  * errors, not ignored, because a misspelt grant silently ignored would deny (or, in limits, allow)
  * something the operator did not mean.
+ *
+ * <p>Two versions: in version 1 an entry's {@code lock} prefixes also cover Campaign and its
+ * {@code describe} prefixes Leader and Observe (elections had no permissions of their own then);
+ * version 2 adds {@code campaign} and {@code observe}, and its {@code lock} and {@code describe}
+ * cover locks only. A version 1 file keeps its meaning.
  */
 public final class PolicyParser {
   private static final Set<String> TOP_KEYS = Set.of("version", "default_limits", "identities");
-  private static final Set<String> ENTRY_KEYS =
+  private static final Set<String> ENTRY_KEYS_V1 =
       Set.of("identity", "lock", "describe", "force_release", "limits");
+  private static final Set<String> ENTRY_KEYS_V2 =
+      Set.of("identity", "lock", "describe", "force_release", "campaign", "observe", "limits");
   private static final Set<String> LIMIT_KEYS =
-      Set.of("held_leases", "keepalive_streams", "waiting_acquires");
+      Set.of("held_leases", "keepalive_streams", "waiting_acquires", "election_streams");
 
   private PolicyParser() {}
 
@@ -61,11 +68,12 @@ public final class PolicyParser {
 
   private static Policy build(JsonObject root) throws PolicyException {
     onlyKeys(root, TOP_KEYS, "policy");
-    JsonElement version = root.get("version");
-    if (version == null || !version.isJsonPrimitive() || !version.getAsJsonPrimitive().isNumber()
-        || !"1".equals(version.getAsString())) {
-      throw new PolicyException("policy: \"version\" must be 1");
+    JsonElement versionField = root.get("version");
+    if (versionField == null || !versionField.isJsonPrimitive() || !versionField.getAsJsonPrimitive().isNumber()
+        || !("1".equals(versionField.getAsString()) || "2".equals(versionField.getAsString()))) {
+      throw new PolicyException("policy: \"version\" must be 1 or 2");
     }
+    int version = Integer.parseInt(versionField.getAsString());
     Limits defaults = root.has("default_limits")
         ? limits(object(root.get("default_limits"), "default_limits"), Limits.DEFAULT, "default_limits")
         : Limits.DEFAULT;
@@ -77,7 +85,7 @@ public final class PolicyParser {
     JsonArray entries = root.getAsJsonArray("identities");
     for (int i = 0; i < entries.size(); i++) {
       String where = "identities[" + i + "]";
-      PolicyEntry grant = grant(object(entries.get(i), where), defaults, where);
+      PolicyEntry grant = grant(object(entries.get(i), where), version, defaults, where);
       if (!seen.add(grant.identity().text())) {
         throw new PolicyException(where + ": identity '" + grant.identity().text() + "' appears twice");
       }
@@ -86,8 +94,9 @@ public final class PolicyParser {
     return new Policy(grants);
   }
 
-  private static PolicyEntry grant(JsonObject entry, Limits defaults, String where) throws PolicyException {
-    onlyKeys(entry, ENTRY_KEYS, where);
+  private static PolicyEntry grant(JsonObject entry, int version, Limits defaults, String where)
+      throws PolicyException {
+    onlyKeys(entry, version == 1 ? ENTRY_KEYS_V1 : ENTRY_KEYS_V2, where);
     IdentityPattern identity;
     try {
       identity = new IdentityPattern(string(entry.get("identity"), where + ".identity"));
@@ -99,6 +108,11 @@ public final class PolicyParser {
       if (entry.has(permission.key())) {
         prefixes.put(permission, strings(entry.get(permission.key()), where + "." + permission.key()));
       }
+    }
+    if (version == 1) {
+      // What version 1's lock and describe prefixes always covered.
+      prefixes.put(Permission.CAMPAIGN, prefixes.getOrDefault(Permission.LOCK, List.of()));
+      prefixes.put(Permission.OBSERVE, prefixes.getOrDefault(Permission.DESCRIBE, List.of()));
     }
     Limits limits = entry.has("limits")
         ? limits(object(entry.get("limits"), where + ".limits"), defaults, where + ".limits")
@@ -112,7 +126,8 @@ public final class PolicyParser {
     return new Limits(
         count(o, "held_leases", base.heldLeases(), where),
         count(o, "keepalive_streams", base.keepAliveStreams(), where),
-        count(o, "waiting_acquires", base.waitingAcquires(), where));
+        count(o, "waiting_acquires", base.waitingAcquires(), where),
+        count(o, "election_streams", base.electionStreams(), where));
   }
 
   private static int count(JsonObject o, String key, int fallback, String where) throws PolicyException {

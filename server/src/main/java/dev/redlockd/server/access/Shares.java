@@ -4,8 +4,8 @@ import dev.redlockd.engine.Grant;
 
 /**
  * Each identity's share of this server under the policy's limits: leases held, KeepAlive streams
- * open, Acquire calls waiting. Past its limit a caller gets RESOURCE_EXHAUSTED while other
- * identities are still served. A server without a policy (no caller) counts nothing here: the
+ * open, Acquire calls waiting, Campaign and Observe streams open. Past its limit a caller gets
+ * RESOURCE_EXHAUSTED while other identities are still served. A server without a policy (no caller) counts nothing here: the
  * server-wide limits alone apply.
  */
 public final class Shares {
@@ -15,6 +15,7 @@ public final class Shares {
   private final HeldLeases leases = new HeldLeases(System::nanoTime);
   private final Quotas streams = new Quotas("KeepAlive streams");
   private final Quotas waiting = new Quotas("waiting Acquire calls");
+  private final Quotas electionStreams = new Quotas("Campaign and Observe streams");
 
   public Shares(Access access) {
     this.access = access;
@@ -26,6 +27,11 @@ public final class Shares {
 
   public Quotas.Slot keepAliveStream(Caller caller) throws Quotas.Exhausted {
     return caller == null ? NOTHING : streams.take(caller.identity(), limits(caller).keepAliveStreams());
+  }
+
+  /** A Campaign or an Observe stream: both hold a --max-streams slot while open. */
+  public Quotas.Slot electionStream(Caller caller) throws Quotas.Exhausted {
+    return caller == null ? NOTHING : electionStreams.take(caller.identity(), limits(caller).electionStreams());
   }
 
   public Quotas.Slot reserveLease(Caller caller, String resource, String token) throws Quotas.Exhausted {

@@ -55,7 +55,11 @@ public final class TokenFile {
 
   /** The identity a presented token belongs to, if any. */
   public Optional<String> identityFor(String token) {
-    byte[] hash = sha256(token);
+    return identityForHash(sha256(token));
+  }
+
+  /** The identity a token with this SHA-256 hash belongs to, if any: how a call's token is found again later. */
+  Optional<String> identityForHash(byte[] hash) {
     String found = null;
     for (Entry e : entries) { // every entry compared, found or not: same time either way
       if (MessageDigest.isEqual(e.hash, hash)) {

@@ -15,6 +15,8 @@ import dev.redlockd.proto.v1.ObserveResponse;
 import dev.redlockd.server.access.Access;
 import dev.redlockd.server.access.Caller;
 import dev.redlockd.server.access.Permission;
+import dev.redlockd.server.access.Quotas;
+import dev.redlockd.server.access.Shares;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 
@@ -23,11 +25,13 @@ public final class ElectionServiceAdapter extends ElectionServiceGrpc.ElectionSe
   private final Elections elections;
   private final OpenStreams streams;
   private final Access access;
+  private final Shares shares;
 
-  public ElectionServiceAdapter(Elections elections, OpenStreams streams, Access access) {
+  public ElectionServiceAdapter(Elections elections, OpenStreams streams, Access access, Shares shares) {
     this.elections = elections;
     this.streams = streams;
     this.access = access;
+    this.shares = shares;
   }
 
   @Override
@@ -35,10 +39,11 @@ public final class ElectionServiceAdapter extends ElectionServiceGrpc.ElectionSe
     ServerCallStreamObserver<CampaignResponse> call = (ServerCallStreamObserver<CampaignResponse>) responses;
     Caller caller = Caller.current();
     CampaignStream stream = new CampaignStream(elections, streams, call,
-        election -> access.check(caller, "Campaign", Permission.LOCK, election));
+        election -> access.check(caller, "Campaign", Permission.CAMPAIGN, election));
     try {
+      stream.holdUntilEnd(shares.electionStream(caller));
       streams.opened(stream);
-    } catch (LimitExceededException e) {
+    } catch (LimitExceededException | Quotas.Exhausted e) {
       stream.end(StatusMapper.toStatus(e));
     }
     return stream;
@@ -72,10 +77,18 @@ public final class ElectionServiceAdapter extends ElectionServiceGrpc.ElectionSe
   public void observe(ObserveRequest request, StreamObserver<ObserveResponse> responses) {
     ServerCallStreamObserver<ObserveResponse> call = (ServerCallStreamObserver<ObserveResponse>) responses;
     ObserveStream stream = new ObserveStream(streams, call);
+    Caller caller = Caller.current();
     try {
+      Quotas.Slot share = shares.electionStream(caller);
+      // Observe renews nothing: it is checked again whenever the access rules are reloaded.
+      Quotas.Slot watch = access.watch(caller, "Observe", Permission.OBSERVE, request.getElection(), stream::finish);
+      stream.holdUntilEnd(() -> {
+        watch.close();
+        share.close();
+      });
       streams.opened(stream);
       stream.start(elections, request.getElection());
-    } catch (LimitExceededException | InvalidRequestException e) {
+    } catch (LimitExceededException | InvalidRequestException | Quotas.Exhausted e) {
       stream.finish(StatusMapper.toStatus(e));
     }
   }

@@ -41,7 +41,7 @@ class AccessControlTest {
     assertThat(control.current().policy().allows("spiffe://corp/team-a/x", Permission.DESCRIBE, "shared/1"))
         .isFalse();
     AccessRules good = control.current();
-    Files.writeString(policy, "{\"version\": 2, \"identities\": []}");
+    Files.writeString(policy, "{\"version\": 3, \"identities\": []}");
     assertThat(control.reload(true)).isEqualTo(AccessControl.Outcome.REFUSED);
     assertThat(control.reload(true)).as("the same bad bytes are not judged again").isEqualTo(
         AccessControl.Outcome.UNCHANGED);

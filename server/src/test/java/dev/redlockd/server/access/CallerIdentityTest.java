@@ -40,4 +40,18 @@ class CallerIdentityTest {
     assertThat(CallerIdentity.of(null, null, tokens)).isEmpty();
     assertThat(CallerIdentity.of(null, "Bearer token-a", null)).isEmpty();
   }
+
+  /** What a call presented is kept for later checks, and printed nowhere: neither the token nor its hash. */
+  @Test
+  void aKeptBearerCredentialPrintsNeitherTokenNorHash() {
+    Credential credential = CallerIdentity.credential(null, "Bearer secret-token-123").orElseThrow();
+    String hash = java.util.HexFormat.of().formatHex(TokenFile.sha256("secret-token-123"));
+    Caller caller = new Caller("team-a", "/10.0.0.7:53412", credential);
+    for (String printed : new String[] {credential.toString(), caller.toString()}) {
+      assertThat(printed).doesNotContain("secret-token-123").doesNotContainIgnoringCase(hash.substring(0, 16));
+    }
+    assertThat(caller.toString()).contains("team-a");
+    assertThat(CallerIdentity.credential(null, null)).isEmpty();
+    assertThat(CallerIdentity.credential(null, "Basic secret-token-123")).isEmpty();
+  }
 }

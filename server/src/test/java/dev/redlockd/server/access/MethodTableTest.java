@@ -29,6 +29,11 @@ class MethodTableTest {
     assertThat(force.resource().apply(ForceReleaseRequest.newBuilder().setResource("r").build())).isEqualTo("r");
     var campaign = MethodTable.forMethod("redlock.v1.ElectionService/Campaign").orElseThrow();
     assertThat(campaign.resource().apply(CampaignRequest.newBuilder().setElection("e").build())).isEqualTo("e");
+    assertThat(campaign.permission()).isEqualTo(Permission.CAMPAIGN);
+    assertThat(MethodTable.forMethod("redlock.v1.ElectionService/Observe").orElseThrow().permission())
+        .isEqualTo(Permission.OBSERVE);
+    assertThat(MethodTable.forMethod("redlock.v1.ElectionService/Leader").orElseThrow().permission())
+        .isEqualTo(Permission.OBSERVE);
   }
 
   @Test

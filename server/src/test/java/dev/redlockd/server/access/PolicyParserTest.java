@@ -44,14 +44,14 @@ class PolicyParserTest {
   void unmatchedIdentityMayDoNothingAndHoldNothing() throws Exception {
     Policy policy = PolicyParser.parse(TWO_TEAMS);
     assertThat(policy.allows("spiffe://other/x", Permission.DESCRIBE, "team-a/x")).isFalse();
-    assertThat(policy.limitsFor("spiffe://other/x")).isEqualTo(new Limits(0, 0, 0));
+    assertThat(policy.limitsFor("spiffe://other/x")).isEqualTo(Limits.NONE);
   }
 
   @Test
   void limitsFallBackToDefaultLimitsThenBuiltIns() throws Exception {
     Policy policy = PolicyParser.parse(TWO_TEAMS);
-    assertThat(policy.limitsFor("spiffe://corp/team-b/x")).isEqualTo(new Limits(5, 20, 10));
-    assertThat(policy.limitsFor("ops")).isEqualTo(new Limits(100, 20, 10));
+    assertThat(policy.limitsFor("spiffe://corp/team-b/x")).isEqualTo(new Limits(5, 20, 10, 1_000));
+    assertThat(policy.limitsFor("ops")).isEqualTo(new Limits(100, 20, 10, 1_000));
     Policy bare = PolicyParser.parse("{\"version\": 1, \"identities\": [{\"identity\": \"*\"}]}");
     assertThat(bare.limitsFor("anyone")).isEqualTo(Limits.DEFAULT);
   }
@@ -67,7 +67,7 @@ class PolicyParserTest {
   @Test
   void rejectsMalformedFiles() {
     String[] bad = {
-      "", "[]", "{}", "{\"version\": 2, \"identities\": []}", "{\"version\": \"1\", \"identities\": []}",
+      "", "[]", "{}", "{\"version\": 3, \"identities\": []}", "{\"version\": \"1\", \"identities\": []}",
       "{\"version\": 1}", "{\"version\": 1, \"identities\": {}}",
       "{\"version\": 1, \"identities\": [{\"lock\": []}]}",
       "{\"version\": 1, \"identities\": [{\"identity\": \"\"}]}",
@@ -124,5 +124,46 @@ class PolicyParserTest {
         .hasMessageStartingWith("policy: not valid JSON: ")
         .hasMessageNotContaining("Exception")
         .hasMessageNotContaining("\n");
+  }
+
+  static final String ELECTIONS_V2 = """
+      {
+        "version": 2,
+        "default_limits": {"election_streams": 3},
+        "identities": [
+          {"identity": "scheduler", "lock": ["jobs/"], "campaign": ["scheduler/"], "observe": ["scheduler/"]},
+          {"identity": "dashboard", "describe": ["jobs/"], "observe": [""], "limits": {"election_streams": 50}}
+        ]
+      }
+      """;
+
+  /** Version 1 files keep their meaning: lock prefixes cover Campaign, describe prefixes Leader and Observe. */
+  @Test
+  void versionOneLockAndDescribeAlsoCoverElections() throws Exception {
+    Policy policy = PolicyParser.parse(TWO_TEAMS);
+    assertThat(policy.allows("spiffe://corp/team-a/api", Permission.CAMPAIGN, "team-a/leader")).isTrue();
+    assertThat(policy.allows("spiffe://corp/team-a/api", Permission.CAMPAIGN, "shared/leader")).isFalse();
+    assertThat(policy.allows("spiffe://corp/team-a/api", Permission.OBSERVE, "shared/leader")).isTrue();
+    assertThat(policy.allows("ops", Permission.OBSERVE, "anything")).isTrue();
+    assertThat(policy.allows("ops", Permission.CAMPAIGN, "anything")).isFalse();
+    assertThatThrownBy(() -> PolicyParser.parse(
+        "{\"version\": 1, \"identities\": [{\"identity\": \"a\", \"campaign\": [\"x\"]}]}"))
+        .isInstanceOf(PolicyException.class).hasMessageContaining("unknown key \"campaign\"");
+  }
+
+  /** Version 2 gives elections their own grants: lock and describe no longer reach them. */
+  @Test
+  void versionTwoGrantsCampaignAndObserveOnTheirOwn() throws Exception {
+    Policy policy = PolicyParser.parse(ELECTIONS_V2);
+    assertThat(policy.allows("scheduler", Permission.LOCK, "jobs/1")).isTrue();
+    assertThat(policy.allows("scheduler", Permission.CAMPAIGN, "jobs/1")).isFalse();
+    assertThat(policy.allows("scheduler", Permission.CAMPAIGN, "scheduler/leader")).isTrue();
+    assertThat(policy.allows("scheduler", Permission.OBSERVE, "scheduler/leader")).isTrue();
+    assertThat(policy.allows("dashboard", Permission.OBSERVE, "scheduler/leader")).isTrue();
+    assertThat(policy.allows("dashboard", Permission.CAMPAIGN, "scheduler/leader")).isFalse();
+    assertThat(policy.allows("dashboard", Permission.DESCRIBE, "scheduler/leader")).isFalse();
+    assertThat(policy.limitsFor("scheduler").electionStreams()).isEqualTo(3);
+    assertThat(policy.limitsFor("dashboard").electionStreams()).isEqualTo(50);
+    assertThat(policy.limitsFor("dashboard").keepAliveStreams()).isEqualTo(Limits.DEFAULT.keepAliveStreams());
   }
 }

@@ -28,6 +28,18 @@ class PolicySchemaTest {
   @Test
   void documentedExampleIsValid() {
     assertThat(valid(PolicyParserTest.TWO_TEAMS)).isTrue();
+    assertThat(valid(PolicyParserTest.ELECTIONS_V2)).isTrue();
+  }
+
+  /** Campaign and observe grants are version 2's: a version 1 file with them is refused by both. */
+  @Test
+  void electionGrantsNeedVersionTwo() {
+    String v1 = "{\"version\": 1, \"identities\": [{\"identity\": \"a\", \"campaign\": [\"x\"]}]}";
+    assertThat(valid(v1)).isFalse();
+    assertThat(valid(v1.replace("\"version\": 1", "\"version\": 2"))).isTrue();
+    assertThat(valid("{\"version\": 3, \"identities\": []}")).isFalse();
+    assertThat(valid("{\"version\": 2, \"identities\": [], \"default_limits\": {\"election_streams\": 1}}"))
+        .isTrue();
   }
 
   @Test
@@ -40,12 +52,17 @@ class PolicySchemaTest {
 
   @Test
   void fuzzedFilesGetTheSameVerdictFromSchemaAndLoader() {
-    Random random = new Random(1919);
+    fuzz(PolicyParserTest.TWO_TEAMS, 1919);
+    fuzz(PolicyParserTest.ELECTIONS_V2, 2020);
+  }
+
+  private static void fuzz(String original, long seed) {
+    Random random = new Random(seed);
     String alphabet = "{}[]\":,01*/ -abcdefghijklmnopqrstuvwxyz_";
     int loaded = 0;
     int refusedBySchema = 0;
     for (int i = 0; i < 5_000; i++) {
-      StringBuilder text = new StringBuilder(PolicyParserTest.TWO_TEAMS);
+      StringBuilder text = new StringBuilder(original);
       int at = random.nextInt(text.length());
       switch (random.nextInt(3)) {
         case 0 -> text.deleteCharAt(at);
@@ -93,6 +110,7 @@ class PolicySchemaTest {
       boolean ok = switch (keyword.getKey()) {
         case "$schema", "title", "description", "$defs" -> true;
         case "$ref" -> check(resolve(arg.getAsString()), value);
+        case "anyOf" -> arg.getAsJsonArray().asList().stream().anyMatch(sub -> check(sub.getAsJsonObject(), value));
         case "type" -> hasType(arg.getAsString(), value);
         case "const" -> value.isJsonPrimitive() && value.getAsJsonPrimitive().isNumber()
             && new BigDecimal(value.getAsString()).compareTo(arg.getAsBigDecimal()) == 0;
