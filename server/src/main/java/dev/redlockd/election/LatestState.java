@@ -1,78 +1,60 @@
 package dev.redlockd.election;
 
 import java.util.Optional;
-import java.util.concurrent.Executor;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One observer's deliveries: the observer is called on the delivery executor, one call at a
- * time and in order, never on the thread that posts (pub/sub, a read's completion, the
- * thread that opened the observation) nor under the watch's lock. An observer that takes the
- * states slower than they come gets the latest, not every one in between: it is told where the
- * election is now, and one slow observer holds up nobody else.
+ * What one observer of a {@link LeaderWatch} is still to be told: the latest state only. An
+ * observer that is told slower than the election changes gets where the election is now, not
+ * every state in between. Its pending state is guarded by the watch's lock; the observer itself
+ * is called outside it.
  */
 final class LatestState {
   private static final Logger log = LoggerFactory.getLogger(LatestState.class);
 
   private final Consumer<Optional<Leader>> observer;
-  private final Executor delivery;
-
-  // All guarded by this.
   private Optional<Leader> pending;
-  private boolean draining;
-  private boolean closed;
+  /** Set under the watch's lock, read by a delivery under way too. */
+  private volatile boolean closed;
 
-  LatestState(Consumer<Optional<Leader>> observer, Executor delivery) {
+  LatestState(Consumer<Optional<Leader>> observer) {
     this.observer = observer;
-    this.delivery = delivery;
   }
 
-  /** The observer will be told {@code state}, unless a later one comes first. */
-  void post(Optional<Leader> state) {
-    synchronized (this) {
-      if (closed) {
-        return;
-      }
-      pending = state;
-      if (draining) {
-        return;
-      }
-      draining = true;
+  /** Replaces what is pending; true when nothing was, so the observer must be queued for delivery. */
+  boolean post(Optional<Leader> state) {
+    if (closed) {
+      return false;
     }
-    try {
-      delivery.execute(this::drain);
-    } catch (RejectedExecutionException e) {
-      synchronized (this) {
-        draining = false; // the server is stopping: nothing more is told
-      }
-    }
+    boolean wasIdle = pending == null;
+    pending = state;
+    return wasIdle;
+  }
+
+  /** What is pending, now taken for delivery (null if nothing is). */
+  Optional<Leader> take() {
+    Optional<Leader> state = pending;
+    pending = null;
+    return state;
   }
 
   /** Nothing more is told, not even what is pending. */
-  synchronized void close() {
+  void close() {
     closed = true;
     pending = null;
   }
 
-  private void drain() {
-    while (true) {
-      Optional<Leader> next;
-      synchronized (this) {
-        next = pending;
-        pending = null;
-        if (next == null || closed) {
-          draining = false;
-          return;
-        }
-      }
-      try {
-        observer.accept(next);
-      } catch (RuntimeException e) {
-        log.warn("an observer of an election failed", e);
-      }
+  /** Called outside the watch's lock, on the delivery executor. */
+  void tell(Optional<Leader> state) {
+    if (closed) {
+      return;
+    }
+    try {
+      observer.accept(state);
+    } catch (RuntimeException e) {
+      log.warn("an observer of an election failed", e);
     }
   }
 }

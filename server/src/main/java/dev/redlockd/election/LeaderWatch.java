@@ -3,11 +3,15 @@ package dev.redlockd.election;
 import dev.redlockd.engine.Leases;
 import dev.redlockd.engine.LockDescription;
 import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.IdentityHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -25,9 +29,11 @@ import org.slf4j.LoggerFactory;
  * confirmed, until a read finds one again; one such read alone is more often a busy node than
  * a lost majority.
  *
- * <p>Observers are told on the delivery executor, each through its own {@link LatestState}:
- * announcements and reads only post the new state, so a slow observer holds up neither the
- * others nor the pub/sub connection.
+ * <p>Observers are told on the delivery executor, by one task at a time per watch, never on
+ * the thread that applied the change (pub/sub, a read's completion, the one that opened the
+ * observation) nor under this watch's lock: announcements and reads only post the new state to
+ * each observer's {@link LatestState}. Observers must not block; one that is told slower than
+ * the election changes gets the latest state.
  */
 final class LeaderWatch {
   private static final Logger log = LoggerFactory.getLogger(LeaderWatch.class);
@@ -55,6 +61,10 @@ final class LeaderWatch {
   private int failedReads;
   private AutoCloseable feed;
   private ScheduledFuture<?> checks;
+  /** Observers with a state to be told, in the order their states came. */
+  private final ArrayDeque<LatestState> due = new ArrayDeque<>();
+  /** A delivery task is queued or running: it takes what is due until nothing is. */
+  private boolean delivering;
 
   LeaderWatch(ElectionSpace elections, String election, ScheduledExecutorService scheduler, Executor delivery) {
     this.elections = elections;
@@ -82,10 +92,10 @@ final class LeaderWatch {
 
   /** The observer hears the current state at once (if known) and every change after it. */
   synchronized void add(Consumer<Optional<Leader>> observer) {
-    LatestState deliveries = new LatestState(observer, delivery);
+    LatestState deliveries = new LatestState(observer);
     observers.put(observer, deliveries);
     if (known) {
-      deliveries.post(told);
+      post(deliveries, told);
     }
   }
 
@@ -180,7 +190,45 @@ final class LeaderWatch {
     known = true;
     told = now;
     for (LatestState deliveries : observers.values()) {
-      deliveries.post(now);
+      post(deliveries, now);
+    }
+  }
+
+  private void post(LatestState deliveries, Optional<Leader> state) {
+    if (deliveries.post(state)) {
+      due.add(deliveries);
+    }
+    if (!delivering) {
+      delivering = true;
+      try {
+        delivery.execute(this::deliver);
+      } catch (RejectedExecutionException e) {
+        delivering = false; // the server is stopping: nothing more is told
+      }
+    }
+  }
+
+  /** Tells each observer what is due, a batch at a time, outside the lock; one run per watch at a time. */
+  private void deliver() {
+    while (true) {
+      List<LatestState> batch = new ArrayList<>();
+      List<Optional<Leader>> states = new ArrayList<>();
+      synchronized (this) {
+        for (LatestState deliveries; (deliveries = due.poll()) != null; ) {
+          Optional<Leader> state = deliveries.take();
+          if (state != null) {
+            batch.add(deliveries);
+            states.add(state);
+          }
+        }
+        if (batch.isEmpty()) {
+          delivering = false;
+          return;
+        }
+      }
+      for (int i = 0; i < batch.size(); i++) {
+        batch.get(i).tell(states.get(i));
+      }
     }
   }
 
