@@ -77,8 +77,8 @@ public final class Candidacy {
   private boolean proclaiming;
   private boolean ended;
 
-  Candidacy(ElectionSpace elections, String election, String value, Duration ttl, String token, boolean resume, long mark,
-      Listener listener) {
+  Candidacy(ElectionSpace elections, String election, String value, Duration ttl, String token, boolean resume,
+      long mark, Listener listener) {
     this.elections = elections;
     this.election = election;
     this.wanted = value;

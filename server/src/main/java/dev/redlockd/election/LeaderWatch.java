@@ -24,10 +24,9 @@ import org.slf4j.LoggerFactory;
  * the servers that run the candidates say each change as it happens, in (term, seq) order;
  * a read of the nodes every {@link #CHECK_INTERVAL} catches what no one announces (a leader
  * whose process died lets its lease run out) and what pub/sub lost, a proclaimed value
- * included. Reads that cannot reach a
- * quorum {@link #UNCONFIRMED_READS} times in a row report no leader, since none can be
- * confirmed, until a read finds one again; one such read alone is more often a busy node than
- * a lost majority.
+ * included. Reads that cannot reach a quorum {@link #UNCONFIRMED_READS} times in a row report
+ * no leader, since none can be confirmed, until a read finds one again; one such read alone is
+ * more often a busy node than a lost majority.
  *
  * <p>Observers are told on the delivery executor, by one task at a time per watch, never on
  * the thread that applied the change (pub/sub, a read's completion, the one that opened the

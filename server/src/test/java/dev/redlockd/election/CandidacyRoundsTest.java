@@ -82,8 +82,8 @@ class CandidacyRoundsTest {
     Candidacy candidacy = campaign("a", 1);
     elected(40, 1);
     candidacy.update("b", null, 2);
-    space.refreshes.remove().answer().completeExceptionally(
-        new QuorumUnavailableException("the refresh reached no quorum, and the nodes that did not answer may still hold the lease"));
+    space.refreshes.remove().answer().completeExceptionally(new QuorumUnavailableException(
+        "the refresh reached no quorum, and the nodes that did not answer may still hold the lease"));
     assertThat(reports.lost()).isEmpty();
     assertThat(space.announced).doesNotContain("V 40");
     await().atMost(Duration.ofSeconds(5)).until(() -> !space.refreshes.isEmpty()); // retried
