@@ -39,8 +39,10 @@ type ElectionServiceClient interface {
 	Leader(ctx context.Context, in *LeaderRequest, opts ...grpc.CallOption) (*LeaderResponse, error)
 	// Observe streams the current leader (or none) at once, then every change after it: a new
 	// term, a new value, or no leader. Changes come in term order; a replica that cannot reach
-	// a quorum of nodes reports no leader, since no leadership can be confirmed then. The stream
-	// lasts until the client cancels it or the server shuts down (UNAVAILABLE).
+	// a quorum of nodes reports no leader, since no leadership can be confirmed then. A client
+	// that reads slower than the changes come gets the latest state when it reads again, not
+	// every one in between. The stream lasts until the client cancels it or the server shuts
+	// down (UNAVAILABLE).
 	Observe(ctx context.Context, in *ObserveRequest, opts ...grpc.CallOption) (ElectionService_ObserveClient, error)
 }
 
@@ -150,8 +152,10 @@ type ElectionServiceServer interface {
 	Leader(context.Context, *LeaderRequest) (*LeaderResponse, error)
 	// Observe streams the current leader (or none) at once, then every change after it: a new
 	// term, a new value, or no leader. Changes come in term order; a replica that cannot reach
-	// a quorum of nodes reports no leader, since no leadership can be confirmed then. The stream
-	// lasts until the client cancels it or the server shuts down (UNAVAILABLE).
+	// a quorum of nodes reports no leader, since no leadership can be confirmed then. A client
+	// that reads slower than the changes come gets the latest state when it reads again, not
+	// every one in between. The stream lasts until the client cancels it or the server shuts
+	// down (UNAVAILABLE).
 	Observe(*ObserveRequest, ElectionService_ObserveServer) error
 	mustEmbedUnimplementedElectionServiceServer()
 }

@@ -74,8 +74,10 @@ class ElectionServiceServicer(object):
   def Observe(self, request, context):
     """Observe streams the current leader (or none) at once, then every change after it: a new
     term, a new value, or no leader. Changes come in term order; a replica that cannot reach
-    a quorum of nodes reports no leader, since no leadership can be confirmed then. The stream
-    lasts until the client cancels it or the server shuts down (UNAVAILABLE).
+    a quorum of nodes reports no leader, since no leadership can be confirmed then. A client
+    that reads slower than the changes come gets the latest state when it reads again, not
+    every one in between. The stream lasts until the client cancels it or the server shuts
+    down (UNAVAILABLE).
     """
     context.set_code(grpc.StatusCode.UNIMPLEMENTED)
     context.set_details('Method not implemented!')

@@ -77,16 +77,20 @@ export interface ElectionServiceClient extends grpc.Client {
   /**
    * Observe streams the current leader (or none) at once, then every change after it: a new
    * term, a new value, or no leader. Changes come in term order; a replica that cannot reach
-   * a quorum of nodes reports no leader, since no leadership can be confirmed then. The stream
-   * lasts until the client cancels it or the server shuts down (UNAVAILABLE).
+   * a quorum of nodes reports no leader, since no leadership can be confirmed then. A client
+   * that reads slower than the changes come gets the latest state when it reads again, not
+   * every one in between. The stream lasts until the client cancels it or the server shuts
+   * down (UNAVAILABLE).
    */
   Observe(argument: _redlock_v1_ObserveRequest, metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientReadableStream<_redlock_v1_ObserveResponse__Output>;
   Observe(argument: _redlock_v1_ObserveRequest, options?: grpc.CallOptions): grpc.ClientReadableStream<_redlock_v1_ObserveResponse__Output>;
   /**
    * Observe streams the current leader (or none) at once, then every change after it: a new
    * term, a new value, or no leader. Changes come in term order; a replica that cannot reach
-   * a quorum of nodes reports no leader, since no leadership can be confirmed then. The stream
-   * lasts until the client cancels it or the server shuts down (UNAVAILABLE).
+   * a quorum of nodes reports no leader, since no leadership can be confirmed then. A client
+   * that reads slower than the changes come gets the latest state when it reads again, not
+   * every one in between. The stream lasts until the client cancels it or the server shuts
+   * down (UNAVAILABLE).
    */
   observe(argument: _redlock_v1_ObserveRequest, metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientReadableStream<_redlock_v1_ObserveResponse__Output>;
   observe(argument: _redlock_v1_ObserveRequest, options?: grpc.CallOptions): grpc.ClientReadableStream<_redlock_v1_ObserveResponse__Output>;
@@ -129,8 +133,10 @@ export interface ElectionServiceHandlers extends grpc.UntypedServiceImplementati
   /**
    * Observe streams the current leader (or none) at once, then every change after it: a new
    * term, a new value, or no leader. Changes come in term order; a replica that cannot reach
-   * a quorum of nodes reports no leader, since no leadership can be confirmed then. The stream
-   * lasts until the client cancels it or the server shuts down (UNAVAILABLE).
+   * a quorum of nodes reports no leader, since no leadership can be confirmed then. A client
+   * that reads slower than the changes come gets the latest state when it reads again, not
+   * every one in between. The stream lasts until the client cancels it or the server shuts
+   * down (UNAVAILABLE).
    */
   Observe: grpc.handleServerStreamingCall<_redlock_v1_ObserveRequest__Output, _redlock_v1_ObserveResponse>;
   

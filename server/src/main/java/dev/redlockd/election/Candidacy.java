@@ -3,9 +3,7 @@ package dev.redlockd.election;
 import dev.redlockd.engine.Grant;
 import dev.redlockd.engine.KeptLease;
 import dev.redlockd.engine.LeaseNotHeldException;
-import dev.redlockd.engine.Leases;
 import dev.redlockd.engine.LockEngineException;
-import dev.redlockd.engine.LockHeldException;
 import dev.redlockd.engine.QuorumUnavailableException;
 import java.time.Duration;
 import java.util.concurrent.CancellationException;
@@ -46,7 +44,7 @@ public final class Candidacy {
   /** The caller's leadership as last confirmed: its term, the value everyone sees, and its validity. */
   public record Leadership(long term, String value, Duration validity) {}
 
-  private final Leases elections;
+  private final ElectionSpace elections;
   private final String election;
   private final Listener listener;
   /** The caller brought its own token: a grant the caller did not hear of is left to it, as with Acquire. */
@@ -60,7 +58,7 @@ public final class Candidacy {
   private Duration ttl;
   private long mark;
   private CompletableFuture<Grant> acquiring;
-  private KeptLease kept;
+  private ElectionSpace.Kept kept;
   /** The candidate token: the caller's, or the engine's once granted (empty until then). */
   private String token;
   /**
@@ -79,8 +77,8 @@ public final class Candidacy {
   private boolean proclaiming;
   private boolean ended;
 
-  Candidacy(Leases elections, String election, String value, Duration ttl, String token, boolean resume, long mark,
-      Listener listener) {
+  Candidacy(ElectionSpace elections, String election, String value, Duration ttl, String token, boolean resume,
+      long mark, Listener listener) {
     this.elections = elections;
     this.election = election;
     this.wanted = value;
@@ -95,7 +93,7 @@ public final class Candidacy {
 
   void start() {
     if (resume) {
-      KeptLease lease;
+      ElectionSpace.Kept lease;
       synchronized (this) {
         confirmValue = true;
         // The renewal that confirms the leadership, or finds it gone (NOT_FOUND); never a wait in line.
@@ -126,7 +124,7 @@ public final class Candidacy {
    * elected), a new ttl applies from the next renewal, and a leader renews at once.
    */
   public void update(String newValue, Duration newTtl, long newMark) {
-    KeptLease renew;
+    ElectionSpace.Kept renew;
     boolean proclaim;
     synchronized (this) {
       if (ended) {
@@ -162,7 +160,7 @@ public final class Candidacy {
   }
 
   private CompletableFuture<Void> end(boolean release) {
-    KeptLease lease;
+    ElectionSpace.Kept lease;
     long endedTerm;
     boolean wasAnnounced;
     String leaseToken;
@@ -218,7 +216,7 @@ public final class Candidacy {
     }
     Leader elected;
     long at;
-    KeptLease lease;
+    ElectionSpace.Kept lease;
     synchronized (this) {
       if (ended) {
         // Withdrawn while the grant was on its way, after the cancel could stop it.
@@ -241,7 +239,13 @@ public final class Candidacy {
     lease.renewNow(null, at);
   }
 
-  /** Refreshes the lease under its own token with the wanted value as its owner text: same term, new value. */
+  /**
+   * Refreshes the lease under its own token with the wanted value as its owner text: same term,
+   * new value. Only a refresh that finds the lease gone ends the leadership; one that reached
+   * no quorum while the lease may still be held (nodes frozen, a rival's passing write on
+   * some) is tried again while leading. The renewals decide, as ever, when a lease that cannot
+   * be confirmed has run out.
+   */
   private void proclaim() {
     String next;
     String leaseToken;
@@ -256,10 +260,10 @@ public final class Candidacy {
       leaseTtl = ttl;
       at = mark;
     }
-    elections.acquire(election, leaseTtl, Duration.ZERO, leaseToken, next).whenComplete((grant, failure) -> {
+    elections.refresh(election, leaseToken, leaseTtl, next).whenComplete((grant, failure) -> {
       Throwable cause = failure == null ? null : unwrap(failure);
-      if (cause instanceof LockHeldException) {
-        lostBy(new LeaseNotHeldException("election '" + election + "': the leadership was taken over"));
+      if (cause instanceof LeaseNotHeldException) {
+        lostBy(new LeaseNotHeldException("election '" + election + "': the leadership is no longer held"));
         return;
       }
       if (cause != null) {
@@ -276,7 +280,7 @@ public final class Candidacy {
           return;
         }
         value = next;
-        term = Math.max(term, grant.fencingToken());
+        term = Terms.later(term, grant.fencingToken());
         atSeq = ++seq;
         leadership = new Leadership(term, value, grant.validity());
         again = !wanted.equals(value);
@@ -291,7 +295,7 @@ public final class Candidacy {
   }
 
   private void lostBy(LockEngineException cause) {
-    KeptLease lease;
+    ElectionSpace.Kept lease;
     long endedTerm;
     boolean wasAnnounced;
     synchronized (this) {
@@ -352,8 +356,8 @@ public final class Candidacy {
           proclaiming |= proclaim;
         }
         // After a fault (or on a resume) a renewal may report a higher fencing token: the term moves with it.
-        newTerm = lease.fencingToken() > term;
-        term = Math.max(term, lease.fencingToken());
+        newTerm = Terms.after(lease.fencingToken(), term);
+        term = Terms.later(term, lease.fencingToken());
         atSeq = seq;
         leadership = new Leadership(term, value, lease.validity());
       }

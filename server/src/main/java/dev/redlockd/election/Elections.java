@@ -1,7 +1,6 @@
 package dev.redlockd.election;
 
 import dev.redlockd.engine.InvalidRequestException;
-import dev.redlockd.engine.Leases;
 import dev.redlockd.engine.LockEngine;
 import dev.redlockd.engine.RequestRules;
 import java.time.Duration;
@@ -19,14 +18,14 @@ import java.util.function.Consumer;
  * fencing token and its value the lease's owner text. Knows nothing of gRPC.
  */
 public final class Elections implements AutoCloseable {
-  private final Leases leases;
+  private final ElectionSpace leases;
   private final RequestRules rules;
   private final ScheduledExecutorService scheduler;
   private final ConcurrentHashMap<String, LeaderWatch> watches = new ConcurrentHashMap<>();
 
   public Elections(LockEngine engine) {
-    this.leases = engine.elections();
-    this.rules = leases.rules();
+    this.leases = new LeasesSpace(engine.elections());
+    this.rules = engine.elections().rules();
     ScheduledThreadPoolExecutor checks = new ScheduledThreadPoolExecutor(1, r -> {
       Thread t = new Thread(r, "redlockd-elections");
       t.setDaemon(true);
@@ -84,13 +83,15 @@ public final class Elections implements AutoCloseable {
   /**
    * Tells {@code observer} the current leader (or none) and every change after it, until the
    * returned handle is closed. Observers of one election on this server share one watch.
+   * {@code observer} is called on this server's election thread, never on the caller's: it
+   * must not block (an observer that falls behind is told the latest state).
    */
   public AutoCloseable observe(String election, Consumer<Optional<Leader>> observer) {
     rules.resource(election);
     watches.compute(election, (name, watch) -> {
       LeaderWatch w = watch;
       if (w == null) {
-        w = new LeaderWatch(leases, name, scheduler);
+        w = new LeaderWatch(leases, name, scheduler, scheduler);
         w.start();
       }
       w.add(observer);

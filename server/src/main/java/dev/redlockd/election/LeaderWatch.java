@@ -3,10 +3,15 @@ package dev.redlockd.election;
 import dev.redlockd.engine.Leases;
 import dev.redlockd.engine.LockDescription;
 import java.time.Duration;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -18,20 +23,27 @@ import org.slf4j.LoggerFactory;
  * This server's view of one election, kept while anyone here observes it. Announcements from
  * the servers that run the candidates say each change as it happens, in (term, seq) order;
  * a read of the nodes every {@link #CHECK_INTERVAL} catches what no one announces (a leader
- * whose process died lets its lease run out) and what pub/sub lost. Reads that cannot reach a
- * quorum {@link #UNCONFIRMED_READS} times in a row report no leader, since none can be
- * confirmed, until a read finds one again; one such read alone is more often a busy node than
- * a lost majority.
+ * whose process died lets its lease run out) and what pub/sub lost, a proclaimed value
+ * included. Reads that cannot reach a quorum {@link #UNCONFIRMED_READS} times in a row report
+ * no leader, since none can be confirmed, until a read finds one again; one such read alone is
+ * more often a busy node than a lost majority.
+ *
+ * <p>Observers are told on the delivery executor, by one task at a time per watch, never on
+ * the thread that applied the change (pub/sub, a read's completion, the one that opened the
+ * observation) nor under this watch's lock: announcements and reads only post the new state to
+ * each observer's {@link LatestState}. Observers must not block; one that is told slower than
+ * the election changes gets the latest state.
  */
 final class LeaderWatch {
   private static final Logger log = LoggerFactory.getLogger(LeaderWatch.class);
   static final Duration CHECK_INTERVAL = Duration.ofSeconds(1);
   static final int UNCONFIRMED_READS = 2;
 
-  private final Leases elections;
+  private final ElectionSpace elections;
   private final String election;
   private final ScheduledExecutorService scheduler;
-  private final List<Consumer<Optional<Leader>>> observers = new ArrayList<>();
+  private final Executor delivery;
+  private final Map<Consumer<Optional<Leader>>, LatestState> observers = new IdentityHashMap<>();
 
   // All guarded by this.
   /** The last announcement applied: its term and seq (a vacancy's seq is Long.MAX_VALUE). */
@@ -48,11 +60,16 @@ final class LeaderWatch {
   private int failedReads;
   private AutoCloseable feed;
   private ScheduledFuture<?> checks;
+  /** Observers with a state to be told, in the order their states came. */
+  private final ArrayDeque<LatestState> due = new ArrayDeque<>();
+  /** A delivery task is queued or running: it takes what is due until nothing is. */
+  private boolean delivering;
 
-  LeaderWatch(Leases elections, String election, ScheduledExecutorService scheduler) {
+  LeaderWatch(ElectionSpace elections, String election, ScheduledExecutorService scheduler, Executor delivery) {
     this.elections = elections;
     this.election = election;
     this.scheduler = scheduler;
+    this.delivery = delivery;
   }
 
   /** Subscribes, then reads at once and every CHECK_INTERVAL. */
@@ -74,15 +91,19 @@ final class LeaderWatch {
 
   /** The observer hears the current state at once (if known) and every change after it. */
   synchronized void add(Consumer<Optional<Leader>> observer) {
-    observers.add(observer);
+    LatestState deliveries = new LatestState(observer);
+    observers.put(observer, deliveries);
     if (known) {
-      observer.accept(told);
+      post(deliveries, told);
     }
   }
 
   /** True when this was the last observer: the watch has stopped. */
   synchronized boolean remove(Consumer<Optional<Leader>> observer) {
-    observers.remove(observer);
+    LatestState deliveries = observers.remove(observer);
+    if (deliveries != null) {
+      deliveries.close();
+    }
     if (!observers.isEmpty()) {
       return false;
     }
@@ -144,18 +165,22 @@ final class LeaderWatch {
       return;
     }
     long readTerm = description.fencingToken();
-    int order = Long.compareUnsigned(readTerm, term);
+    int order = Terms.compare(readTerm, term);
     if (order > 0) {
       term = readTerm;
       seq = -1; // its announcements (seq 0 and up) still count
       leader = new Leader(description.owner(), readTerm);
-    } else if (order == 0 && seq != Long.MAX_VALUE && (leader == null || seq < 0)) {
-      leader = new Leader(description.owner(), readTerm); // confirmed again, or only ever read
+    } else if (order == 0 && seq != Long.MAX_VALUE) {
+      // Confirmed again, or only ever read, or with a newer value: this read began after the
+      // last announcement was applied (else it was dropped), so a value it finds that differs
+      // was proclaimed later, and that proclaim's announcement was lost. The position stays:
+      // later announcements of this term still count.
+      leader = new Leader(description.owner(), readTerm);
     }
     tell();
   }
 
-  /** Tells every observer the state, unless it is what they were last told. */
+  /** Tells every observer the state (on the delivery executor), unless it is what they were last told. */
   private void tell() {
     Optional<Leader> now = Optional.ofNullable(leader);
     if (known && now.equals(told)) {
@@ -163,13 +188,51 @@ final class LeaderWatch {
     }
     known = true;
     told = now;
-    for (Consumer<Optional<Leader>> observer : observers) {
-      observer.accept(now);
+    for (LatestState deliveries : observers.values()) {
+      post(deliveries, now);
+    }
+  }
+
+  private void post(LatestState deliveries, Optional<Leader> state) {
+    if (deliveries.post(state)) {
+      due.add(deliveries);
+    }
+    if (!delivering) {
+      delivering = true;
+      try {
+        delivery.execute(this::deliver);
+      } catch (RejectedExecutionException e) {
+        delivering = false; // the server is stopping: nothing more is told
+      }
+    }
+  }
+
+  /** Tells each observer what is due, a batch at a time, outside the lock; one run per watch at a time. */
+  private void deliver() {
+    while (true) {
+      List<LatestState> batch = new ArrayList<>();
+      List<Optional<Leader>> states = new ArrayList<>();
+      synchronized (this) {
+        for (LatestState deliveries; (deliveries = due.poll()) != null; ) {
+          Optional<Leader> state = deliveries.take();
+          if (state != null) {
+            batch.add(deliveries);
+            states.add(state);
+          }
+        }
+        if (batch.isEmpty()) {
+          delivering = false;
+          return;
+        }
+      }
+      for (int i = 0; i < batch.size(); i++) {
+        batch.get(i).tell(states.get(i));
+      }
     }
   }
 
   private static int compare(long termA, long seqA, long termB, long seqB) {
-    int byTerm = Long.compareUnsigned(termA, termB);
+    int byTerm = Terms.compare(termA, termB);
     return byTerm != 0 ? byTerm : Long.compare(seqA, seqB);
   }
 }

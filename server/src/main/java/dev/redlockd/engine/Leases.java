@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongSupplier;
@@ -103,6 +104,38 @@ public final class Leases {
       result.whenComplete((lease, failure) -> waitingCalls.decrementAndGet());
     }
     return result;
+  }
+
+  /**
+   * Refreshes the lease that {@code token} holds with a new owner text and ttl: one Acquire
+   * round under that token, answered in the words of a held lease, as {@link #extend} is. The
+   * lease is not held ({@link LeaseNotHeldException}) only when the round shows that no quorum
+   * can hold it; when the nodes that did not answer could still make one with those that took
+   * the refresh, the outcome is unknown ({@link QuorumUnavailableException}): the lease may
+   * still be held, and the refresh may be tried again. An Acquire would say ABORTED in both
+   * cases, which is right for a caller that holds nothing, not for a holder.
+   */
+  public CompletableFuture<Grant> refresh(String resource, String token, Duration ttl, String owner) {
+    try {
+      rules.resource(resource);
+      rules.token(resource, token, true);
+      rules.ttl(resource, ttl);
+      rules.owner(resource, Objects.requireNonNull(owner, "owner"));
+    } catch (InvalidRequestException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+    return redlock.acquire(resource, token, OwnerText.store(owner, ""), ttl).exceptionallyCompose(failure -> {
+      Throwable cause = failure instanceof CompletionException && failure.getCause() != null
+          ? failure.getCause() : failure;
+      if (cause instanceof LockHeldException held) {
+        return CompletableFuture.failedFuture(held.silentCouldMakeAQuorum()
+            ? new QuorumUnavailableException("resource '" + resource + "': the refresh reached no quorum, and the"
+                + " nodes that did not answer may still hold the lease (" + held.getMessage() + ")")
+            : new LeaseNotHeldException("lease on resource '" + resource + "' is not held (" + held.getMessage()
+                + ")"));
+      }
+      return CompletableFuture.failedFuture(cause);
+    });
   }
 
   /**

@@ -68,7 +68,7 @@ final class Redlock {
           }
           if (!tally.quorumSaidYes()) {
             return cleanUpThenFail(resource, token, round, results,
-                new LockHeldException(resource, tally.yes(), tally.voters()));
+                new LockHeldException(resource, tally.yes(), tally.voters(), silentCouldMakeAQuorum(tally)));
           }
           List<Holder> granted = holders(results, r -> r.incarnated() && r.holds(), Replies.Acquire::fence);
           return agreeOnFence(resource, token, ttl, granted).thenCompose(fence -> {

@@ -1,6 +1,7 @@
 package dev.redlockd.election;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import dev.redlockd.engine.EngineConfig;
 import dev.redlockd.engine.LockEngine;
@@ -13,6 +14,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -156,6 +158,52 @@ class CandidacyTest {
     Candidacy retried = second.campaign("retried", "v", TTL, token, false, 0, again);
     assertThat(again.leading.get(2, TimeUnit.SECONDS).term()).as("not queued behind itself").isEqualTo(term);
     retried.resign().get(5, TimeUnit.SECONDS);
+  }
+
+  /**
+   * Two of five nodes frozen (SIGSTOP), and a third holds a rival's passing write where the
+   * leader's key had gone (it expired there while that node was frozen earlier, say, and a
+   * waiting candidate's round wrote before its clean-up): a proclaim now hears 2 yes, 1 no and
+   * 2 silent. The frozen nodes may hold the leader's lease (they do), so nothing was taken over:
+   * the proclaim is tried again, and goes through once they answer, under the same term.
+   */
+  @Test
+  void aProclaimThatReachesNoQuorumWhileTwoOfFiveNodesAreFrozenKeepsTheLeadership() throws Exception {
+    String election = "frozen-proclaim";
+    String key = "redlock:election:{" + election + "}:lock";
+    String token = "frozen-token-dddddddddddddddddddddddd";
+    Elections elections = new Elections(one);
+    Reports heard = new Reports();
+    Candidacy leader = elections.campaign(election, "v1", TTL, token, false, 1, heard);
+    await().atMost(Duration.ofSeconds(5)).until(() -> heard.last() != null);
+    long term = heard.last().leadership().term();
+    await().atMost(Duration.ofSeconds(5)).until(() -> IntStream.range(0, cluster.size())
+        .allMatch(i -> token.equals(cluster.lockHolder(i, key))));
+    cluster.call(2, "SET", key, "rival-token-eeeeeeeeeeeeeeeeeeeeeeeee 1 rival.1\nrival", "PX", "60000");
+    int roundsBefore = roundsOnNode0(key);
+    cluster.pause(3, 4);
+    try {
+      leader.update("v2", null, 2);
+      // Each proclaim round adds its id on node 0, which takes it: a third id means the first
+      // round has been decided (all five answered or timed out) and another has begun.
+      await().atMost(Duration.ofSeconds(5))
+          .until(() -> !heard.lost().isEmpty() || roundsOnNode0(key) >= roundsBefore + 2);
+      assertThat(heard.lost()).as("the leadership was not taken over: the frozen nodes hold it").isEmpty();
+    } finally {
+      cluster.resume(3, 4);
+    }
+    await().atMost(Duration.ofSeconds(5)).until(() -> "v2".equals(heard.last().leadership().value()));
+    assertThat(heard.last().leadership().term()).isEqualTo(term);
+    assertThat(heard.lost()).isEmpty();
+    assertThat(elections.leader(election).get(5, TimeUnit.SECONDS)).contains(new Leader("v2", term));
+    leader.resign().get(5, TimeUnit.SECONDS);
+    cluster.call(2, "DEL", key);
+  }
+
+  /** The ids of the acquire rounds that wrote the lock on node 0 (see acquire.lua: at most 4 are kept). */
+  private static int roundsOnNode0(String key) {
+    String value = cluster.get(0, key);
+    return value == null ? 0 : value.split("\n", 2)[0].split(" ").length - 2;
   }
 
   @Test

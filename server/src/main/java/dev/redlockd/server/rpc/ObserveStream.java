@@ -11,7 +11,11 @@ import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-/** One Observe stream: the election's leader (or none) and every change, until the client leaves or the server stops. */
+/**
+ * One Observe stream: the election's leader (or none) and every change, until the client leaves
+ * or the server stops. A client that reads slower than the election changes gets the latest
+ * state when it reads again, not a queue of old ones.
+ */
 final class ObserveStream extends ServerStream<ObserveResponse> implements Consumer<Optional<Leader>> {
   private static final Logger log = LoggerFactory.getLogger(ObserveStream.class);
 
@@ -40,7 +44,7 @@ final class ObserveStream extends ServerStream<ObserveResponse> implements Consu
   public void accept(Optional<Leader> leader) {
     ObserveResponse.Builder response = ObserveResponse.newBuilder();
     leader.ifPresent(l -> response.setLeader(ElectionServiceAdapter.toProto(l)));
-    send(response.build());
+    sendLatest(response.build());
   }
 
   @Override

@@ -17,11 +17,15 @@ abstract class ServerStream<R> implements OpenStreams.OpenStream {
   private volatile Quotas.Slot slot;
   /** The response side is closed (or the client went away): nothing more is sent. */
   private boolean finished; // guarded by this
+  /** What {@link #sendLatest} keeps for when the client reads again. */
+  private R latest; // guarded by this
 
+  /** Called while the call is being started (setting handlers is allowed then only). */
   ServerStream(OpenStreams registry, ServerCallStreamObserver<R> call) {
     this.registry = registry;
     this.call = call;
     call.setOnCancelHandler(this::clientGone);
+    call.setOnReadyHandler(this::sendPending);
   }
 
   protected final synchronized boolean finished() {
@@ -31,6 +35,25 @@ abstract class ServerStream<R> implements OpenStreams.OpenStream {
   /** Sends unless the stream has ended or the client has gone. */
   protected final synchronized void send(R message) {
     if (!finished && !call.isCancelled()) {
+      call.onNext(message);
+    }
+  }
+
+  /**
+   * For a stream of states, each one superseding the last: sent at once while the client keeps
+   * up; when it does not (flow control says the transport is not ready), only the latest waits,
+   * and goes out when the client reads again. Memory per slow client stays one message, and the
+   * caller's thread never waits for it.
+   */
+  protected final synchronized void sendLatest(R message) {
+    latest = message;
+    sendPending();
+  }
+
+  private synchronized void sendPending() {
+    if (latest != null && !finished && !call.isCancelled() && call.isReady()) {
+      R message = latest;
+      latest = null;
       call.onNext(message);
     }
   }
