@@ -232,8 +232,12 @@ final class NodeMonitor implements AutoCloseable {
     switch (probe.state()) {
       case "up" -> transition(r.node(), NodeState.UP, previous -> firstAnswer ? "is up" : upAgain(previous));
       case "quarantined" -> transition(r.node(), NodeState.QUARANTINED, previous ->
-          "is quarantined: it lost its data (no incarnation key) and votes again in "
-              + probe.quarantineMillisLeft() + " ms, once every lock it may have held has expired");
+          // A node just added and one that restarted without its data look the same: no key of ours.
+          "is quarantined: it holds no incarnation key (an empty node: newly added, or restarted without its "
+              + "data) and votes again in " + probe.quarantineMillisLeft() + " ms (at "
+              + java.time.Instant.ofEpochMilli(wallMicros.getAsLong() / 1000 + probe.quarantineMillisLeft())
+                  .truncatedTo(java.time.temporal.ChronoUnit.SECONDS)
+              + "), once every lock granted before it was found empty has expired");
       case "served" -> {
         if (!floorKnown) {
           transition(r.node(), NodeState.QUARANTINED, previous -> "has served its quarantine and rejoins once a "
