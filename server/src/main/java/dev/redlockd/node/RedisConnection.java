@@ -53,12 +53,10 @@ final class RedisConnection {
    */
   static final int MAX_PENDING = 16_384;
   /**
-   * How long a node's first contact may take: the first connection of a fresh process (cold
-   * classes, the first TLS handshake) can miss a node timeout of 50 ms on a healthy node, which
-   * made every start log its nodes as not answering. Calls made before a connection's first
-   * answer wait until this long after the connection was made, and a connection's handshake
-   * (login, the instance's run_id) this long after it connected. A refused connection still
-   * fails at once, and once a connection has answered its calls get the node timeout.
+   * How long a connection's handshake (login, the instance's run_id) may take: the first
+   * connection of a fresh process (cold classes, the first TLS handshake) can miss a node
+   * timeout of 50 ms on a healthy node, and a handshake that times out drops the connection and
+   * starts over. The calls behind it still fail at their own deadline.
    */
   static final long FIRST_CONTACT_NANOS = TimeUnit.SECONDS.toNanos(1);
   /** Enough for a few lock scripts' calls; a busier pass grows the buffer. */
@@ -71,9 +69,6 @@ final class RedisConnection {
   private final SSLContext tls; // null: the JVM's default, for rediss:// nodes
   private final int maxPending;
   private final ReconnectBackoff backoff = new ReconnectBackoff();
-  /** Until the connection first answers, calls may wait until then (see {@link #FIRST_CONTACT_NANOS}). */
-  private final long firstContactUntil;
-  private volatile boolean everAnswered;
   /** No connect before this (System.nanoTime()); calls until then fail at once. */
   private long downUntil;
   /** Why the last attempt failed, for the calls failed while the node is down. */
@@ -136,7 +131,6 @@ final class RedisConnection {
         .option(ChannelOption.TCP_NODELAY, true)
         .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) Math.max(1, TimeUnit.NANOSECONDS.toMillis(timeoutNanos)));
     this.tls = tls;
-    this.firstContactUntil = System.nanoTime() + FIRST_CONTACT_NANOS;
   }
 
   private ChannelInitializer<Channel> pipeline(int attempt) {
@@ -159,9 +153,6 @@ final class RedisConnection {
   /** From any thread; the node timeout counts from here. */
   void submit(Call call) {
     call.deadline = System.nanoTime() + timeoutNanos;
-    if (!everAnswered && firstContactUntil - call.deadline > 0) {
-      call.deadline = firstContactUntil;
-    }
     if (loop.inEventLoop()) {
       send(call);
       return;
@@ -354,7 +345,6 @@ final class RedisConnection {
       call.result.completeExceptionally(error);
       return;
     }
-    everAnswered = true;
     if (!answered && !call.setup) {
       // Only a real answer: a node refusing our login answers too, with an error, every time;
       // and a duplicate instance answers its handshake before it is refused.
