@@ -60,6 +60,19 @@ final class NodeMonitor implements AutoCloseable {
    * connections may miss the node timeout, and {@link #start} warns about one still silent.
    */
   private final Set<RedisNode> heardFrom = ConcurrentHashMap.newKeySet();
+  /**
+   * A cold JVM on a busy machine misses the node timeout now and then in its first seconds
+   * (classes loading, code not yet compiled), which made every start report healthy nodes down
+   * and up again. Until {@link #START_GRACE_NANOS} after start, a node that times out is called
+   * down only once it has not answered for {@link #MISS_GRACE_NANOS}; a refused connection is
+   * reported at once, and after the start-up grace every miss is.
+   */
+  static final long START_GRACE_NANOS = TimeUnit.SECONDS.toNanos(10);
+  static final long MISS_GRACE_NANOS = TimeUnit.SECONDS.toNanos(1);
+  private volatile long startedNanos;
+  private volatile boolean started;
+  /** When each node last answered a probe (or when probing started, before its first answer). */
+  private final Map<RedisNode, Long> lastAnswer = new ConcurrentHashMap<>();
 
   NodeMonitor(List<RedisNode> nodes, Keys keys, EngineConfig config, ScheduledExecutorService scheduler,
       LongSupplier wallMicros, LongSupplier nanoClock, SecureRandom random) {
@@ -82,6 +95,9 @@ final class NodeMonitor implements AutoCloseable {
    */
   CompletableFuture<Void> start(Duration startWait) {
     warnAboutEviction();
+    startedNanos = nanoClock.getAsLong();
+    nodes.forEach(n -> lastAnswer.put(n, startedNanos));
+    started = true;
     long deadline = nanoClock.getAsLong() + startWait.toNanos();
     CompletableFuture<Void> formed = new CompletableFuture<>();
     probeUntilQuorum(deadline, formed);
@@ -211,12 +227,17 @@ final class NodeMonitor implements AutoCloseable {
       return CompletableFuture.completedFuture(null);
     }
     Replies.Probe probe = r.value();
+    lastAnswer.put(r.node(), nanoClock.getAsLong());
     boolean firstAnswer = heardFrom.add(r.node());
     switch (probe.state()) {
       case "up" -> transition(r.node(), NodeState.UP, previous -> firstAnswer ? "is up" : upAgain(previous));
       case "quarantined" -> transition(r.node(), NodeState.QUARANTINED, previous ->
-          "is quarantined: it lost its data (no incarnation key) and votes again in "
-              + probe.quarantineMillisLeft() + " ms, once every lock it may have held has expired");
+          // A node just added and one that restarted without its data look the same: no key of ours.
+          "is quarantined: it holds no incarnation key (an empty node: newly added, or restarted without its "
+              + "data) and votes again in " + probe.quarantineMillisLeft() + " ms (at "
+              + java.time.Instant.ofEpochMilli(wallMicros.getAsLong() / 1000 + probe.quarantineMillisLeft())
+                  .truncatedTo(java.time.temporal.ChronoUnit.SECONDS)
+              + "), once every lock granted before it was found empty has expired");
       case "served" -> {
         if (!floorKnown) {
           transition(r.node(), NodeState.QUARANTINED, previous -> "has served its quarantine and rejoins once a "
@@ -256,11 +277,22 @@ final class NodeMonitor implements AutoCloseable {
   }
 
   private void down(RedisNode node, Throwable failure) {
+    if (coldMiss(node, failure)) {
+      return; // its state stays; the next probes decide
+    }
     if (heardFrom.contains(node)) {
       transition(node, NodeState.DOWN, previous -> "is down: it does not answer (" + describe(failure) + ")");
     } else if (states.put(node, NodeState.DOWN) != NodeState.DOWN) {
       log.info("Redis node {} does not answer yet ({})", node.name(), describe(failure));
     }
+  }
+
+  /** A timeout in the start-up grace, from a node that answered (or started being probed) less than a second ago. */
+  private boolean coldMiss(RedisNode node, Throwable failure) {
+    long now = nanoClock.getAsLong();
+    return started && "timed out".equals(describe(failure))
+        && now - startedNanos < START_GRACE_NANOS
+        && now - lastAnswer.getOrDefault(node, startedNanos) < MISS_GRACE_NANOS;
   }
 
   /**

@@ -29,6 +29,10 @@ public final class NettyRedisNode implements RedisNode {
   private final RedisIo io;
   private final SSLContext tls;
   private final OffLoopResolver resolver;
+  private final InstanceIds identities;
+  /** The last conflict logged, so that a lasting one is logged once; null while distinct. */
+  private final AtomicReference<String> sameInstance = new AtomicReference<>();
+  private final AtomicReference<String> unidentified = new AtomicReference<>();
   private volatile boolean closed;
   /** Why the node last refused us (login, TLS); null once it answered. Logged once per reason. */
   private final AtomicReference<String> refusal = new AtomicReference<>();
@@ -43,13 +47,27 @@ public final class NettyRedisNode implements RedisNode {
    *     show; null: the JVM's defaults. Ignored for {@code redis://}.
    */
   public NettyRedisNode(NodeAddress address, Duration timeout, RedisIo io, SSLContext tls) {
-    this(address, timeout, io, tls, OffLoopResolver.shared(), RedisConnection.MAX_PENDING);
+    this(address, timeout, io, tls, new InstanceIds());
+  }
+
+  /**
+   * @param identities shared by every node of one server: a node whose connection reaches an
+   *     instance another node already reaches serves nothing while it does
+   */
+  public NettyRedisNode(NodeAddress address, Duration timeout, RedisIo io, SSLContext tls, InstanceIds identities) {
+    this(address, timeout, io, tls, OffLoopResolver.shared(), RedisConnection.MAX_PENDING, identities);
   }
 
   /** With the host name lookup and the bound on waiting calls chosen by a test. */
   NettyRedisNode(NodeAddress address, Duration timeout, RedisIo io, SSLContext tls, OffLoopResolver resolver,
       int maxPending) {
+    this(address, timeout, io, tls, resolver, maxPending, new InstanceIds());
+  }
+
+  private NettyRedisNode(NodeAddress address, Duration timeout, RedisIo io, SSLContext tls, OffLoopResolver resolver,
+      int maxPending, InstanceIds identities) {
     this.address = address;
+    this.identities = identities;
     this.handshake = handshake(address);
     this.timeout = timeout;
     this.io = io;
@@ -81,6 +99,14 @@ public final class NettyRedisNode implements RedisNode {
 
   NodeAddress address() {
     return address;
+  }
+
+  InstanceIds identities() {
+    return identities;
+  }
+
+  long timeoutNanos() {
+    return timeout.toNanos();
   }
 
   /** What a fresh connection sends before anything else. */
@@ -178,6 +204,28 @@ public final class NettyRedisNode implements RedisNode {
     }
   }
 
+  /** Logged once per conflict, as an error: a quorum must never rest on one instance counted twice. */
+  void noteSameInstance(SameInstanceException same) {
+    if (!same.getMessage().equals(sameInstance.getAndSet(same.getMessage()))) {
+      log.error("{}: its vote must count once, so {} does not vote until it reaches an instance of its own",
+          same.getMessage(), address);
+    }
+  }
+
+  void noteDistinct(String runId) {
+    if (sameInstance.getAndSet(null) != null) {
+      log.info("Redis node {} reaches a Redis instance of its own again (run_id {})", address, runId);
+    }
+  }
+
+  /** Without INFO (an ACL that denies it) the node cannot be told apart from the others; said once. */
+  void noteUnidentified(RedisErrorReply refused) {
+    if (unidentified.compareAndSet(null, refused.getMessage())) {
+      log.warn("Redis node {} refuses INFO ({}): redlockd cannot check that no other node entry reaches the "
+          + "same Redis instance; allow +info to its user", address, refused.getMessage());
+    }
+  }
+
   @Override
   public void close() {
     synchronized (this) {
@@ -185,6 +233,7 @@ public final class NettyRedisNode implements RedisNode {
       subscribers.forEach(Subscriber::close);
     }
     connections.forEach(RedisConnection::close);
+    identities.forget(this);
   }
 
   @Override

@@ -52,6 +52,13 @@ final class RedisConnection {
    * hundred at the bench's heaviest load); reached only when a node stalls under a flood.
    */
   static final int MAX_PENDING = 16_384;
+  /**
+   * How long a connection's handshake (login, the instance's run_id) may take: the first
+   * connection of a fresh process (cold classes, the first TLS handshake) can miss a node
+   * timeout of 50 ms on a healthy node, and a handshake that times out drops the connection and
+   * starts over. The calls behind it still fail at their own deadline.
+   */
+  static final long FIRST_CONTACT_NANOS = TimeUnit.SECONDS.toNanos(1);
   /** Enough for a few lock scripts' calls; a busier pass grows the buffer. */
   private static final int PENDING_INITIAL_BYTES = 1024;
 
@@ -97,10 +104,17 @@ final class RedisConnection {
     final CompletableFuture<Object> result = new CompletableFuture<>();
     long deadline;
     boolean retried;
+    /** Part of a connection's handshake: its reply says nothing about the calls behind it. */
+    final boolean setup;
 
     Call(List<String> command, List<String> fallback) {
+      this(command, fallback, false);
+    }
+
+    private Call(List<String> command, List<String> fallback, boolean setup) {
       this.command = command;
       this.fallback = fallback;
+      this.setup = setup;
     }
   }
 
@@ -240,12 +254,12 @@ final class RedisConnection {
         // behind it run logged in (or fail with NOAUTH, naming why).
         List<Call> queued = new ArrayList<>(calls);
         calls.clear();
+        long setupDeadline = System.nanoTime() + Math.max(timeoutNanos, FIRST_CONTACT_NANOS);
         for (List<String> command : node.handshake()) {
           if (attempt != generation) {
             break; // a write failed and dropped the connection
           }
-          Call setup = new Call(command, null);
-          setup.deadline = System.nanoTime() + timeoutNanos;
+          Call setup = new Call(command, null, true);
           // A refused login or database fails the calls behind it with its reason, not NOAUTH.
           boolean required = !command.get(0).equals("CLIENT");
           setup.result.whenComplete((reply, failure) -> {
@@ -253,9 +267,17 @@ final class RedisConnection {
               drop(failure);
             }
           });
-          calls.add(setup);
-          watched.add(setup);
-          write(command);
+          sendSetup(setup, setupDeadline);
+        }
+        if (attempt == generation) {
+          // Last: which instance this is, read before any reply to a call behind it is taken.
+          Call identify = new Call(List.of("INFO", "server"), null, true);
+          identify.result.whenComplete((reply, failure) -> {
+            if (attempt == generation) {
+              identified(reply, failure);
+            }
+          });
+          sendSetup(identify, setupDeadline);
         }
         for (Call call : queued) {
           if (attempt != generation) {
@@ -268,6 +290,40 @@ final class RedisConnection {
         }
       }
     });
+  }
+
+  /** Setup calls keep out of the deadline-ordered queue: their deadline is later than the calls' behind them. */
+  private void sendSetup(Call setup, long deadline) {
+    setup.deadline = deadline;
+    calls.add(setup);
+    write(setup.command);
+    expireAlone(setup);
+  }
+
+  /**
+   * The instance's INFO reply: the connection serves the node only if no other node already
+   * reaches that instance. A node that may not run INFO (an ACL without it) is taken as a
+   * distinct instance, and the node says once that it could not tell.
+   */
+  private void identified(Object reply, Throwable failure) {
+    String runId;
+    if (failure instanceof RedisErrorReply refused) {
+      node.noteUnidentified(refused);
+      runId = null;
+    } else if (failure != null) {
+      drop(failure);
+      return;
+    } else {
+      runId = InstanceIds.runId(reply);
+    }
+    InstanceIds.Verdict verdict = node.identities().reached(this, node, runId, System.nanoTime());
+    if (verdict.accepted()) {
+      node.noteDistinct(runId);
+    } else {
+      SameInstanceException same = new SameInstanceException(node.address(), verdict.owner().address(), runId);
+      node.noteSameInstance(same);
+      drop(same);
+    }
   }
 
   private void onReply(Object reply) {
@@ -289,8 +345,9 @@ final class RedisConnection {
       call.result.completeExceptionally(error);
       return;
     }
-    if (!answered) {
-      // Only a real answer: a node refusing our login answers too, with an error, every time.
+    if (!answered && !call.setup) {
+      // Only a real answer: a node refusing our login answers too, with an error, every time;
+      // and a duplicate instance answers its handshake before it is refused.
       answered = true;
       backoff.reset();
       downBecause = null;
@@ -370,7 +427,7 @@ final class RedisConnection {
   /** Fails every call on this connection and closes it; the next call connects afresh. */
   private void drop(Throwable cause) {
     generation++;
-    if (!answered && !closed) {
+    if ((!answered || cause instanceof SameInstanceException) && !closed) {
       // Refused, reset or silent before any reply: this attempt failed, so the next one waits.
       downUntil = System.nanoTime() + backoff.failedNanos();
       downBecause = cause;

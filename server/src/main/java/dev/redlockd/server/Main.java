@@ -1,5 +1,8 @@
 package dev.redlockd.server;
 
+import dev.redlockd.node.DistinctEndpoints;
+import dev.redlockd.node.NodeAddress;
+import dev.redlockd.node.SameInstanceException;
 import java.io.PrintWriter;
 import picocli.CommandLine;
 
@@ -32,6 +35,10 @@ public final class Main {
       }
       config.engineConfig();
       config.accessControl(); // a policy or token file that does not load stops start-up here
+      if (!config.devMode()) {
+        // localhost and 127.0.0.1 are one node: refused before any node is contacted
+        DistinctEndpoints.check(NodeAddress.parseList(config.redis));
+      }
     } catch (CommandLine.ParameterException | IllegalArgumentException e) {
       // A bad flag stops start-up with a one-line reason.
       err.println("redlockd: " + e.getMessage() + " (see --help)");
@@ -41,6 +48,10 @@ public final class Main {
     RedlockdServer server;
     try {
       server = RedlockdServer.start(config);
+    } catch (SameInstanceException e) {
+      err.println("redlockd: --redis names one Redis instance twice: " + e.getMessage());
+      err.flush();
+      return 2;
     } catch (Exception e) {
       err.println("redlockd: cannot start: " + e.getMessage());
       err.flush();

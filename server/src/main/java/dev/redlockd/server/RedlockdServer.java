@@ -3,6 +3,8 @@ package dev.redlockd.server;
 import dev.redlockd.election.Elections;
 import dev.redlockd.engine.EngineConfig;
 import dev.redlockd.engine.LockEngine;
+import dev.redlockd.node.DistinctInstances;
+import dev.redlockd.node.InstanceIds;
 import dev.redlockd.node.NettyRedisNode;
 import dev.redlockd.node.NodeAddress;
 import dev.redlockd.node.RedisIo;
@@ -135,9 +137,11 @@ public final class RedlockdServer implements AutoCloseable {
     try {
       SSLContext redisTls = config.redisTls().orElse(null);
       List<NodeAddress> addresses = NodeAddress.parseList(redis);
+      InstanceIds identities = new InstanceIds(); // one Redis instance never votes as two nodes
       for (NodeAddress address : addresses) {
-        nodes.add(metrics.meter(new NettyRedisNode(address, config.nodeTimeout, io, redisTls)));
+        nodes.add(metrics.meter(new NettyRedisNode(address, config.nodeTimeout, io, redisTls, identities)));
       }
+      DistinctInstances.check(nodes);
       // NodeAddress prints the scheme (is it TLS?) and never the password.
       log.info("Redlock over {} Redis nodes (quorum {}): {}; {}", nodes.size(), nodes.size() / 2 + 1, addresses,
           io.transport());

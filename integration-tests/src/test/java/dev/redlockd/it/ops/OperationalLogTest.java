@@ -76,6 +76,9 @@ class OperationalLogTest {
         assertThat(count(log, "Redis node " + names.get(2) + " is down")).isZero();
         assertThat(lineWith(log, names.get(0) + " is up again")).contains("INFO");
         assertThat(lineWith(log, names.get(1) + " rejoined")).contains("INFO");
+        // A node found empty may be new as well as restarted: the line says what is known.
+        assertThat(lineWith(log, names.get(1) + " is quarantined")).contains("an empty node")
+            .containsPattern("votes again in \\d+ ms \\(at \\d{4}-\\d\\d-\\d\\dT[0-9:]+Z\\)");
         assertThat(log).doesNotContain(password).doesNotContain(lease.getToken());
       }
     }

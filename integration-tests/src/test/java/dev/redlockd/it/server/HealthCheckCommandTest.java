@@ -4,6 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.redlockd.testing.RedisCluster;
+import dev.redlockd.testing.TestCertificates;
+import dev.redlockd.testing.TestCertificates.Authority;
+import dev.redlockd.testing.TestCertificates.Issued;
 import dev.redlockd.testing.ServerProcess;
 import io.grpc.health.v1.HealthCheckRequest;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
@@ -16,8 +19,10 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /** {@code java -jar redlockd-server.jar healthcheck}, as a container's HEALTHCHECK runs it. */
 class HealthCheckCommandTest {
@@ -26,12 +31,19 @@ class HealthCheckCommandTest {
 
   /** Runs the jar's healthcheck subcommand as its own process. */
   private static Outcome healthcheck(String... flags) throws IOException, InterruptedException {
+    return healthcheck(Map.of(), flags);
+  }
+
+  /** With these environment variables (the server container's, say) set for it. */
+  private static Outcome healthcheck(Map<String, String> env, String... flags) throws IOException, InterruptedException {
     List<String> command = new ArrayList<>(List.of(
         Path.of(System.getProperty("java.home"), "bin", "java").toString(),
         "-jar", ServerProcess.jar().toString(), "healthcheck"));
     command.addAll(List.of(flags));
     long start = System.nanoTime();
-    Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
+    ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
+    builder.environment().putAll(env);
+    Process process = builder.start();
     if (!process.waitFor(30, TimeUnit.SECONDS)) {
       process.destroyForcibly();
       throw new AssertionError("healthcheck still running after 30 s: " + command);
@@ -72,6 +84,73 @@ class HealthCheckCommandTest {
 
       await().atMost(Duration.ofSeconds(5)).until(() -> health(server) == ServingStatus.SERVING);
       assertThat(healthcheck("--port", port, "--host", "localhost", "--timeout", timeout).exitCode()).isZero();
+    }
+  }
+
+  @Test
+  void speaksTlsWithTheServersOwnCertificateFromTheServersEnvironment(@TempDir Path dir) throws Exception {
+    Authority ca = TestCertificates.authority(dir, "healthcheck CA");
+    // Names no address the check dials: the server's own certificate is trusted as it is.
+    Issued cert = ca.issue("redlockd", "redlockd.example.com");
+    Map<String, String> serverEnv = Map.of(
+        "REDLOCKD_TLS_CERT", cert.cert().toString(), "REDLOCKD_TLS_KEY", cert.key().toString());
+    try (RedisCluster cluster = RedisCluster.start(3);
+        ServerProcess server = ServerProcess.start(List.of(), List.of("--redis", cluster.redisFlag()), serverEnv)) {
+      String port = Integer.toString(server.port());
+
+      Outcome inContainer = healthcheck(serverEnv, "--port", port, "--timeout", "10s");
+      assertThat(inContainer.exitCode()).as(inContainer.output()).isZero();
+      assertThat(inContainer.output()).isEqualTo("redlockd at 127.0.0.1:" + port + ": SERVING");
+
+      Outcome withFlag = healthcheck("--port", port, "--timeout", "10s", "--tls-cert", cert.cert().toString());
+      assertThat(withFlag.exitCode()).as(withFlag.output()).isZero();
+
+      // Trusting the authority checks the name: the certificate must name the host dialled.
+      Issued named = ca.issue("other", "127.0.0.1");
+      Outcome wrongCertificate = healthcheck("--port", port, "--timeout", "10s", "--tls-cert", named.cert().toString());
+      assertThat(wrongCertificate.exitCode()).as(wrongCertificate.output()).isEqualTo(1);
+      Outcome nameNotInCertificate = healthcheck("--port", port, "--timeout", "10s", "--tls-ca", ca.cert().toString());
+      assertThat(nameNotInCertificate.exitCode()).as(nameNotInCertificate.output()).isEqualTo(1);
+
+      Outcome plaintext = healthcheck("--port", port, "--timeout", "10s");
+      assertThat(plaintext.exitCode()).as(plaintext.output()).isEqualTo(1);
+      assertThat(plaintext.output()).startsWith("redlockd at 127.0.0.1:" + port + ": unreachable");
+    }
+  }
+
+  @Test
+  void speaksMutualTlsWithAClientCertificate(@TempDir Path dir) throws Exception {
+    Authority ca = TestCertificates.authority(dir, "healthcheck CA");
+    Issued cert = ca.issue("redlockd", "127.0.0.1");
+    Issued client = ca.issue("healthcheck");
+    Issued stranger = TestCertificates.authority(dir, "another CA").issue("stranger");
+    Map<String, String> serverEnv = Map.of("REDLOCKD_TLS_CERT", cert.cert().toString(),
+        "REDLOCKD_TLS_KEY", cert.key().toString(), "REDLOCKD_TLS_CLIENT_CA", ca.cert().toString());
+    try (RedisCluster cluster = RedisCluster.start(3);
+        ServerProcess server = ServerProcess.start(List.of(), List.of("--redis", cluster.redisFlag()), serverEnv)) {
+      String port = Integer.toString(server.port());
+
+      Outcome withClientCertificate = healthcheck("--port", port, "--timeout", "10s",
+          "--tls-ca", ca.cert().toString(),
+          "--tls-client-cert", client.cert().toString(), "--tls-client-key", client.key().toString());
+      assertThat(withClientCertificate.exitCode()).as(withClientCertificate.output()).isZero();
+      assertThat(withClientCertificate.output()).isEqualTo("redlockd at 127.0.0.1:" + port + ": SERVING");
+
+      // In the server's container: its own certificate and key, which the client CA signed.
+      Outcome inContainer = healthcheck(serverEnv, "--port", port, "--timeout", "10s");
+      assertThat(inContainer.exitCode()).as(inContainer.output()).isZero();
+
+      Outcome withoutClientCertificate = healthcheck("--port", port, "--timeout", "10s",
+          "--tls-cert", cert.cert().toString());
+      assertThat(withoutClientCertificate.exitCode()).as(withoutClientCertificate.output()).isEqualTo(1);
+      Outcome strangersCertificate = healthcheck("--port", port, "--timeout", "10s",
+          "--tls-cert", cert.cert().toString(),
+          "--tls-client-cert", stranger.cert().toString(), "--tls-client-key", stranger.key().toString());
+      assertThat(strangersCertificate.exitCode()).as(strangersCertificate.output()).isEqualTo(1);
+
+      Outcome halfAPair = healthcheck("--port", port, "--tls-client-cert", client.cert().toString());
+      assertThat(halfAPair.exitCode()).isEqualTo(2);
+      assertThat(halfAPair.output()).contains("--tls-client-cert needs --tls-client-key").doesNotContain("\n");
     }
   }
 
