@@ -12,9 +12,12 @@ import io.grpc.ServerCredentials;
 import java.net.InetAddress;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import javax.net.ssl.SSLContext;
@@ -243,7 +246,7 @@ public final class ServerConfig {
     // Only a flag's first mention is the culprit; later ones are advice ("give --redis ...").
     Matcher m = FLAG.matcher(message);
     StringBuilder out = new StringBuilder();
-    java.util.Set<String> seen = new java.util.HashSet<>();
+    Set<String> seen = new HashSet<>();
     while (m.find()) {
       String variable = seen.add(m.group()) ? fromEnvironment(m.group(), args, env) : null;
       m.appendReplacement(out, Matcher.quoteReplacement(variable != null ? variable : m.group()));
@@ -266,7 +269,7 @@ public final class ServerConfig {
   private static final Map<String, String> VARIABLES = variables();
 
   private static Map<String, String> variables() {
-    Map<String, String> variables = new java.util.HashMap<>();
+    Map<String, String> variables = new HashMap<>();
     for (java.lang.reflect.Field field : ServerConfig.class.getDeclaredFields()) {
       Option option = field.getAnnotation(Option.class);
       if (option != null) {
