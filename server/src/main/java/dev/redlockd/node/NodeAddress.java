@@ -9,8 +9,12 @@ import java.util.List;
 import java.util.Optional;
 
 /**
- * Where a node lives and how to log in: {@code redis://[user:password@]host:port[/db]} or
+ * Where a node lives and how to log in: {@code redis://[user:password@]host:port} or
  * {@code rediss://...} for TLS. {@link #toString()} never shows the credentials.
+ *
+ * <p>Always database 0: release notices go over pub/sub, which Redis does not scope by database,
+ * so another database number would isolate nothing; a URI that names one is refused rather
+ * than half-honoured.
  */
 public record NodeAddress(
     String host, int port, boolean tls, Optional<String> user, Optional<String> password, int database) {
@@ -19,14 +23,18 @@ public record NodeAddress(
 
   /** Parses a comma-separated list of node URIs; throws IllegalArgumentException with a one-line reason. */
   public static List<NodeAddress> parseList(String uris) {
-    List<NodeAddress> nodes = new ArrayList<>();
-    for (String part : uris.split(",")) {
-      if (!part.isBlank()) {
-        nodes.add(parse(part.strip()));
-      }
-    }
-    if (nodes.isEmpty()) {
+    if (uris.isBlank()) {
       throw new IllegalArgumentException("no Redis node given");
+    }
+    List<NodeAddress> nodes = new ArrayList<>();
+    String[] parts = uris.split(",", -1); // -1: a trailing comma is an empty entry too
+    for (int i = 0; i < parts.length; i++) {
+      if (parts[i].isBlank()) {
+        // Most likely a node that a template or an unset variable left out: N would silently be one less.
+        throw new IllegalArgumentException("entry " + (i + 1) + " of " + parts.length
+            + " is empty (two commas in a row, or one at an end)");
+      }
+      nodes.add(parse(parts[i].strip()));
     }
     if (nodes.stream().map(NodeAddress::name).distinct().count() != nodes.size()) {
       throw new IllegalArgumentException("the same Redis node is named twice");
@@ -63,17 +71,26 @@ public record NodeAddress(
         password = Optional.of(decode(userInfo.substring(colon + 1)));
       }
     }
-    int database = 0;
-    String path = uri.getPath();
-    if (path != null && path.length() > 1) {
-      try {
-        database = Integer.parseInt(path.substring(1));
-      } catch (NumberFormatException e) {
-        throw new IllegalArgumentException("a Redis URI's path is a database number: " + redact(text));
-      }
-    }
     int port = uri.getPort() < 0 ? DEFAULT_PORT : uri.getPort();
-    return new NodeAddress(uri.getHost(), port, "rediss".equals(scheme), user, password, database);
+    boolean tls = "rediss".equals(scheme);
+    String shown = new NodeAddress(uri.getHost(), port, tls, user, password, 0).toString();
+    if (port < 1 || port > 65535) {
+      throw new IllegalArgumentException("port " + port + " is out of range 1..65535: " + shown);
+    }
+    String path = uri.getRawPath();
+    if (path != null && !path.isEmpty() && !path.equals("/") && !path.equals("/0")) {
+      throw new IllegalArgumentException("redlockd uses database 0 only (release notices go over pub/sub, "
+          + "which is not scoped by database, so another one would isolate nothing): remove "
+          // A path that is not a number may be the tail of a password with a '/' in it: not echoed.
+          + (path.matches("/\\d{1,9}") ? "'" + path + "'" : "the path") + " from " + shown
+          + "; give each deployment its own --key-prefix instead");
+    }
+    if (uri.getRawQuery() != null || uri.getRawFragment() != null) {
+      // Not echoed: a query may carry a password (?password=...).
+      throw new IllegalArgumentException("a Redis URI takes no query parameters (?...) or fragment (#...), "
+          + "they would be ignored: " + shown + (uri.getRawQuery() != null ? "?..." : "#..."));
+    }
+    return new NodeAddress(uri.getHost(), port, tls, user, password, 0);
   }
 
   /** Percent-escapes only: in a URI's user-info a '+' is a plus, not a space (base64 passwords). */

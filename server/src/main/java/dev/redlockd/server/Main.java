@@ -4,10 +4,13 @@ import dev.redlockd.node.DistinctEndpoints;
 import dev.redlockd.node.NodeAddress;
 import dev.redlockd.node.SameInstanceException;
 import java.io.PrintWriter;
+import java.util.List;
+import java.util.Map;
 import picocli.CommandLine;
 
 /**
- * {@code java -jar redlockd-server.jar [flags]}: runs until SIGTERM or SIGINT.
+ * {@code java -jar redlockd-server.jar --redis ...|--dev [flags]}: runs until SIGTERM or SIGINT
+ * (SIGHUP reloads the policy, never stops it).
  * {@code java -jar redlockd-server.jar healthcheck [flags]}: asks a running server once.
  */
 public final class Main {
@@ -18,9 +21,14 @@ public final class Main {
   }
 
   static int run(String[] args, PrintWriter err) {
+    return run(args, err, System.getenv());
+  }
+
+  /** {@code env} is what the flags' defaults were read from, to name a variable that held a bad value. */
+  static int run(String[] args, PrintWriter err, Map<String, String> env) {
     ServerConfig config = new ServerConfig();
     HealthCheckCommand healthCheck = new HealthCheckCommand();
-    CommandLine cli = new CommandLine(config).addSubcommand(healthCheck);
+    CommandLine cli = ServerConfig.commandLine(config).addSubcommand(healthCheck);
     try {
       CommandLine.ParseResult parsed = cli.parseArgs(args);
       if (CommandLine.printHelpIfRequested(parsed)) {
@@ -33,18 +41,24 @@ public final class Main {
         }
         return healthCheck.run(new PrintWriter(System.out, true));
       }
+      LogLevel.check(env);
       config.engineConfig();
       config.accessControl(); // a policy or token file that does not load stops start-up here
+      config.startMode();
       if (!config.devMode()) {
         // localhost and 127.0.0.1 are one node: refused before any node is contacted
         DistinctEndpoints.check(NodeAddress.parseList(config.redis));
       }
+      // Last, and still before any Redis node is contacted: a port in use would otherwise be
+      // found only after the nodes were probed and, on a new cluster, written to.
+      PortCheck.check(config.bindAddress(), config.port, config.metricsPort);
     } catch (CommandLine.ParameterException | IllegalArgumentException e) {
       // A bad flag stops start-up with a one-line reason.
-      err.println("redlockd: " + e.getMessage() + " (see --help)");
+      err.println("redlockd: " + ServerConfig.explain(e, List.of(args), env) + " (see --help)");
       err.flush();
       return 2;
     }
+    Hangup.keepRunning(config.policy != null && !config.policy.isBlank());
     RedlockdServer server;
     try {
       server = RedlockdServer.start(config);
@@ -59,7 +73,7 @@ public final class Main {
       return 1;
     }
     if (config.devMode()) {
-      // One hook, in order: release what the streams hold, then stop the dev Redis nodes.
+      // One hook, in order: end the streams (releasing nothing), then stop the dev Redis nodes.
       dev.redlockd.server.dev.RedisProcess.beforeExitKill(server::close);
     } else {
       Runtime.getRuntime().addShutdownHook(new Thread(server::close, "redlockd-shutdown"));

@@ -124,7 +124,7 @@ public final class RedlockdServer implements AutoCloseable {
       dev = DevCluster.start(config.devNodes);
       redis = String.join(",", dev.uris());
       log.warn("==================================================================");
-      log.warn("DEV MODE: no --redis given, started {} local Redis nodes ({}): {}", config.devNodes,
+      log.warn("DEV MODE (--dev): started {} local Redis nodes ({}): {}", config.devNodes,
           dev.binaryDescription(), redis);
       log.warn("They keep nothing on disk and stop with this server. Not for production.");
       log.warn("==================================================================");
@@ -145,6 +145,10 @@ public final class RedlockdServer implements AutoCloseable {
       // NodeAddress prints the scheme (is it TLS?) and never the password.
       log.info("Redlock over {} Redis nodes (quorum {}): {}; {}", nodes.size(), nodes.size() / 2 + 1, addresses,
           io.transport());
+      if (nodes.size() < 3) {
+        log.warn("{} Redis node{}: quorum {} of {}, the service stops if any one node fails; use 3 or more",
+            nodes.size(), nodes.size() == 1 ? "" : "s", nodes.size() / 2 + 1, nodes.size());
+      }
       engine = LockEngine.builder(nodes, engineConfig).notices(config.notifyWaiters).build().start();
       StartupGate.awaitNodes(engine, StartupGate.MAX_WAIT);
       HealthStatusManager health = new HealthStatusManager();
@@ -260,6 +264,8 @@ public final class RedlockdServer implements AutoCloseable {
     }
     health.enterTerminalState();
     server.shutdown();
+    String ended = streams.describe(); // no new ones: the server takes no new calls
+    boolean finished = true;
     try {
       streams.shutdown().get(shutdownGrace.toMillis(), TimeUnit.MILLISECONDS);
     } catch (InterruptedException e) {
@@ -269,13 +275,19 @@ public final class RedlockdServer implements AutoCloseable {
     }
     try {
       if (!server.awaitTermination(shutdownGrace.toMillis(), TimeUnit.MILLISECONDS)) {
+        finished = false;
         server.shutdownNow();
         server.awaitTermination(1, TimeUnit.SECONDS);
       }
     } catch (InterruptedException e) {
+      finished = false;
       server.shutdownNow();
       Thread.currentThread().interrupt();
     }
+    String grace = DurationFlag.format(shutdownGrace);
+    log.info("shutdown: ended {} streams with UNAVAILABLE, releasing nothing they held; {}", ended, finished
+        ? "calls under way finished within the " + grace + " grace period"
+        : "calls still under way were cut off when the " + grace + " grace period ran out");
     elections.close();
     engine.close();
     nodes.forEach(RedisNode::close);

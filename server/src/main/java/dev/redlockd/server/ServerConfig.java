@@ -12,9 +12,18 @@ import io.grpc.ServerCredentials;
 import java.net.InetAddress;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import javax.net.ssl.SSLContext;
+import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.OptionSpec;
 import picocli.CommandLine.Option;
 
 /**
@@ -22,9 +31,14 @@ import picocli.CommandLine.Option;
  * is {@code REDLOCKD_MAX_TTL}; a flag on the command line wins.
  */
 @Command(name = "redlockd", mixinStandardHelpOptions = true, version = "redlockd 0.1.0",
-    sortOptions = false,
-    description = "A gRPC lock service running the Redlock algorithm over N independent Redis masters.")
+    sortOptions = false, modelTransformer = EnvironmentHelp.class,
+    description = "A gRPC lock service running the Redlock algorithm over N independent Redis masters.",
+    footer = {"", "A flag on the command line wins over its environment variable. Environment only: "
+        + LogLevel.VARIABLE + ", one of " + LogLevel.VALID + " (default INFO)."})
 public final class ServerConfig {
+  /** The environment variable an option reads: its default value is {@code ${env:NAME:-...}}. */
+  private static final Pattern ENV_DEFAULT = Pattern.compile("^\\$\\{env:(\\w+):-.*}$");
+  private static final Pattern FLAG = Pattern.compile("--[a-z][a-z0-9-]*");
 
   @Option(names = "--bind", defaultValue = "${env:REDLOCKD_BIND:-0.0.0.0}", paramLabel = "<address>",
       description = "The address the gRPC and metrics ports listen on: 0.0.0.0 (every interface), 127.0.0.1 "
@@ -72,9 +86,14 @@ public final class ServerConfig {
   boolean allowPlaintextTokens;
 
   @Option(names = "--redis", defaultValue = "${env:REDLOCKD_REDIS:-}",
-      description = "The N Redis masters: redis://[user:password@]host:port,... or rediss:// for TLS. "
-          + "Empty: dev mode, 3 local Redis nodes started by the server.")
+      description = "The N Redis masters: redis://[user:password@]host:port,... or rediss:// for TLS; "
+          + "database 0 only. Required unless --dev.")
   String redis;
+
+  @Option(names = "--dev", defaultValue = "${env:REDLOCKD_DEV:-false}", fallbackValue = "true", arity = "0..1",
+      description = "Dev mode, instead of --redis: the server starts --dev-nodes local Redis nodes that keep "
+          + "nothing on disk and stop with it. Not for production (default ${DEFAULT-VALUE}).")
+  boolean dev;
 
   @Option(names = "--redis-tls-ca", defaultValue = "${env:REDLOCKD_REDIS_TLS_CA:-}", paramLabel = "<pem file>",
       description = "For rediss:// nodes: trust the authorities in this PEM bundle instead of the JVM's default ones.")
@@ -165,7 +184,7 @@ public final class ServerConfig {
   Duration keepAliveTimeout;
 
   @Option(names = "--dev-nodes", defaultValue = "${env:REDLOCKD_DEV_NODES:-3}",
-      description = "In dev mode (no --redis), how many local Redis nodes to start (default ${DEFAULT-VALUE}).")
+      description = "In dev mode (--dev), how many local Redis nodes to start (default ${DEFAULT-VALUE}).")
   int devNodes;
 
   @Option(names = "--shutdown-grace", defaultValue = "${env:REDLOCKD_SHUTDOWN_GRACE:-10s}",
@@ -180,12 +199,98 @@ public final class ServerConfig {
   public static ServerConfig parse(String... args) {
     ServerConfig config = new ServerConfig();
     try {
-      new picocli.CommandLine(config).parseArgs(args);
-    } catch (picocli.CommandLine.ParameterException e) {
-      throw new IllegalArgumentException(e.getMessage(), e);
+      commandLine(config).parseArgs(args);
+      config.engineConfig();
+      config.startMode();
+    } catch (CommandLine.ParameterException | IllegalArgumentException e) {
+      throw new IllegalArgumentException(explain(e, List.of(args), System.getenv()), e);
     }
-    config.engineConfig();
     return config;
+  }
+
+  /** The picocli command for these flags, with number converters whose errors read as reasons. */
+  static CommandLine commandLine(ServerConfig config) {
+    CommandLine cli = new CommandLine(config);
+    CommandLine.ITypeConverter<Integer> wholeNumber = text -> {
+      try {
+        return Integer.parseInt(text.strip());
+      } catch (NumberFormatException e) {
+        throw new CommandLine.TypeConversionException("'" + text + "' is not a whole number");
+      }
+    };
+    cli.registerConverter(int.class, wholeNumber);
+    cli.registerConverter(Integer.class, wholeNumber);
+    CommandLine.ITypeConverter<Double> number = text -> {
+      try {
+        return Double.parseDouble(text.strip());
+      } catch (NumberFormatException e) {
+        throw new CommandLine.TypeConversionException("'" + text + "' is not a number");
+      }
+    };
+    cli.registerConverter(double.class, number);
+    cli.registerConverter(Double.class, number);
+    return cli;
+  }
+
+  /**
+   * The one-line reason for a start-up error, in terms of where the bad value came from: a flag
+   * the command line did not give but its environment variable set is named by the variable
+   * ({@code REDLOCKD_PORT=abc: not a whole number}), so that the operator looks in the right place.
+   */
+  static String explain(RuntimeException e, List<String> args, Map<String, String> env) {
+    if (e instanceof CommandLine.ParameterException pe && pe.getArgSpec() instanceof OptionSpec option
+        && pe.getValue() != null && pe.getCause() instanceof CommandLine.TypeConversionException cause) {
+      String flag = option.longestName();
+      String value = pe.getValue();
+      String reason = cause.getMessage();
+      String quoted = "'" + value + "' is ";
+      if (reason != null && reason.startsWith(quoted)) {
+        reason = reason.substring(quoted.length());
+      }
+      String variable = fromEnvironment(flag, args, env);
+      return variable != null ? variable + "=" + value + ": " + reason : flag + " " + value + ": " + reason;
+    }
+    String message = String.valueOf(e.getMessage());
+    // Only a flag's first mention is the culprit; later ones are advice ("give --redis ...").
+    Matcher m = FLAG.matcher(message);
+    StringBuilder out = new StringBuilder();
+    Set<String> seen = new HashSet<>();
+    while (m.find()) {
+      String variable = seen.add(m.group()) ? fromEnvironment(m.group(), args, env) : null;
+      m.appendReplacement(out, Matcher.quoteReplacement(variable != null ? variable : m.group()));
+    }
+    m.appendTail(out);
+    return out.toString();
+  }
+
+  /** The variable {@code flag}'s value came from, or null when it came from the command line or a default. */
+  private static String fromEnvironment(String flag, List<String> args, Map<String, String> env) {
+    String variable = VARIABLES.get(flag);
+    if (variable == null || !env.containsKey(variable)) {
+      return null;
+    }
+    boolean onCommandLine = args.stream().anyMatch(a -> a.equals(flag) || a.startsWith(flag + "="));
+    return onCommandLine ? null : variable;
+  }
+
+  /** Each flag's environment variable, from its {@code ${env:...}} default. */
+  private static final Map<String, String> VARIABLES = variables();
+
+  private static Map<String, String> variables() {
+    Map<String, String> variables = new HashMap<>();
+    for (java.lang.reflect.Field field : ServerConfig.class.getDeclaredFields()) {
+      Option option = field.getAnnotation(Option.class);
+      if (option != null) {
+        variable(option.defaultValue()).ifPresent(v -> variables.put(option.names()[0], v));
+      }
+    }
+    return Map.copyOf(variables);
+  }
+
+  /** The environment variable of a raw {@code ${env:NAME:-default}} default value. */
+  static Optional<String> variable(String rawDefault) {
+    Matcher m = ENV_DEFAULT.matcher(rawDefault == null ? "" : rawDefault);
+    return m.matches() ? Optional.of(m.group(1)) : Optional.empty();
   }
 
   /** Checks what picocli cannot; throws IllegalArgumentException with a one-line reason. */
@@ -197,15 +302,16 @@ public final class ServerConfig {
     if (metricsPort < 0 || metricsPort > 65535) {
       throw new IllegalArgumentException("--metrics-port must lie in 0..65535 (0 = off), not " + metricsPort);
     }
+    if (metricsPort != 0 && metricsPort == port) {
+      throw new IllegalArgumentException("--metrics-port must differ from --port (both " + port + ")");
+    }
     if (nodeTimeout.isZero()) {
       throw new IllegalArgumentException("--node-timeout must be positive");
     }
     if (ioThreads < 0) {
       throw new IllegalArgumentException("--io-threads must not be negative (0: one per core)");
     }
-    boolean anyTlsNode = !devMode()
-        // a malformed --redis stops start-up here, with its reason
-        && NodeAddress.parseList(redis).stream().anyMatch(NodeAddress::tls);
+    boolean anyTlsNode = redisNodes().stream().anyMatch(NodeAddress::tls);
     if (redisTls().isPresent() && !anyTlsNode) {
       // Most likely a node meant as rediss:// was written redis://: its traffic would go in clear.
       throw new IllegalArgumentException("--redis-tls-ca/--redis-tls-cert are set but no --redis node "
@@ -236,8 +342,44 @@ public final class ServerConfig {
     if (devNodes < 1) {
       throw new IllegalArgumentException("--dev-nodes must be at least 1");
     }
-    return new EngineConfig(keyPrefix, driftFactor, minTtl, maxTtl, retryDelay, maxWaitingAcquires,
-        Duration.ofMillis(500));
+    try {
+      return new EngineConfig(keyPrefix, driftFactor, minTtl, maxTtl, retryDelay, maxWaitingAcquires,
+          Duration.ofMillis(500));
+    } catch (IllegalArgumentException e) {
+      // The engine names its settings without the dashes ("drift-factor must ...").
+      throw new IllegalArgumentException("--" + e.getMessage(), e);
+    }
+  }
+
+  /**
+   * The --redis nodes, parsed (empty when --redis is); throws IllegalArgumentException with a
+   * one-line reason naming --redis for a malformed one.
+   */
+  List<NodeAddress> redisNodes() {
+    if (redis == null || redis.isBlank()) {
+      return List.of();
+    }
+    try {
+      return NodeAddress.parseList(redis);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException("--redis: " + e.getMessage(), e); // never shows a password
+    }
+  }
+
+  /**
+   * Dev mode only when asked for: an empty --redis (a shell variable that was not set) must not
+   * start a server over throwaway local nodes in production.
+   */
+  void startMode() {
+    boolean noRedis = redis == null || redis.isBlank();
+    if (dev && !noRedis) {
+      throw new IllegalArgumentException("--dev and --redis exclude each other: dev mode starts its own local "
+          + "Redis nodes");
+    }
+    if (!dev && noRedis) {
+      throw new IllegalArgumentException("--redis is empty or not given: give --redis redis://host:port,... "
+          + "(the Redis masters), or --dev for dev mode with local Redis nodes");
+    }
   }
 
   /** The --bind address; a literal IP, so that start-up never waits on a name lookup. */
@@ -290,6 +432,6 @@ public final class ServerConfig {
   }
 
   boolean devMode() {
-    return redis == null || redis.isBlank();
+    return dev;
   }
 }

@@ -10,10 +10,30 @@ import org.junit.jupiter.api.Test;
 class NodeAddressTest {
 
   @Test
-  void parsesUserPasswordDatabaseAndTls() {
-    NodeAddress a = NodeAddress.parse("rediss://app:s%40cret@redis.example:6380/2");
+  void parsesUserPasswordAndTls() {
+    NodeAddress a = NodeAddress.parse("rediss://app:s%40cret@redis.example:6380");
     assertThat(a).isEqualTo(new NodeAddress("redis.example", 6380, true, Optional.of("app"),
-        Optional.of("s@cret"), 2));
+        Optional.of("s@cret"), 0));
+    assertThat(NodeAddress.parse("redis://h:1/0")).isEqualTo(NodeAddress.parse("redis://h:1/"))
+        .isEqualTo(NodeAddress.parse("redis://h:1"));
+  }
+
+  @Test
+  void refusesPortsOutsideTheTcpRange() {
+    assertThatThrownBy(() -> NodeAddress.parse("redis://127.0.0.1:99999"))
+        .hasMessage("port 99999 is out of range 1..65535: redis://127.0.0.1:99999");
+    assertThatThrownBy(() -> NodeAddress.parse("redis://h:0")).hasMessageContaining("out of range 1..65535");
+  }
+
+  @Test
+  void refusesADatabaseOtherThanZeroAndQueryParameters() {
+    // Pub/sub release notices are not scoped by database: another one would isolate nothing.
+    assertThatThrownBy(() -> NodeAddress.parse("redis://host:6379/99"))
+        .hasMessageContaining("database 0 only").hasMessageContaining("'/99'");
+    assertThatThrownBy(() -> NodeAddress.parse("redis://:pw@host:6379?db=2"))
+        .hasMessageContaining("no query parameters").hasMessageNotContaining("db=2").hasMessageNotContaining("pw");
+    assertThatThrownBy(() -> NodeAddress.parse("redis://host:6379/?password=hunter2"))
+        .hasMessageContaining("no query parameters").hasMessageNotContaining("hunter2");
   }
 
   @Test
@@ -50,6 +70,15 @@ class NodeAddressTest {
     assertThatThrownBy(() -> NodeAddress.parseList("redis://a:1,redis://a:1"))
         .isInstanceOf(IllegalArgumentException.class);
     assertThatThrownBy(() -> NodeAddress.parseList(" , ")).isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> NodeAddress.parseList("")).hasMessage("no Redis node given");
+  }
+
+  @Test
+  void anEmptyEntryIsRefusedNotDropped() {
+    assertThatThrownBy(() -> NodeAddress.parseList("redis://a:1,,redis://b:2"))
+        .hasMessage("entry 2 of 3 is empty (two commas in a row, or one at an end)");
+    assertThatThrownBy(() -> NodeAddress.parseList("redis://a:1,redis://b:2,"))
+        .hasMessageContaining("entry 3 of 3 is empty");
     assertThat(NodeAddress.parseList("redis://a:1").stream().map(NodeAddress::name).toList())
         .isEqualTo(List.of("a:1"));
   }

@@ -45,13 +45,94 @@ class ServerConfigTest {
 
   @Test
   void forceReleaseIsAllowedOnlyWhenAsked() {
-    assertThat(ServerConfig.parse("--allow-force-release").allowForceRelease).isTrue();
-    assertThat(ServerConfig.parse("--allow-force-release=false").allowForceRelease).isFalse();
+    assertThat(ServerConfig.parse("--dev", "--allow-force-release").allowForceRelease).isTrue();
+    assertThat(ServerConfig.parse("--dev", "--allow-force-release=false").allowForceRelease).isFalse();
   }
 
   @Test
-  void noRedisMeansDevMode() {
-    assertThat(ServerConfig.parse().devMode()).isTrue();
+  void devModeOnlyWhenAskedFor() {
+    assertThat(ServerConfig.parse("--dev").devMode()).isTrue();
+    assertThat(ServerConfig.parse("--dev=true").devMode()).isTrue();
+    // An empty --redis (an unset shell variable) must not start throwaway local nodes in production.
+    assertThatThrownBy(() -> ServerConfig.parse())
+        .hasMessageContaining("give --redis").hasMessageContaining("--dev");
+    assertThatThrownBy(() -> ServerConfig.parse("--redis", ""))
+        .hasMessageStartingWith("--redis is empty or not given");
+    assertThatThrownBy(() -> ServerConfig.parse("--dev", "--redis", "redis://a:1"))
+        .hasMessageContaining("--dev and --redis exclude each other");
+  }
+
+  @Test
+  void redisErrorsNameTheFlag() {
+    assertThatThrownBy(() -> ServerConfig.parse("--redis", "redis://127.0.0.1:99999"))
+        .hasMessage("--redis: port 99999 is out of range 1..65535: redis://127.0.0.1:99999");
+    assertThatThrownBy(() -> ServerConfig.parse("--redis", "redis://a:1,,redis://b:2"))
+        .hasMessageStartingWith("--redis: entry 2 of 3 is empty");
+    assertThatThrownBy(() -> ServerConfig.parse("--redis", "redis://host:6379/99"))
+        .hasMessageStartingWith("--redis: redlockd uses database 0 only");
+  }
+
+  @Test
+  void theMetricsPortMustDifferFromTheGrpcPort() {
+    assertThatThrownBy(() -> ServerConfig.parse("--dev", "--port", "9464", "--metrics-port", "9464"))
+        .hasMessage("--metrics-port must differ from --port (both 9464)");
+    assertThat(ServerConfig.parse("--dev", "--port", "0", "--metrics-port", "0").metricsPort).isZero();
+  }
+
+  @Test
+  void aBadValueIsNamedByTheVariableItCameFrom() {
+    // The environment cannot be set in-process: the conversion itself is checked with a real
+    // process (StartupErrorsTest); here, how a reason is worded for either origin.
+    assertThatThrownBy(() -> ServerConfig.parse("--port", "abc")).hasMessage("--port abc: not a whole number");
+    assertThatThrownBy(() -> ServerConfig.parse("--drift-factor", "x")).hasMessage("--drift-factor x: not a number");
+    IllegalArgumentException range = new IllegalArgumentException("--port must lie in 0..65535, not 70000");
+    assertThat(ServerConfig.explain(range, java.util.List.of(), java.util.Map.of("REDLOCKD_PORT", "70000")))
+        .isEqualTo("REDLOCKD_PORT must lie in 0..65535, not 70000");
+    // Given on the command line as well: the flag won, so the flag is named.
+    assertThat(ServerConfig.explain(range, java.util.List.of("--port=70000"), java.util.Map.of("REDLOCKD_PORT", "1")))
+        .isEqualTo("--port must lie in 0..65535, not 70000");
+    // Only the first mention is the culprit; the advice keeps the flag.
+    IllegalArgumentException empty = new IllegalArgumentException("--redis is empty or not given: give --redis x");
+    assertThat(ServerConfig.explain(empty, java.util.List.of(), java.util.Map.of("REDLOCKD_REDIS", "")))
+        .isEqualTo("REDLOCKD_REDIS is empty or not given: give --redis x");
+  }
+
+  @Test
+  void helpNamesEachOptionsEnvironmentVariable() {
+    String usage = ServerConfig.commandLine(new ServerConfig()).getUsageMessage(picocli.CommandLine.Help.Ansi.OFF)
+        .replaceAll("\\s+", " "); // the help wraps long lines anywhere
+    for (picocli.CommandLine.Model.OptionSpec option
+        : ServerConfig.commandLine(new ServerConfig()).getCommandSpec().options()) {
+      if (option.usageHelp() || option.versionHelp() || option.hidden()) {
+        continue;
+      }
+      String variable = ServerConfig.variable(option.defaultValueString(false)).orElseThrow();
+      assertThat(usage).as(option.longestName()).contains("Environment: " + variable + ".");
+    }
+    assertThat(usage).contains("REDLOCKD_LOG_LEVEL").contains("REDLOCKD_DEV");
+    // Still the declared order, --help and --version last.
+    assertThat(usage.indexOf("--bind")).isLessThan(usage.indexOf("--port="));
+    assertThat(usage.indexOf("--shutdown-grace")).isLessThan(usage.indexOf("--help"));
+  }
+
+  @Test
+  void anUnknownLogLevelIsRefusedWithTheValidOnes() {
+    LogLevel.check(java.util.Map.of());
+    LogLevel.check(java.util.Map.of("REDLOCKD_LOG_LEVEL", "warn"));
+    assertThatThrownBy(() -> LogLevel.check(java.util.Map.of("REDLOCKD_LOG_LEVEL", "WARNING")))
+        .hasMessage("REDLOCKD_LOG_LEVEL=WARNING: not a log level; use one of TRACE, DEBUG, INFO, WARN, ERROR or OFF");
+  }
+
+  @Test
+  void aPortInUseIsNamedWithItsFlag() throws Exception {
+    java.net.InetAddress loopback = java.net.InetAddress.getLoopbackAddress();
+    try (java.net.ServerSocket taken = new java.net.ServerSocket(0, 1, loopback)) {
+      int port = taken.getLocalPort();
+      assertThatThrownBy(() -> PortCheck.check(loopback, port, 0))
+          .hasMessage("--port " + port + ": address already in use (on 127.0.0.1)");
+      assertThatThrownBy(() -> PortCheck.check(loopback, 0, port))
+          .hasMessageStartingWith("--metrics-port " + port + ": address already in use");
+    }
   }
 
   @Test

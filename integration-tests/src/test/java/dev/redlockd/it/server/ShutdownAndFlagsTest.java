@@ -75,7 +75,7 @@ class ShutdownAndFlagsTest {
 
   @Test
   void sigtermInDevModeEndsKeptStreamsUnreleasedBeforeItStopsItsRedisNodes() throws Exception {
-    try (ServerProcess server = ServerProcess.start()) {
+    try (ServerProcess server = ServerProcess.start("--dev")) {
       LockServiceGrpc.LockServiceBlockingStub stub = LockServiceGrpc.newBlockingStub(server.channel());
       Duration ttl = Duration.ofSeconds(30);
       Lease held = stub.acquire(acquireRequest("dev-shutdown", ttl, Duration.ZERO, "")).getLease();

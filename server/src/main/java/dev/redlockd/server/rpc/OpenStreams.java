@@ -41,6 +41,20 @@ public final class OpenStreams {
     return open.size();
   }
 
+  /** The open streams by kind, for the shutdown log: "2 KeepAlive, 0 Campaign, 1 Observe". */
+  public String describe() {
+    java.util.Map<String, Long> kinds = new java.util.LinkedHashMap<>();
+    for (String kind : java.util.List.of("KeepAlive", "Campaign", "Observe")) {
+      kinds.put(kind, 0L);
+    }
+    for (OpenStream stream : open) {
+      kinds.merge(stream.getClass().getSimpleName().replaceFirst("Stream$", ""), 1L, Long::sum);
+    }
+    StringBuilder out = new StringBuilder();
+    kinds.forEach((kind, n) -> out.append(out.isEmpty() ? "" : ", ").append(n).append(' ').append(kind));
+    return out.toString();
+  }
+
   /** Ends every open stream with UNAVAILABLE; what they hold runs out at its validity unless resumed elsewhere. */
   public CompletableFuture<Void> shutdown() {
     return CompletableFuture.allOf(open.stream().map(OpenStream::shutdown).toArray(CompletableFuture[]::new));
