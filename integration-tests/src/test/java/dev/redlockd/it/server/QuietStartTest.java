@@ -30,7 +30,7 @@ class QuietStartTest {
 
   @Test
   void devModeStartsWithoutCallingItsOwnNodesSilent() throws Exception {
-    try (ServerProcess server = ServerProcess.start()) {
+    try (ServerProcess server = ServerProcess.start("--dev")) {
       assertThat(server.log()).contains("DEV MODE");
       assertQuietAboutHealthyNodes(server);
     }
