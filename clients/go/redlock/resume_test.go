@@ -446,6 +446,8 @@ func startReplicas(t *testing.T, names ...string) *replicas {
 func TestTwoAddressesOneStopsTheStreamResumesOnTheOther(t *testing.T) {
 	rs := startReplicas(t, "replica-a:1", "replica-b:2")
 	c := New(rs.conn)
+	answered := make(chan struct{}, 256)
+	c.testAnswered = func() { answered <- struct{}{} }
 	l, err := c.Acquire(context.Background(), "orders/1", 2*time.Second, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -482,7 +484,20 @@ func TestTwoAddressesOneStopsTheStreamResumesOnTheOther(t *testing.T) {
 		}
 		break
 	}
-	time.Sleep(50 * time.Millisecond) // the answer lands
+	// The resumed stream's answer (to seq, or a later request) has been taken in once the
+	// deadline is at least seq's send time + the validity (2 s): earlier answers date earlier.
+	l.mu.Lock()
+	k := l.keeper
+	l.mu.Unlock()
+	k.mu.Lock()
+	resumedAt, ok := k.sent.at(seq)
+	k.mu.Unlock()
+	if !ok {
+		t.Fatalf("request %d is not remembered", seq)
+	}
+	for l.Deadline().Before(resumedAt.Add(2 * time.Second)) {
+		recv(t, answered, "the resumed stream's answer taken in")
+	}
 	if !l.Valid() || len(lost) != 0 || l.FencingToken() != 7 {
 		t.Fatalf("after the resume: valid %v, lost %d", l.Valid(), len(lost))
 	}
