@@ -70,16 +70,3 @@ func (c *fakeClock) set(at time.Time) {
 		due.f()
 	}
 }
-
-// armed counts the timers neither fired nor stopped.
-func (c *fakeClock) armed() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	n := 0
-	for _, t := range c.timers {
-		if !t.done {
-			n++
-		}
-	}
-	return n
-}
