@@ -53,14 +53,14 @@ func (c *Client) Acquire(ctx context.Context, resource string, ttl, wait time.Du
 			callTimeout += waitLeft
 		}
 		callCtx, cancel := context.WithTimeout(ctx, callTimeout)
-		sent := time.Now()
+		sent := c.clock.Now()
 		resp, err := c.svc.Acquire(callCtx, req)
 		cancel()
 
 		if err == nil {
 			validity := resp.GetLease().GetValidity().AsDuration()
 			deadline := sent.Add(validity)
-			left := time.Until(deadline)
+			left := deadline.Sub(c.clock.Now())
 			if left < validity/2 && refreshes < maxRefreshes {
 				// Typically the wait for another holder took longer than the ttl: the refreshed
 				// answer comes at once and the lease handed out has most of its ttl ahead.

@@ -160,27 +160,23 @@ func TestInvalidArgumentKeepsItsCode(t *testing.T) {
 func TestDeadlineCountsFromSendTime(t *testing.T) {
 	const validity, serverDelay = 10 * time.Second, 300 * time.Millisecond
 	f := newFake()
+	clk := newFakeClock()
 	f.acquire = func(_ context.Context, req *redlockv1.AcquireRequest, _ int) (*redlockv1.AcquireResponse, error) {
-		time.Sleep(serverDelay) // the server's time: the client cannot see where it went
+		clk.set(clk.Now().Add(serverDelay)) // the server's time: the client cannot see where it went
 		return grant(req, validity, 1), nil
 	}
-	c := start(t, f)
-	before := time.Now()
+	c := start(t, f, withClock(clk))
+	sent := clk.Now()
 	l, err := c.Acquire(context.Background(), "orders/1", validity, 0)
-	after := time.Now()
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Sent after `before`, and at least serverDelay before `after`.
-	d := l.Deadline()
-	if d.Before(before.Add(validity)) || d.After(after.Add(validity-serverDelay)) {
-		t.Fatalf("deadline %s after the call began, want within [%s, %s]", d.Sub(before), validity,
-			after.Add(validity-serverDelay).Sub(before))
+	if d := l.Deadline(); !d.Equal(sent.Add(validity)) {
+		t.Fatalf("deadline %s after the send, want %s", d.Sub(sent), validity)
 	}
 	guard := 100 * time.Millisecond // min(10s/20, 100ms)
-	bound := time.Until(d) - guard
-	if r := l.Remaining(); r <= 0 || r > bound {
-		t.Fatalf("remaining %s, want the time to the guarded deadline (at most %s)", r, bound)
+	if r, want := l.Remaining(), validity-serverDelay-guard; r != want {
+		t.Fatalf("remaining %s, want the time to the guarded deadline, %s", r, want)
 	}
 	if !l.Valid() {
 		t.Fatal("a fresh lease is not valid")
@@ -189,13 +185,14 @@ func TestDeadlineCountsFromSendTime(t *testing.T) {
 
 func TestLateGrantIsAskedAgain(t *testing.T) {
 	f := newFake()
+	clk := newFakeClock()
 	f.acquire = func(_ context.Context, req *redlockv1.AcquireRequest, n int) (*redlockv1.AcquireResponse, error) {
 		if n == 1 {
-			time.Sleep(300 * time.Millisecond) // more than half the validity
+			clk.set(clk.Now().Add(300 * time.Millisecond)) // more than half the validity
 		}
 		return grant(req, 400*time.Millisecond, 3), nil
 	}
-	c := start(t, f)
+	c := start(t, f, withClock(clk))
 	l, err := c.Acquire(context.Background(), "orders/1", 400*time.Millisecond, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -204,7 +201,7 @@ func TestLateGrantIsAskedAgain(t *testing.T) {
 	if again.Token != first.Token {
 		t.Fatal("the refresh carried another token")
 	}
-	if left := time.Until(l.Deadline()); left < 200*time.Millisecond {
+	if left := l.Deadline().Sub(clk.Now()); left != 400*time.Millisecond {
 		t.Fatalf("the lease handed out has %s left of 400ms", left)
 	}
 	_, _ = l.Release(context.Background())

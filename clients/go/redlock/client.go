@@ -22,8 +22,9 @@ type Client struct {
 	retry       retryPolicy
 	owner       string
 	reconnect   func() // wakes the connection's subchannels that back off (a *grpc.ClientConn); may be nil
+	clock       clock  // what deadlines are read on and their timers armed by
 
-	testAnswered func() // tests: called after each KeepAlive or Campaign answer is taken in
+	testAnswered func() // tests: called after each KeepAlive, Campaign or Observe answer is taken in
 }
 
 // Option changes one of the Client's defaults.
@@ -67,6 +68,7 @@ func New(cc grpc.ClientConnInterface, opts ...Option) *Client {
 		callTimeout: 5 * time.Second,
 		retry:       retryPolicy{4, 50 * time.Millisecond, time.Second},
 		owner:       defaultOwner(),
+		clock:       realClock{},
 	}
 	if r, ok := cc.(interface{ ResetConnectBackoff() }); ok {
 		c.reconnect = r.ResetConnectBackoff

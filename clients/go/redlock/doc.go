@@ -26,8 +26,10 @@
 //
 // Elections use the same machinery: Campaign waits until this client leads an election and
 // returns a Leadership kept alive on its Campaign stream (IsLeader with the same guard, OnLost,
-// Proclaim, Resign); its Term is the lease's fencing token. Leader reads who leads, and Observe
-// calls back with every change.
+// Proclaim, Resign, and Done / Err / Deadline as on a context); its Term is the lease's fencing
+// token. Lead runs a function while this client leads, with a context cancelled the moment the
+// leadership is lost (and with Requeue campaigns again). Leader reads who leads; Observe sends
+// every change on a channel closed when its context ends (ObserveFunc: a callback on it).
 //
 // Every error that comes from a call keeps its gRPC status: status.Code(err) works on it
 // directly (it implements GRPCStatus), and errors.Is(err, ErrNotAcquired) / ErrLeaseLost tell

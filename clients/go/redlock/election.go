@@ -74,7 +74,7 @@ func (c *Client) Campaign(ctx context.Context, election, value string, ttl time.
 			st: status.New(codes.Internal, "no random token: "+err.Error()), cause: err}
 	}
 	l := &Leadership{c: c, election: election, token: token, sendValue: value, value: value,
-		life: newLifetime("leadership", election, true, ttl), led: make(chan struct{})}
+		life: newLifetime(c.clock, "leadership", election, true, ttl), led: make(chan struct{})}
 	ks, err := startKept(c, l.life, l.campaignSpec())
 	if err != nil {
 		return nil, callError("campaign", election, err)
@@ -179,11 +179,21 @@ func (l *Leadership) Remaining() time.Duration { return l.life.remaining() }
 // validity it carried: the deadline itself, without the guard, with the monotonic reading.
 func (l *Leadership) Deadline() time.Time { return l.life.deadlineAt() }
 
-// Done is closed when the leadership is lost or resigned.
+// Done is closed when the leadership is lost or resigned, like a context's Done.
 func (l *Leadership) Done() <-chan struct{} { return l.life.done }
 
-// Err is the error the leadership was lost with (it wraps ErrLeaseLost), or nil.
-func (l *Leadership) Err() error { return l.life.err() }
+// Err says why Done is closed, like a context's Err: the error the leadership was lost with
+// (it wraps ErrLeaseLost), ErrResigned once it was resigned (or closed) first, nil while it
+// lasts.
+func (l *Leadership) Err() error {
+	if err := l.life.err(); err != nil {
+		return err
+	}
+	if l.life.isEnded() {
+		return ErrResigned
+	}
+	return nil
+}
 
 // String describes the leadership: election, term, value and whether it still leads.
 func (l *Leadership) String() string {
@@ -378,7 +388,21 @@ func (c *Client) Leader(ctx context.Context, election string) (*Leader, error) {
 	return leaderOf(resp.GetLeader()), nil
 }
 
-// Observation watches an election; see Client.Observe.
+// Observe watches election: the channel it returns gets the current leader (nil: none), then
+// every change, and is closed once ctx ends (cancel ctx to stop; nothing else needs closing).
+// The consumer may call anything, Observe and Campaign included, between two reads: nothing
+// waits for it but the next value. A consumer that reads slower than the changes come gets the
+// latest state when it reads next, not a backlog. When the server's stream ends, it is reopened
+// (with the retry policy's backoff, without a limit), and only a state that differs from the
+// last one sent and whose term is not below the last leader's term seen is sent: no repeat,
+// never back in time. A value being handed over as ctx ends may still arrive; none follows it.
+func (c *Client) Observe(ctx context.Context, election string) <-chan *Leader {
+	out := make(chan *Leader)
+	go observeInto(ctx, c, election, out)
+	return out
+}
+
+// Observation is a callback on an election's leader; see Client.ObserveFunc.
 type Observation struct {
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -387,30 +411,41 @@ type Observation struct {
 	closed bool
 }
 
-// Observe calls fn with the current leader of election (nil: none), then with every change,
-// one call at a time on a goroutine of its own, until Close or until ctx ends. When the
-// server's stream ends otherwise, it is reopened (with the retry policy's backoff, without a
-// limit), and fn is then called only with a state that differs from the last one delivered
-// and whose term is not below the last leader's term seen: no repeat, never back in time.
-func (c *Client) Observe(ctx context.Context, election string, fn func(*Leader)) *Observation {
+// ObserveFunc calls fn with what Observe sends (the current leader, nil for none, then every
+// change), one call at a time on a goroutine of its own, until Close or until ctx ends. It reads
+// Observe's channel: the same states, reopening and order.
+func (c *Client) ObserveFunc(ctx context.Context, election string, fn func(*Leader)) *Observation {
 	octx, cancel := context.WithCancel(ctx)
 	o := &Observation{cancel: cancel, done: make(chan struct{})}
-	go o.run(octx, c, election, fn)
+	states := c.Observe(octx, election)
+	go func() {
+		defer close(o.done)
+		for s := range states {
+			o.mu.Lock()
+			stop := o.closed
+			o.mu.Unlock()
+			if !stop {
+				fn(s)
+			}
+		}
+	}()
 	return o
 }
 
-// Close stops the observation. When it returns, fn is not running and will not be called
-// again. It waits for a call of fn that is running, so fn itself must not call Close
-// (it may start `go o.Close()`).
+// Close stops the observation: no call of fn starts after Close returns. It does not wait for
+// a call that is running, so fn itself may call it; Done is closed once that call returned.
 func (o *Observation) Close() {
 	o.mu.Lock()
 	o.closed = true
 	o.mu.Unlock()
 	o.cancel()
-	<-o.done
 }
 
-// observed is what an Observation has delivered, for the rules on what it delivers next.
+// Done is closed when the observation has ended (Close, or ctx ended) and no call of fn is
+// running.
+func (o *Observation) Done() <-chan struct{} { return o.done }
+
+// observed is what an observation has delivered, for the rules on what it delivers next.
 type observed struct {
 	delivered bool    // anything yet
 	last      *Leader // the last state delivered (nil: none)
@@ -418,36 +453,54 @@ type observed struct {
 	maxTerm   uint64 // the highest leader term seen
 }
 
-// accept tells whether s is to be delivered, and records it if so.
-func (st *observed) accept(s *Leader) bool {
-	if st.delivered {
-		switch {
-		case s == nil && st.last == nil:
-			return false
-		case s != nil && st.last != nil && *s == *st.last:
-			return false
-		}
-	}
+// fresh tells whether s is not back in time (a leader's term not below the highest seen), and
+// records its term if so.
+func (st *observed) fresh(s *Leader) bool {
 	if s != nil {
 		if st.seenTerm && s.Term < st.maxTerm {
 			return false
 		}
 		st.seenTerm, st.maxTerm = true, s.Term
 	}
-	st.delivered, st.last = true, nil
-	if s != nil {
-		kept := *s // fn gets s itself and may change it
-		st.last = &kept
-	}
 	return true
 }
 
-func (o *Observation) run(ctx context.Context, c *Client, election string, fn func(*Leader)) {
-	defer close(o.done)
-	defer o.cancel()
+// differs tells whether s differs from the last state delivered (or is the first).
+func (st *observed) differs(s *Leader) bool {
+	switch {
+	case !st.delivered:
+		return true
+	case s == nil || st.last == nil:
+		return (s == nil) != (st.last == nil)
+	default:
+		return *s != *st.last
+	}
+}
+
+// record notes s as delivered.
+func (st *observed) record(s *Leader) {
+	st.delivered, st.last = true, nil
+	if s != nil {
+		kept := *s // the consumer gets s itself and may change it
+		st.last = &kept
+	}
+}
+
+// accept tells whether s is to be delivered (fresh and different), and records it if so.
+func (st *observed) accept(s *Leader) bool {
+	if !st.fresh(s) || !st.differs(s) {
+		return false
+	}
+	st.record(s)
+	return true
+}
+
+// observeInto runs Observe streams, sending their states to out, until ctx ends; then closes out.
+func observeInto(ctx context.Context, c *Client, election string, out chan<- *Leader) {
+	defer close(out)
 	var st observed
 	for attempt := 1; ctx.Err() == nil; attempt++ {
-		if o.watch(ctx, c, election, fn, &st) {
+		if watch(ctx, c, election, out, &st) {
 			attempt = 1 // the stream worked: the backoff starts over
 		}
 		if sleep(ctx, c.retry.backoff(attempt)) != nil {
@@ -456,31 +509,66 @@ func (o *Observation) run(ctx context.Context, c *Client, election string, fn fu
 	}
 }
 
-// watch runs one Observe stream until it ends; true if it brought any state.
-func (o *Observation) watch(ctx context.Context, c *Client, election string, fn func(*Leader), st *observed) bool {
+// watch runs one Observe stream until it ends (or ctx does); true if it brought any state. The
+// states it receives while the consumer has not taken the last one replace it: the consumer
+// gets the latest.
+func watch(ctx context.Context, c *Client, election string, out chan<- *Leader, st *observed) bool {
 	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stream, err := c.elections.Observe(sctx, &redlockv1.ObserveRequest{Election: election})
 	if err != nil {
 		return false
 	}
+	type received struct {
+		s   *Leader
+		err error
+	}
+	in := make(chan received)
+	go func() {
+		for {
+			resp, err := stream.Recv()
+			select {
+			case in <- received{leaderOf(resp.GetLeader()), err}:
+			case <-sctx.Done():
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
 	got := false
+	var pending *Leader
+	havePending := false
 	for {
-		resp, err := stream.Recv()
-		if err != nil {
+		var send chan<- *Leader
+		if havePending {
+			send = out
+		}
+		select {
+		case r := <-in:
+			if r.err != nil {
+				if havePending && ctx.Err() == nil {
+					select { // hand over what came before the end
+					case out <- pending:
+						st.record(pending)
+					case <-ctx.Done():
+					}
+				}
+				return got
+			}
+			got = true
+			if st.fresh(r.s) { // replaces what the consumer has not taken yet
+				pending, havePending = r.s, st.differs(r.s)
+			}
+			if h := c.testAnswered; h != nil {
+				h()
+			}
+		case send <- pending:
+			st.record(pending)
+			pending, havePending = nil, false
+		case <-ctx.Done():
 			return got
 		}
-		got = true
-		s := leaderOf(resp.GetLeader())
-		if !st.accept(s) {
-			continue
-		}
-		o.mu.Lock()
-		stop := o.closed || ctx.Err() != nil
-		o.mu.Unlock()
-		if stop {
-			return got
-		}
-		fn(s)
 	}
 }

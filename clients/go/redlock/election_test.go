@@ -217,26 +217,36 @@ func TestCampaignSendsWhileWaitingAndDatesItsLeadershipByTheEchoedSequence(t *te
 func TestLeadershipIsLostOnceWhenItsGuardedDeadlinePasses(t *testing.T) {
 	e := &fakeElections{}
 	s := newCampaignScript(e)
-	c := startElections(t, e)
+	clk := newFakeClock()
+	c := startElections(t, e, withClock(clk))
 	const ttl, validity = time.Second, 300 * time.Millisecond // guard 50 ms; renewals unanswered
 	l := lead(t, c, s, ttl, validity)
 	if !l.IsLeader() {
 		t.Fatal("not leader after the grant")
 	}
 	var calls int32
-	type loss struct {
-		at  time.Time
-		err error
-	}
-	lost := make(chan loss, 4)
+	lost := make(chan error, 4)
 	l.OnLost(func(err error) {
 		atomic.AddInt32(&calls, 1)
-		lost <- loss{time.Now(), err}
+		lost <- err
 	})
-	got := recv(t, lost, "the loss by the timer")
 	deadline := deadlineOf(l)
-	if !got.at.Before(deadline) || got.at.Before(deadline.Add(-guardFor(ttl))) {
-		t.Fatalf("loss reported %s before the deadline, want within the guard (50ms)", deadline.Sub(got.at))
+	clk.set(deadline.Add(-guardFor(ttl) - time.Nanosecond))
+	if !l.IsLeader() || l.Err() != nil || len(lost) != 0 {
+		t.Fatalf("lost a nanosecond before the guarded deadline: %v", l.Err())
+	}
+	clk.set(deadline.Add(-guardFor(ttl))) // runs the timer, on this goroutine
+	if l.IsLeader() || !errors.Is(l.Err(), ErrLeaseLost) {
+		t.Fatalf("at the guarded deadline: leader %t, err %v", l.IsLeader(), l.Err())
+	}
+	select {
+	case <-l.Done():
+	default:
+		t.Fatal("Done not closed by the loss")
+	}
+	got := struct{ err error }{recv(t, lost, "the loss by the timer")}
+	if got.err != l.Err() {
+		t.Fatalf("callback got %v, Err is %v", got.err, l.Err())
 	}
 	if !errors.Is(got.err, ErrLeaseLost) || status.Code(got.err) != codes.DeadlineExceeded ||
 		!strings.Contains(got.err.Error(), "leadership lost") {
@@ -256,8 +266,12 @@ func TestLeadershipIsLostOnceWhenItsGuardedDeadlinePasses(t *testing.T) {
 	if err := l.Close(); err != nil {
 		t.Fatalf("close of a lost leadership: %v", err)
 	}
-	time.Sleep(50 * time.Millisecond)
-	if n := atomic.LoadInt32(&calls); n != 1 {
+	// The second loss was not recorded (Err is still the first) and the callbacks were taken
+	// by the first: nothing is left that could run them again.
+	if l.Err() != got.err || len(l.life.callbacks) != 0 {
+		t.Fatalf("a second loss was recorded: %v", l.Err())
+	}
+	if n := atomic.LoadInt32(&calls); n != 1 || len(lost) != 0 {
 		t.Fatalf("callback ran %d times", n)
 	}
 }
@@ -265,21 +279,25 @@ func TestLeadershipIsLostOnceWhenItsGuardedDeadlinePasses(t *testing.T) {
 func TestIsLeaderIsFalseWithinTheGuard(t *testing.T) {
 	e := &fakeElections{}
 	s := newCampaignScript(e)
+	clk := newFakeClock()
 	const ttl = time.Second // guard 50 ms
-	l := lead(t, startElections(t, e), s, ttl, 300*time.Millisecond)
+	l := lead(t, startElections(t, e, withClock(clk)), s, ttl, 300*time.Millisecond)
 	l.life.mu.Lock()
 	l.life.expiry.Stop() // no loss reported: IsLeader alone must tell
 	deadline := l.life.deadline
 	l.life.mu.Unlock()
-	if !l.IsLeader() {
-		t.Fatal("not leader after the grant")
+	guarded := deadline.Add(-guardFor(ttl))
+	clk.set(guarded.Add(-time.Millisecond))
+	if !l.IsLeader() || l.Remaining() != time.Millisecond {
+		t.Fatalf("1ms before the guarded deadline: leader %t, remaining %s", l.IsLeader(), l.Remaining())
 	}
-	time.Sleep(time.Until(deadline.Add(-guardFor(ttl) / 2)))
-	if time.Now().After(deadline) {
-		t.Skip("slept past the deadline itself")
+	clk.set(deadline.Add(-guardFor(ttl) / 2))
+	if l.IsLeader() || l.Remaining() != 0 {
+		t.Fatalf("leader (remaining %s) %s before the deadline, within the guard of %s", l.Remaining(),
+			deadline.Sub(clk.Now()), guardFor(ttl))
 	}
-	if l.IsLeader() {
-		t.Fatalf("leader %s before the deadline, within the guard of %s", time.Until(deadline), guardFor(ttl))
+	if l.Err() != nil {
+		t.Fatalf("a loss was reported without the timer: %v", l.Err())
 	}
 }
 
@@ -325,7 +343,10 @@ func TestLeadershipIsLostOnceWhenItsStreamEnds(t *testing.T) {
 			if ok, rerr := l.Resign(context.Background()); ok || rerr != nil {
 				t.Fatalf("resign of a lost leadership: %v, %v", ok, rerr)
 			}
-			time.Sleep(20 * time.Millisecond)
+			// The second loss was not recorded and the first took the callbacks with it.
+			if l.Err() != err || len(l.life.callbacks) != 0 {
+				t.Fatalf("a second loss was recorded: %v", l.Err())
+			}
 			if n := atomic.LoadInt32(&calls); n != 1 || len(lost) != 0 {
 				t.Fatalf("callback ran %d times", n)
 			}
@@ -349,15 +370,31 @@ func TestResignHalfClosesOnceAndReportsNoLoss(t *testing.T) {
 			s := newCampaignScript(e)
 			s.onHalfClose = tc.serverEnds
 			const validity = 300 * time.Millisecond // the timer would report a loss after it
-			l := lead(t, startElections(t, e), s, time.Second, validity)
+			clk := newFakeClock()
+			l := lead(t, startElections(t, e, withClock(clk)), s, time.Second, validity)
 			lost := make(chan error, 1)
 			l.OnLost(func(err error) { lost <- err })
-			got, err := l.Resign(context.Background())
-			if got != tc.want || status.Code(err) != tc.wantErr {
-				t.Fatalf("resign: %v, %v; want %v, %s", got, err, tc.want, tc.wantErr)
+			if l.Err() != nil {
+				t.Fatalf("Err while leading: %v", l.Err())
 			}
+			type resigned struct {
+				ok  bool
+				err error
+			}
+			done := make(chan resigned, 1)
+			go func() {
+				ok, err := l.Resign(context.Background())
+				done <- resigned{ok, err}
+			}()
 			if end := recv(t, s.recvEnd, "the half-close"); end != io.EOF {
 				t.Fatalf("the stream ended by %v, want a half-close", end)
+			}
+			// Past the deadline: a stream that ended otherwise than OK or NOT_FOUND is not
+			// reopened to carry the half-close again (the leadership has run out).
+			clk.set(deadlineOf(l))
+			res := recv(t, done, "Resign's return")
+			if got, err := res.ok, res.err; got != tc.want || status.Code(err) != tc.wantErr {
+				t.Fatalf("resign: %v, %v; want %v, %s", got, err, tc.want, tc.wantErr)
 			}
 			if l.IsLeader() {
 				t.Fatal("leader after resigning")
@@ -371,9 +408,15 @@ func TestResignHalfClosesOnceAndReportsNoLoss(t *testing.T) {
 			if err := l.Proclaim(context.Background(), "a2"); status.Code(err) != codes.FailedPrecondition {
 				t.Fatalf("proclaim after resign: %v", err)
 			}
-			time.Sleep(validity + 50*time.Millisecond)
-			if len(lost) != 0 {
-				t.Fatalf("a loss was reported after the resign: %v", <-lost)
+			select {
+			case <-l.Done():
+			default:
+				t.Fatal("Done not closed by the resign")
+			}
+			clk.set(deadlineOf(l).Add(validity)) // runs any timer still armed
+			l.life.checkExpiry()
+			if l.Err() != ErrResigned || l.life.lossErr() != nil || len(lost) != 0 {
+				t.Fatalf("after the resign and the deadline: Err %v, loss %v", l.Err(), l.life.lossErr())
 			}
 		})
 	}
@@ -580,82 +623,109 @@ func observeState(l *Leader) *redlockv1.ObserveResponse {
 	return &redlockv1.ObserveResponse{Leader: &redlockv1.Leadership{Value: l.Value, Term: l.Term}}
 }
 
-func TestObserveReopensAndDeliversOnlyNewStatesNotBackInTime(t *testing.T) {
-	a5, old3, b7, c9 := &Leader{"a", 5}, &Leader{"old", 3}, &Leader{"b", 7}, &Leader{"c", 9}
-	more := make(chan struct{})
-	sentAfterClose := make(chan error, 1)
-	e := &fakeElections{}
+// observeScript is an Observe handler the test drives: each state put on states is sent on the
+// open stream; an error put on end ends it. Each call is counted in opened.
+type observeScript struct {
+	states chan *Leader
+	end    chan error
+	opened chan int
+}
+
+func newObserveScript(e *fakeElections) *observeScript {
+	s := &observeScript{states: make(chan *Leader), end: make(chan error), opened: make(chan int, 16)}
 	e.observe = func(req *redlockv1.ObserveRequest, stream redlockv1.ElectionService_ObserveServer, n int) error {
 		if req.Election != "jobs" {
 			return status.Error(codes.InvalidArgument, "wrong election")
 		}
-		send := func(states ...*Leader) error {
-			for _, s := range states {
-				if err := stream.Send(observeState(s)); err != nil {
+		s.opened <- n
+		for {
+			select {
+			case l := <-s.states:
+				if err := stream.Send(observeState(l)); err != nil {
 					return err
 				}
+			case err := <-s.end:
+				return err
+			case <-stream.Context().Done():
+				return nil
 			}
-			return nil
 		}
-		if n == 1 {
-			_ = send(nil, a5)
-			return status.Error(codes.Unavailable, "the server is shutting down")
-		}
-		// The reopened stream starts with the state already delivered, then an older term. c9
-		// arrives while the callback for b7 runs, and Close is called then: it is never delivered.
-		if err := send(a5, old3, nil, b7, c9); err != nil {
-			return err
-		}
-		<-more
-		sentAfterClose <- send(c9)
-		<-stream.Context().Done()
-		return nil
 	}
+	return s
+}
+
+// observeClient is a client on e whose answered hook reports each Observe state taken in.
+func observeClient(t *testing.T, e *fakeElections) (*Client, chan struct{}) {
 	c := startElections(t, e, fastRetry)
+	answered := make(chan struct{}, 64)
+	c.testAnswered = func() { answered <- struct{}{} }
+	return c, answered
+}
+
+func sameLeaders(got, want []*Leader) bool {
+	if len(got) != len(want) {
+		return false
+	}
+	for i := range want {
+		if (got[i] == nil) != (want[i] == nil) || (got[i] != nil && *got[i] != *want[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func TestObserveFuncReopensAndDeliversOnlyNewStatesNotBackInTime(t *testing.T) {
+	a5, old3, b7, c9 := &Leader{"a", 5}, &Leader{"old", 3}, &Leader{"b", 7}, &Leader{"c", 9}
+	e := &fakeElections{}
+	s := newObserveScript(e)
+	c, answered := observeClient(t, e)
 
 	var mu sync.Mutex
 	var got []*Leader
 	arrived := make(chan struct{}, 16)
 	release := make(chan struct{})
-	o := c.Observe(context.Background(), "jobs", func(l *Leader) {
+	o := c.ObserveFunc(context.Background(), "jobs", func(l *Leader) {
 		mu.Lock()
 		got = append(got, l)
 		n := len(got)
 		mu.Unlock()
 		arrived <- struct{}{}
 		if n == 4 {
-			<-release // Close must wait for this call
+			<-release
 		}
 	})
-	for i := 0; i < 4; i++ {
-		recv(t, arrived, "a callback")
+	delivered := func(l *Leader) {
+		s.states <- l
+		recv(t, answered, "the state taken in")
+		recv(t, arrived, "its callback")
 	}
-	closed := make(chan struct{})
-	go func() {
-		o.Close()
-		close(closed)
-	}()
+	dropped := func(l *Leader) {
+		s.states <- l
+		recv(t, answered, "the state taken in")
+	}
+	recv(t, s.opened, "the first stream")
+	delivered(nil)
+	delivered(a5)
+	s.end <- status.Error(codes.Unavailable, "the server is shutting down")
+	recv(t, s.opened, "the reopened stream")
+	dropped(a5)   // the reopened stream starts with the state already delivered
+	dropped(old3) // an older term
+	delivered(nil)
+	delivered(b7) // its callback now waits for release
+	dropped(c9)   // waits for the consumer: Close comes first, so it is never delivered
+	o.Close()     // returns while the callback runs: it may be called from the callback itself
 	select {
-	case <-closed:
-		t.Fatal("Close returned while a callback was running")
-	case <-time.After(50 * time.Millisecond):
+	case <-o.Done():
+		t.Fatal("Done closed while a callback was running")
+	default:
 	}
 	close(release)
-	recv(t, closed, "Close's return")
-	close(more)
-	recv(t, sentAfterClose, "the server's try after the close")
-	time.Sleep(50 * time.Millisecond)
+	recv(t, o.Done(), "the observation's end")
 
 	mu.Lock()
 	defer mu.Unlock()
-	want := []*Leader{nil, a5, nil, b7}
-	if len(got) != len(want) {
+	if want := []*Leader{nil, a5, nil, b7}; !sameLeaders(got, want) {
 		t.Fatalf("got %v, want %v", got, want)
-	}
-	for i := range want {
-		if (got[i] == nil) != (want[i] == nil) || (got[i] != nil && *got[i] != *want[i]) {
-			t.Fatalf("callback %d: got %v, want %v (all: %v)", i, got[i], want[i], got)
-		}
 	}
 	if n := atomic.LoadInt32(&e.observeN); n != 2 {
 		t.Fatalf("%d Observe streams, want 2", n)
@@ -663,25 +733,79 @@ func TestObserveReopensAndDeliversOnlyNewStatesNotBackInTime(t *testing.T) {
 	o.Close() // again: a no-op
 }
 
-func TestObserveStopsWhenItsContextEnds(t *testing.T) {
+func TestObserveGivesASlowReaderTheLatestStateAndClosesWhenCtxEnds(t *testing.T) {
+	a5, b7, c9 := &Leader{"a", 5}, &Leader{"b", 7}, &Leader{"c", 9}
 	e := &fakeElections{}
-	e.observe = func(_ *redlockv1.ObserveRequest, stream redlockv1.ElectionService_ObserveServer, _ int) error {
-		if err := stream.Send(observeState(nil)); err != nil {
-			return err
-		}
-		<-stream.Context().Done()
-		return nil
+	e.leader = func(context.Context, *redlockv1.LeaderRequest, int) (*redlockv1.LeaderResponse, error) {
+		return &redlockv1.LeaderResponse{Leader: &redlockv1.Leadership{Value: "c", Term: 9}}, nil
 	}
-	c := startElections(t, e, fastRetry)
+	s := newObserveScript(e)
+	c, answered := observeClient(t, e)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	states := c.Observe(ctx, "jobs")
+	recv(t, s.opened, "the stream")
+	for _, l := range []*Leader{nil, a5, b7, c9} { // nobody reads meanwhile
+		s.states <- l
+		recv(t, answered, "a state taken in")
+	}
+	if l := recv(t, states, "the latest state"); l == nil || *l != *c9 {
+		t.Fatalf("read %v, want the latest, %v", l, c9)
+	}
+	// The consumer may call the client between two reads: nothing waits for it.
+	if l, err := c.Leader(ctx, "jobs"); err != nil || *l != *c9 {
+		t.Fatalf("Leader from the consumer: %v, %v", l, err)
+	}
+	s.states <- c9 // the same again: not sent
+	recv(t, answered, "the repeat taken in")
+	s.states <- nil
+	recv(t, answered, "the vacancy taken in")
+	if l := recv(t, states, "the vacancy"); l != nil {
+		t.Fatalf("read %v, want none", l)
+	}
+	cancel()
+	if l, open := <-states; open {
+		t.Fatalf("read %v after ctx ended, want the channel closed", l)
+	}
+}
+
+func TestObserveFuncCallbackMayCloseItsObservation(t *testing.T) {
+	e := &fakeElections{}
+	s := newObserveScript(e)
+	c, answered := observeClient(t, e)
+	var calls int32
+	var o *Observation
+	ready := make(chan struct{})
+	o = c.ObserveFunc(context.Background(), "jobs", func(*Leader) {
+		atomic.AddInt32(&calls, 1)
+		<-ready
+		o.Close() // deadlocked before: Close waited for this very call
+	})
+	close(ready)
+	recv(t, s.opened, "the stream")
+	s.states <- nil
+	recv(t, answered, "the state taken in")
+	recv(t, o.Done(), "the end of the observation closed from its callback")
+	if n := atomic.LoadInt32(&calls); n != 1 {
+		t.Fatalf("callback ran %d times", n)
+	}
+}
+
+func TestObserveFuncStopsWhenItsContextEnds(t *testing.T) {
+	e := &fakeElections{}
+	s := newObserveScript(e)
+	c, _ := observeClient(t, e)
 	ctx, cancel := context.WithCancel(context.Background())
 	calls := make(chan *Leader, 4)
-	o := c.Observe(ctx, "jobs", func(l *Leader) { calls <- l })
+	o := c.ObserveFunc(ctx, "jobs", func(l *Leader) { calls <- l })
+	recv(t, s.opened, "the stream")
+	s.states <- nil
 	if l := recv(t, calls, "the first state"); l != nil {
 		t.Fatalf("first state %v, want none", l)
 	}
 	cancel()
-	recv(t, o.done, "the observation's end")
-	time.Sleep(50 * time.Millisecond)
+	recv(t, o.Done(), "the observation's end")
+	// Done: the channel is closed, so no stream is opened and no callback made after this.
 	if n := atomic.LoadInt32(&e.observeN); n != 1 || len(calls) != 0 {
 		t.Fatalf("after ctx ended: %d streams, %d more callbacks", n, len(calls))
 	}

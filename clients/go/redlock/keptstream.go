@@ -27,11 +27,11 @@ type sendLog struct {
 }
 
 // next numbers a request sent now.
-func (s *sendLog) next() uint64 {
+func (s *sendLog) next(now time.Time) uint64 {
 	s.seq++
 	slot := s.seq % sentRing
 	s.sentSeq[slot] = s.seq
-	s.sentAt[slot] = time.Now()
+	s.sentAt[slot] = now
 	return s.seq
 }
 
@@ -161,7 +161,7 @@ func (ks *keptStream[Req, Resp]) sendLocked(first bool) uint64 {
 	if ks.conn == nil || ks.closeSent {
 		return 0
 	}
-	seq := ks.sent.next()
+	seq := ks.sent.next(ks.c.clock.Now())
 	// An error means the stream has ended; its Recv reports how.
 	_ = ks.conn.Send(ks.spec.request(seq, first))
 	return seq
@@ -188,7 +188,7 @@ func (ks *keptStream[Req, Resp]) changeTTL(ttl time.Duration) <-chan struct{} {
 	ks.mu.Lock()
 	ks.life.setTTL(ttl)
 	w := &seqWait{done: make(chan struct{})}
-	sentAt := time.Now()
+	sentAt := ks.c.clock.Now()
 	if seq := ks.sendLocked(false); seq != 0 {
 		sentAt, _ = ks.sent.at(seq)
 		w.min = seq

@@ -34,7 +34,7 @@ type Lease struct {
 
 func newLease(c *Client, resource, token string, fencing uint64, ttl time.Duration, deadline time.Time) *Lease {
 	l := &Lease{c: c, resource: resource, token: token, fencing: fencing,
-		life: newLifetime("lease", resource, false, ttl)}
+		life: newLifetime(c.clock, "lease", resource, false, ttl)}
 	l.life.start(deadline)
 	return l
 }
@@ -107,7 +107,7 @@ func (l *Lease) Extend(ctx context.Context, ttl time.Duration) error {
 	var sent time.Time
 	err := l.c.unary(ctx, l.Valid, func(ctx context.Context) error {
 		var err error
-		sent = time.Now()
+		sent = l.c.clock.Now()
 		resp, err = l.c.svc.Extend(ctx, &redlockv1.ExtendRequest{
 			Resource: l.resource, Token: l.token, Ttl: durationpb.New(ttl)})
 		return err

@@ -86,8 +86,10 @@ func TestStringHasNoToken(t *testing.T) {
 func TestGuardedDeadlineFiresTheLossBeforeTheDeadline(t *testing.T) {
 	f := newFake()
 	f.acquire = grants(300 * time.Millisecond)
-	c := start(t, f)
-	l, err := c.Acquire(context.Background(), "orders/1", 300*time.Millisecond, 0)
+	clk := newFakeClock()
+	c := start(t, f, withClock(clk))
+	const ttl = 300 * time.Millisecond // guard 15 ms
+	l, err := c.Acquire(context.Background(), "orders/1", ttl, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,10 +98,16 @@ func TestGuardedDeadlineFiresTheLossBeforeTheDeadline(t *testing.T) {
 		err error
 	}
 	lost := make(chan loss, 2)
-	l.OnLost(func(err error) { lost <- loss{time.Now(), err} })
+	l.OnLost(func(err error) { lost <- loss{clk.Now(), err} })
+	guarded := l.Deadline().Add(-guardFor(ttl))
+	clk.set(guarded.Add(-time.Nanosecond))
+	if !l.Valid() || l.Err() != nil {
+		t.Fatalf("lost a nanosecond before the guarded deadline: %v", l.Err())
+	}
+	clk.set(guarded) // runs the timer, on this goroutine
 	got := recv(t, lost, "the loss")
-	if !got.at.Before(l.Deadline()) {
-		t.Fatalf("loss reported %s after the deadline", got.at.Sub(l.Deadline()))
+	if !got.at.Before(l.Deadline()) || got.at.Before(guarded) {
+		t.Fatalf("loss reported %s before the deadline, want within the guard", l.Deadline().Sub(got.at))
 	}
 	if !errors.Is(got.err, ErrLeaseLost) || status.Code(got.err) != codes.DeadlineExceeded {
 		t.Fatalf("loss error %v", got.err)

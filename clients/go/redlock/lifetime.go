@@ -27,12 +27,13 @@ type lifetime struct {
 	noun     string // "lease" or "leadership": the Op of its expiry error
 	resource string // the lock or the election
 	election bool
+	clock    clock
 
 	mu        sync.Mutex
 	started   bool // a deadline is known (a leadership's from its first answer)
 	ttl       time.Duration
-	deadline  time.Time   // send time + validity, with the monotonic reading
-	expiry    *time.Timer // fires the loss at deadline - guard
+	deadline  time.Time // send time + validity, with the monotonic reading
+	expiry    stopper   // fires the loss at deadline - guard
 	lost      *Error
 	ended     bool // given up by the holder (released, resigned)
 	callbacks []func(error)
@@ -40,8 +41,9 @@ type lifetime struct {
 	onLoss    func()        // runs once after the loss is recorded, before the callbacks
 }
 
-func newLifetime(noun, resource string, election bool, ttl time.Duration) *lifetime {
-	return &lifetime{noun: noun, resource: resource, election: election, ttl: ttl, done: make(chan struct{})}
+func newLifetime(clk clock, noun, resource string, election bool, ttl time.Duration) *lifetime {
+	return &lifetime{clock: clk, noun: noun, resource: resource, election: election, ttl: ttl,
+		done: make(chan struct{})}
 }
 
 // start sets the first deadline and arms the guard's timer; false if it was given up first.
@@ -67,14 +69,14 @@ func (f *lifetime) validLocked(now time.Time) bool {
 func (f *lifetime) valid() bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.validLocked(time.Now())
+	return f.validLocked(f.clock.Now())
 }
 
 // remaining is the time to the guarded deadline; 0 when not valid.
 func (f *lifetime) remaining() time.Duration {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	now := time.Now()
+	now := f.clock.Now()
 	if !f.validLocked(now) {
 		return 0
 	}
@@ -86,7 +88,7 @@ func (f *lifetime) remaining() time.Duration {
 func (f *lifetime) alive() bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.started && f.lost == nil && time.Now().Before(f.guardedLocked())
+	return f.started && f.lost == nil && f.clock.Now().Before(f.guardedLocked())
 }
 
 func (f *lifetime) isStarted() bool {
@@ -157,14 +159,14 @@ func (f *lifetime) scheduleLocked() {
 	if f.expiry != nil {
 		f.expiry.Stop()
 	}
-	f.expiry = time.AfterFunc(time.Until(f.guardedLocked()), f.checkExpiry)
+	f.expiry = f.clock.AfterFunc(f.guardedLocked().Sub(f.clock.Now()), f.checkExpiry)
 }
 
 // checkExpiry runs when the guarded deadline may have passed; a timer stopped too late for a
 // renewal finds the deadline moved and does nothing.
 func (f *lifetime) checkExpiry() {
 	f.mu.Lock()
-	expired := f.started && !f.ended && f.lost == nil && !time.Now().Before(f.guardedLocked())
+	expired := f.started && !f.ended && f.lost == nil && !f.clock.Now().Before(f.guardedLocked())
 	f.mu.Unlock()
 	if expired {
 		f.lose(lostError(f.noun, f.resource, status.New(codes.DeadlineExceeded,
@@ -202,7 +204,7 @@ func (f *lifetime) stopLocked() {
 func (f *lifetime) lose(err *Error, onlyIfExpired bool) {
 	err.election = f.election
 	f.mu.Lock()
-	if !f.started || f.ended || f.lost != nil || (onlyIfExpired && time.Now().Before(f.guardedLocked())) {
+	if !f.started || f.ended || f.lost != nil || (onlyIfExpired && f.clock.Now().Before(f.guardedLocked())) {
 		f.mu.Unlock()
 		return
 	}

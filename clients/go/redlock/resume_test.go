@@ -127,9 +127,13 @@ func TestNotFoundOnTheReopenedStreamIsALossOnce(t *testing.T) {
 		t.Fatalf("loss %v (code %s), want ErrLeaseLost with NOT_FOUND", err, status.Code(err))
 	}
 	recv(t, f.releases, "the lease given back") // whatever a minority may still hold
-	time.Sleep(100 * time.Millisecond)
-	if n := atomic.LoadInt32(&calls); n != 1 || l.Valid() {
-		t.Fatalf("%d loss calls, valid %v", n, l.Valid())
+	l.mu.Lock()
+	k := l.keeper
+	l.mu.Unlock()
+	recv(t, k.final, "the renewals stopped") // nothing sends after this
+	// The loss took the callbacks with it: nothing is left that could run them again.
+	if n := atomic.LoadInt32(&calls); n != 1 || l.Valid() || l.Err() != err || len(l.life.callbacks) != 0 {
+		t.Fatalf("%d loss calls, valid %v, Err %v", n, l.Valid(), l.Err())
 	}
 	select {
 	case r := <-s.reqs:
@@ -143,14 +147,17 @@ func TestLossAtTheGuardedDeadlineWhenEveryReopenFails(t *testing.T) {
 	const ttl = 600 * time.Millisecond // guard 30 ms
 	f.acquire = grants(ttl)
 	s := newScript(f)
+	reopened := make(chan struct{}, 1024)
 	var streams int32
 	f.keepAlive = func(stream redlockv1.LockService_KeepAliveServer) error {
 		if atomic.AddInt32(&streams, 1) == 1 {
 			return s.serve(stream)
 		}
+		reopened <- struct{}{}
 		return status.Error(codes.Unavailable, "shutting down")
 	}
-	l, err := start(t, f).Acquire(context.Background(), "orders/1", ttl, 0)
+	clk := newFakeClock()
+	l, err := start(t, f, fastRetry, withClock(clk)).Acquire(context.Background(), "orders/1", ttl, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,34 +169,34 @@ func TestLossAtTheGuardedDeadlineWhenEveryReopenFails(t *testing.T) {
 	lost := make(chan loss, 4)
 	l.OnLost(func(err error) {
 		atomic.AddInt32(&calls, 1)
-		lost <- loss{time.Now(), err}
+		lost <- loss{clk.Now(), err}
 	})
 	if err := l.KeepAlive(); err != nil {
 		t.Fatal(err)
 	}
 	recv(t, s.reqs, "the first request")
-	downAt := time.Now()
 	s.end <- status.Error(codes.Unavailable, "shutting down")
-	got := recv(t, lost, "the loss")
+	for i := 0; i < 3; i++ { // reopened again and again while the deadline is ahead
+		recv(t, reopened, "a reopened stream")
+	}
+	if l.Err() != nil || !l.Valid() {
+		t.Fatalf("lost while reopening with the deadline ahead: %v", l.Err())
+	}
 	deadline := l.Deadline()
+	clk.set(deadline.Add(-guardFor(ttl))) // the guarded deadline: the timer runs on this goroutine
+	got := recv(t, lost, "the loss")
 	if !got.at.Before(deadline) || got.at.Before(deadline.Add(-guardFor(ttl))) {
 		t.Fatalf("loss %s before the deadline, want within the guard (%s)", deadline.Sub(got.at), guardFor(ttl))
 	}
 	if !errors.Is(got.err, ErrLeaseLost) || status.Code(got.err) != codes.DeadlineExceeded {
 		t.Fatalf("loss %v", got.err)
 	}
-	if n := atomic.LoadInt32(&streams); n < 3 {
-		t.Fatalf("%d streams in %s, want several reopens", n, got.at.Sub(downAt))
-	}
 	l.mu.Lock()
 	k := l.keeper
 	l.mu.Unlock()
-	recv(t, k.final, "the renewals stopped")
-	time.Sleep(50 * time.Millisecond) // a stream opened before the loss may reach the server late
-	n := atomic.LoadInt32(&streams)
-	time.Sleep(300 * time.Millisecond)
-	if again := atomic.LoadInt32(&streams); again != n || atomic.LoadInt32(&calls) != 1 {
-		t.Fatalf("after the loss: %d more streams, %d loss calls", again-n, atomic.LoadInt32(&calls))
+	recv(t, k.final, "the reopening stopped") // no stream is opened after this
+	if n := atomic.LoadInt32(&calls); n != 1 || l.Err() != got.err || len(l.life.callbacks) != 0 {
+		t.Fatalf("after the loss: %d loss calls, Err %v", n, l.Err())
 	}
 }
 
@@ -439,6 +446,8 @@ func startReplicas(t *testing.T, names ...string) *replicas {
 func TestTwoAddressesOneStopsTheStreamResumesOnTheOther(t *testing.T) {
 	rs := startReplicas(t, "replica-a:1", "replica-b:2")
 	c := New(rs.conn)
+	answered := make(chan struct{}, 256)
+	c.testAnswered = func() { answered <- struct{}{} }
 	l, err := c.Acquire(context.Background(), "orders/1", 2*time.Second, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -475,7 +484,20 @@ func TestTwoAddressesOneStopsTheStreamResumesOnTheOther(t *testing.T) {
 		}
 		break
 	}
-	time.Sleep(50 * time.Millisecond) // the answer lands
+	// The resumed stream's answer (to seq, or a later request) has been taken in once the
+	// deadline is at least seq's send time + the validity (2 s): earlier answers date earlier.
+	l.mu.Lock()
+	k := l.keeper
+	l.mu.Unlock()
+	k.mu.Lock()
+	resumedAt, ok := k.sent.at(seq)
+	k.mu.Unlock()
+	if !ok {
+		t.Fatalf("request %d is not remembered", seq)
+	}
+	for l.Deadline().Before(resumedAt.Add(2 * time.Second)) {
+		recv(t, answered, "the resumed stream's answer taken in")
+	}
 	if !l.Valid() || len(lost) != 0 || l.FencingToken() != 7 {
 		t.Fatalf("after the resume: valid %v, lost %d", l.Valid(), len(lost))
 	}

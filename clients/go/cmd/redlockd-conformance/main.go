@@ -87,6 +87,7 @@ var scenarios = map[string]func(r string) (fact, error){
 	"replica-restart":    replicaRestart,
 	"shutdown-race":      shutdownRace,
 	"hold-many":          holdMany,
+	"lead":               lead,
 }
 
 func acquireContended(r string) (fact, error) {
@@ -412,19 +413,24 @@ func observe(r string) (fact, error) {
 	closed := false
 	late := 0
 	arrived := make(chan struct{}, 1)
-	o := c.Observe(ctx, r, func(l *redlock.Leader) {
-		mu.Lock()
-		if closed {
-			late++
-		} else {
-			events = append(events, leaderFact(l))
+	octx, closeO := context.WithCancel(ctx)
+	defer closeO()
+	states := c.Observe(octx, r)
+	go func() {
+		for l := range states { // ends when octx does: the channel is closed
+			mu.Lock()
+			if closed {
+				late++
+			} else {
+				events = append(events, leaderFact(l))
+			}
+			mu.Unlock()
+			select {
+			case arrived <- struct{}{}:
+			default: // a wake-up is already waiting
+			}
 		}
-		mu.Unlock()
-		select {
-		case arrived <- struct{}{}:
-		default: // a wake-up is already waiting
-		}
-	})
+	}()
 	count := func() int {
 		mu.Lock()
 		defer mu.Unlock()
@@ -462,7 +468,7 @@ func observe(r string) (fact, error) {
 		return nil, err
 	}
 	awaitEvents(5)
-	o.Close()
+	closeO()
 	mu.Lock()
 	closed = true
 	mu.Unlock()
@@ -471,6 +477,90 @@ func observe(r string) (fact, error) {
 	defer mu.Unlock()
 	return fact{"events": events, "term_a": strconv.FormatUint(a.Term(), 10),
 		"term_b": strconv.FormatUint(b.Term(), 10), "late_events": late}, nil
+}
+
+// lead: A leads with work that reports its belief until its context is cancelled by the loss
+// (a majority frozen); B's lead, waiting meanwhile, runs its work only after A's was cancelled.
+func lead(r string) (fact, error) {
+	ctx := context.Background()
+	ca, cb := newClient(), newClient() // each on its own channel
+	type started struct {
+		at   time.Time
+		term uint64
+	}
+	type cancelled struct {
+		at, deadline time.Time
+	}
+	aStarted, aCancelled, aDone := make(chan started, 1), make(chan cancelled, 1), make(chan error, 1)
+	go func() {
+		aDone <- ca.Lead(ctx, r, "a", 2*time.Second, func(work context.Context, l *redlock.Leadership) error {
+			aStarted <- started{time.Now(), l.Term()}
+			belief := believeLeadership(l)
+			<-work.Done()
+			at := time.Now()
+			deadline := l.Deadline() // send time + validity, unguarded
+			belief.end()
+			aCancelled <- cancelled{at, deadline}
+			return work.Err()
+		})
+	}()
+	var a started
+	select {
+	case a = <-aStarted:
+	case err := <-aDone:
+		return nil, fmt.Errorf("A's lead ended before its work started: %w", err)
+	case <-time.After(10 * time.Second):
+		return nil, errors.New("A's work did not start within 10 s")
+	}
+	await("leading")
+
+	bStarted, bDone := make(chan started, 1), make(chan error, 1)
+	go func() {
+		bDone <- cb.Lead(ctx, r, "b", 2*time.Second, func(_ context.Context, l *redlock.Leadership) error {
+			bStarted <- started{time.Now(), l.Term()}
+			return nil // B resigns at once
+		})
+	}()
+	time.Sleep(300 * time.Millisecond)
+	facts := fact{"term_a": strconv.FormatUint(a.term, 10), "b_early": len(bStarted) > 0,
+		"cancel_margin_ms": nil, "a_error": nil, "b_after_a_ms": nil, "term_b": nil, "b_result": nil}
+	await("freeze")
+
+	limit := time.After(10 * time.Second)
+	var aCancel *cancelled
+	select {
+	case got := <-aCancelled:
+		aCancel = &got
+		facts["cancel_margin_ms"] = ms(got.deadline.Sub(got.at))
+		select {
+		case err := <-aDone:
+			if err != nil {
+				facts["a_error"] = errorFact(err)
+			}
+		case <-limit:
+		}
+	case <-limit:
+	}
+	await("thaw")
+
+	select {
+	case err := <-bDone:
+		if err == nil {
+			facts["b_result"] = "ok"
+		} else {
+			facts["b_result"] = errorFact(err)
+		}
+	case <-time.After(10 * time.Second):
+	}
+	select {
+	case b := <-bStarted:
+		facts["term_b"] = strconv.FormatUint(b.term, 10)
+		if aCancel != nil {
+			facts["b_after_a_ms"] = ms(b.at.Sub(aCancel.at))
+		}
+	default:
+	}
+	return facts, nil
 }
 
 func extendWhileKept(r string) (fact, error) {

@@ -1,6 +1,6 @@
 // Command redlockd-example takes a lock with the Go client, keeps it alive through some work,
 // releases it, then does the same with WithLock; then it campaigns in an election it observes,
-// leads for a second and resigns.
+// leads for a second and resigns; then it leads the same election again with Lead.
 //
 //	redlockd-example --server 127.0.0.1:50051[,127.0.0.1:50052...]
 package main
@@ -65,23 +65,49 @@ func run(server string) error {
 	}
 
 	// --- README election example begins ---
-	watch := locks.Observe(ctx, "examples/go-election", func(l *redlock.Leader) {
-		fmt.Println("observed:", l) // the leader's value and term; nil: no leader
-	})
-	defer watch.Close() // no callback runs after Close returns
+	// The current leader, then every change, on a channel closed when its ctx ends.
+	watching, stopWatching := context.WithCancel(ctx)
+	defer stopWatching()
+	leaders := locks.Observe(watching, "examples/go-election")
+	go func() {
+		for l := range leaders { // the reader may call anything here: nothing waits for it
+			fmt.Println("observed:", l) // the leader's value and term; nil: no leader
+		}
+	}()
 	leadership, err := locks.Campaign(ctx, "examples/go-election", "worker-1", 10*time.Second)
 	if err != nil {
 		return err // with a deadline on ctx: errors.Is(err, redlock.ErrNotAcquired) when it passes first
 	}
 	fmt.Printf("leading examples/go-election: term %d\n", leadership.Term())
-	// Lost (not resigned): the stream ended or renewals stopped reaching a quorum in time.
-	leadership.OnLost(func(err error) { fmt.Println("stop leading:", err) })
-	time.Sleep(time.Second) // the work: send leadership.Term() with each write, as a fencing token
+	select { // Done and Err as on a context
+	case <-leadership.Done(): // lost: the stream ended or renewals stopped reaching a quorum in time
+		return leadership.Err() // errors.Is(err, redlock.ErrLeaseLost)
+	case <-time.After(time.Second): // the work: send leadership.Term() with each write, as a fencing token
+	}
 	if _, err := leadership.Resign(ctx); err != nil {
 		return err
 	}
-	fmt.Println("resigned")
+	fmt.Println("resigned:", leadership.Err() == redlock.ErrResigned) // Done is closed by a resign too
 	// --- README election example ends ---
+	time.Sleep(100 * time.Millisecond) // lets the observer see that nobody leads now
+
+	// --- README lead example begins ---
+	// Campaigns, runs the work while leading, resigns when it returns.
+	err = locks.Lead(ctx, "examples/go-election", "worker-2", 10*time.Second,
+		func(ctx context.Context, l *redlock.Leadership) error {
+			fmt.Printf("lead: leading examples/go-election in term %d\n", l.Term())
+			select {
+			case <-time.After(time.Second): // the work: send l.Term() with each write
+				return nil
+			case <-ctx.Done(): // cancelled the moment the leadership is lost (l.Err() says why)
+				return ctx.Err()
+			}
+		}) // with redlock.Requeue() as a last argument: after a loss, campaign and run it again
+	if err != nil {
+		return err // errors.Is(err, redlock.ErrLeaseLost): lost before the work returned
+	}
+	fmt.Println("lead: done, resigned")
+	// --- README lead example ends ---
 	time.Sleep(100 * time.Millisecond) // lets the observer see that nobody leads now
 	return nil
 }
