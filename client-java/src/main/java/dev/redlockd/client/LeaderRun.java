@@ -38,7 +38,23 @@ final class LeaderRun<T> {
         }
         // Lost while the work ran, and the work has returned: lead again.
       } finally {
-        leadership.close(); // resigns when still leading; nothing when lost or resigned by the work
+        resign(leadership);
+      }
+    }
+  }
+
+  /**
+   * Resigns when still leading (nothing when lost or resigned by the work), and waits for the
+   * answer even when the caller's interrupt is pending: cut short, the resign would cancel its
+   * stream, and the next candidate would wait out the ttl. The interrupt is kept for the caller.
+   */
+  private static void resign(Leadership leadership) {
+    boolean interrupted = Thread.interrupted();
+    try {
+      leadership.close();
+    } finally {
+      if (interrupted) {
+        Thread.currentThread().interrupt();
       }
     }
   }

@@ -16,6 +16,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -127,7 +128,7 @@ class LeadTest {
       try {
         outcome.complete(client.lead("jobs", "a", Duration.ofSeconds(2), leading -> {
           while (leading.isLeader()) {
-            Thread.onSpinWait(); // never blocks, so never sees the interrupt as an exception
+            LockSupport.parkNanos(1_000_000); // returns on an interrupt without throwing or clearing it
           }
           return "returned after the loss";
         }));
@@ -146,6 +147,37 @@ class LeadTest {
     assertThat(outcome.get(5, TimeUnit.SECONDS)).as("a result after the loss does not count").isInstanceOf(LeaseLostException.class);
     t.join(5_000);
     assertThat(flagAfter.get()).as("the loss's interrupt was lead's own").isFalse();
+  }
+
+  @Test
+  void workThatKeepsTheCallersInterruptStillGetsAResignThatWaitsForTheServer() throws Exception {
+    fake.holdResigns = true;
+    CompletableFuture<Object> outcome = new CompletableFuture<>();
+    AtomicReference<Boolean> flagAfter = new AtomicReference<>();
+    Thread t = new Thread(() -> {
+      try {
+        outcome.complete(client.lead("jobs", "a", Duration.ofSeconds(2), leading -> {
+          Thread.currentThread().interrupt(); // as work that caught the caller's interrupt and kept it
+          return "done";
+        }));
+      } catch (Throwable e) {
+        outcome.complete(e);
+      } finally {
+        flagAfter.set(Thread.currentThread().isInterrupted());
+      }
+    }, "lead");
+    t.start();
+    FakeElectionService.Candidate c = candidate(0);
+    c.lead(8);
+    await().atMost(WAIT_LONG).until(() -> c.halfClosed);
+    Thread.sleep(200); // room for a resign cut short by the interrupt to return (and fail this test)
+    assertThat(outcome).as("lead waits for the resign's answer").isNotDone();
+
+    c.end(Status.OK);
+
+    assertThat(outcome.get(5, TimeUnit.SECONDS)).isEqualTo("done");
+    t.join(5_000);
+    assertThat(flagAfter.get()).as("the caller's interrupt is kept").isTrue();
   }
 
   @Test
