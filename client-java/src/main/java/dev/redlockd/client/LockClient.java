@@ -230,6 +230,35 @@ public final class LockClient {
     return campaigner.result;
   }
 
+  /**
+   * Runs {@code work} while leading the election: campaigns (as long as it takes), runs the work
+   * on this thread with the {@link Leadership}, and resigns when it returns, returning its
+   * result. The moment the leadership is lost (a guard before its deadline, as
+   * {@link Leadership#onLost}), this thread is interrupted; once the work has returned, lead
+   * throws the {@link LeaseLostException} (anything the work threw then is suppressed in it).
+   * Work that throws while leading is resigned for and rethrown. Interrupting this thread
+   * cancels the whole: while campaigning, lead throws {@link InterruptedException}; while
+   * working, the work sees the interrupt, and lead resigns once it returns.
+   */
+  public <T> T lead(String election, String value, Duration ttl, LeaderWork<T> work) throws Exception {
+    return lead(election, value, ttl, OnLoss.FAIL, work);
+  }
+
+  /**
+   * {@link #lead(String, String, Duration, LeaderWork)}; with {@link OnLoss#REQUEUE}, a lost
+   * leadership is campaigned for again and the work run again, until the work returns or
+   * throws while leading, or this thread is interrupted.
+   */
+  public <T> T lead(String election, String value, Duration ttl, OnLoss onLoss, LeaderWork<T> work)
+      throws Exception {
+    Objects.requireNonNull(election, "election");
+    Objects.requireNonNull(value, "value");
+    Objects.requireNonNull(ttl, "ttl");
+    Objects.requireNonNull(onLoss, "onLoss");
+    Objects.requireNonNull(work, "work");
+    return new LeaderRun<>(this, election, value, ttl, onLoss, work).run();
+  }
+
   /** The election's leader now, or empty when it has none. */
   public Optional<Leader> leader(String election) {
     Objects.requireNonNull(election, "election");
@@ -248,6 +277,17 @@ public final class LockClient {
     Observation observation = new Observation(this, elections, election, callback);
     observation.open();
     return observation;
+  }
+
+  /**
+   * The election's leader as a stream this thread reads: {@link LeaderUpdates#next()} returns
+   * the leader (or empty) now, then each change, in order, once each, until closed.
+   */
+  public LeaderUpdates observe(String election) {
+    Objects.requireNonNull(election, "election");
+    LeaderUpdates updates = new LeaderUpdates(this, elections, election);
+    updates.open();
+    return updates;
   }
 
   /** Fire and forget: a Release nobody waits for (the lease runs out by itself if it fails). */

@@ -15,7 +15,8 @@ import java.util.function.Consumer;
  * until {@link #close()}. A stream that ends (a server restarting, a network blip) is reopened
  * with the client's backoff and no attempt limit; the reopened stream's first state is passed
  * on only if it is news, and never a leader older than one already reported, so the callback
- * sees each change once and in term order.
+ * sees each change once and in term order. {@link LeaderUpdates} is the same watch, read as a
+ * stream instead ({@link LockClient#observe(String)}).
  */
 public final class Observation implements AutoCloseable {
   /** Reopening is never tighter than this, whatever the retry policy says. */

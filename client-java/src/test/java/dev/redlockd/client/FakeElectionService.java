@@ -78,6 +78,8 @@ final class FakeElectionService extends ElectionServiceGrpc.ElectionServiceImplB
   volatile long termOnResume;
   /** Set: a stream whose first request asks to resume ends with this status (the leadership is gone). */
   volatile Status refuseResume;
+  /** Set: a half-close (a resign) is not answered until the test ends the stream itself. */
+  volatile boolean holdResigns;
   /** Set: every new Campaign stream ends with this status at its first request (no replica up). */
   volatile Status refuseCampaign;
 
@@ -115,7 +117,9 @@ final class FakeElectionService extends ElectionServiceGrpc.ElectionServiceImplB
       @Override
       public void onCompleted() {
         candidate.halfClosed = true;
-        candidate.end(Status.OK);
+        if (!holdResigns) {
+          candidate.end(Status.OK);
+        }
       }
     };
   }

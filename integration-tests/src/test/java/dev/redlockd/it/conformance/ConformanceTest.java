@@ -50,7 +50,7 @@ class ConformanceTest {
   private static final Duration STEP = Duration.ofSeconds(30);
   private static final List<String> SCENARIOS = List.of("acquire-contended", "release-twice", "extend", "keep-alive",
       "majority-frozen", "lost-answer", "invalid-argument", "concurrent-holders", "campaign-handover", "observe",
-      "extend-while-kept", "replica-restart", "shutdown-race");
+      "extend-while-kept", "replica-restart", "shutdown-race", "lead");
   /** shutdown-race's SIGTERMs per language: 52 over the four. */
   private static final int SHUTDOWN_ROUNDS = 13;
   /** The belief oracle's findings, one line per language and scenario, printed at the end. */
@@ -146,12 +146,13 @@ class ConformanceTest {
         case "extend-while-kept" -> extendWhileKept(runner, resource);
         case "replica-restart" -> replicaRestart(runner, resource, replicas);
         case "shutdown-race" -> shutdownRace(runner, resource, replicas, language);
+        case "lead" -> lead(runner, resource);
         default -> throw new IllegalArgumentException(scenario);
       }
       oracle.close();
       List<String> held = switch (scenario) {
         case "invalid-argument", "concurrent-holders" -> List.of();
-        case "campaign-handover", "observe" -> List.of("leadership");
+        case "campaign-handover", "observe", "lead" -> List.of("leadership");
         case "replica-restart" -> List.of("lease", "leadership");
         default -> List.of("lease");
       };
@@ -461,6 +462,49 @@ class ConformanceTest {
     assertThat(r.get("lost_calls").getAsInt()).isZero();
     assertThat(r.get("released").getAsBoolean()).isTrue();
     assertFree(resource);
+  }
+
+  /**
+   * Run while leader: A's work is interrupted before A's deadline when a majority of nodes
+   * freezes, A's lead then fails with the loss, and B (queued behind A) works only after that.
+   */
+  private void lead(RunnerProcess runner, String election) throws Exception {
+    runner.expectAwait("leading", STEP);
+    assertKeyHeldByAMajority(electionKey(election), election);
+    LeaderResponse seen = elections.leader(LeaderRequest.newBuilder().setElection(election).build());
+    assertThat(seen.getLeader().getValue()).as("the leader the harness sees").isEqualTo("a");
+    runner.answer();
+    runner.expectAwait("freeze", STEP);
+    cluster.pause(0, 1, 2);
+    try {
+      runner.answer();
+      runner.expectAwait("thaw", STEP);
+    } finally {
+      cluster.resume(0, 1, 2);
+    }
+    runner.answer();
+    JsonObject r = runner.result(STEP);
+    long termA = Long.parseUnsignedLong(r.get("term_a").getAsString());
+    assertThat(termA).isPositive();
+    assertThat(seen.getLeader().getTerm()).isEqualTo(termA);
+    assertThat(r.has("cancel_margin_ms")).as("work_a saw its cancellation").isTrue();
+    assertThat(r.get("cancel_margin_ms").getAsDouble()).as("ms work_a was cancelled before A's deadline").isPositive();
+    assertThat(r.get("a_error").isJsonObject()).as("A's lead failed: " + r.get("a_error")).isTrue();
+    JsonObject aError = r.getAsJsonObject("a_error");
+    assertThat(aError.get("type").getAsString()).as("the language's leadership-lost error: " + aError)
+        .containsIgnoringCase("Lost");
+    assertThat(aError.get("code").getAsString()).as("a loss, not a cancellation: " + aError)
+        .isNotIn("OK", "CANCELLED", "");
+    assertThat(r.get("b_early").getAsBoolean()).as("B's work started while A led").isFalse();
+    assertThat(r.has("b_after_a_ms")).as("B's work started").isTrue();
+    assertThat(r.get("b_after_a_ms").getAsDouble()).as("ms from A's cancellation to B's work").isPositive();
+    assertThat(Long.compareUnsigned(Long.parseUnsignedLong(r.get("term_b").getAsString()), termA)).as("terms rise")
+        .isPositive();
+    assertThat(r.get("b_result").isJsonPrimitive() ? r.get("b_result").getAsString() : r.get("b_result").toString())
+        .as("B's lead returned normally").isEqualTo("ok");
+    assertThat(elections.leader(LeaderRequest.newBuilder().setElection(election).build()).hasLeader())
+        .as("B resigned when its work returned").isFalse();
+    awaitQuorum();
   }
 
   /** How many nodes hold R's lock key with a PTTL in [min, max] ms. */

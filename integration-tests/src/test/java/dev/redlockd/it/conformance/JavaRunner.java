@@ -108,6 +108,7 @@ public final class JavaRunner {
       case "extend-while-kept" -> extendWhileKept();
       case "replica-restart" -> replicaRestart();
       case "shutdown-race" -> shutdownRace();
+      case "lead" -> lead();
       case "hold-many" -> holdMany();
       default -> throw new IllegalArgumentException("unknown scenario " + scenario);
     };
@@ -458,6 +459,97 @@ public final class JavaRunner {
     facts.addProperty("released", leases.stream().filter(Lease::release).count());
     facts.addProperty("resigned", leaderships.stream().filter(Leadership::resign).count());
     return facts;
+  }
+
+  /**
+   * A leads by lead(); a majority of nodes freezes; A's work must be interrupted before A's
+   * deadline, and B's work (queued behind A) may start only after that.
+   */
+  private JsonObject lead() throws Exception {
+    Duration ttl = Duration.ofSeconds(2);
+    LockClient a = client(Duration.ofSeconds(5));
+    LockClient b = client(Duration.ofSeconds(5));
+    CompletableFuture<long[]> aStarted = new CompletableFuture<>(); // {mono_ns, term}
+    CompletableFuture<long[]> aCancelled = new CompletableFuture<>(); // {mono_ns, deadline}
+    CompletableFuture<long[]> bStarted = new CompletableFuture<>(); // {mono_ns, term}
+    CompletableFuture<Throwable> aEnded = inBackground("lead-a", () -> a.lead(resource, "a", ttl, leading -> {
+      aStarted.complete(new long[] {System.nanoTime(), leading.term()});
+      beliefs.report(LEADERSHIP, leading);
+      try {
+        new CountDownLatch(1).await(); // until the leadership is lost
+      } catch (InterruptedException lost) {
+        aCancelled.complete(new long[] {System.nanoTime(), leading.deadlineNanos()});
+        beliefs.end(LEADERSHIP);
+      }
+      return null;
+    }));
+    aStarted.get(10, TimeUnit.SECONDS);
+    await("leading");
+    CompletableFuture<Throwable> bEnded = inBackground("lead-b", () -> b.lead(resource, "b", ttl, leading -> {
+      bStarted.complete(new long[] {System.nanoTime(), leading.term()});
+      return null;
+    }));
+    Thread.sleep(300);
+    boolean bEarly = bStarted.isDone();
+    await("freeze");
+    Throwable aError = ended(aEnded);
+    await("thaw");
+    Throwable bError = ended(bEnded);
+    JsonObject facts = new JsonObject();
+    facts.addProperty("term_a", Long.toUnsignedString(aStarted.get()[1]));
+    long[] cancelled = aCancelled.getNow(null);
+    if (cancelled != null) {
+      facts.addProperty("cancel_margin_ms", (cancelled[1] - cancelled[0]) / 1e6);
+    }
+    facts.add("a_error", aError instanceof LockServiceException e ? describe(e) : outcome(aError));
+    facts.addProperty("b_early", bEarly);
+    long[] startedB = bStarted.getNow(null);
+    if (startedB != null) {
+      if (cancelled != null) {
+        facts.addProperty("b_after_a_ms", (startedB[0] - cancelled[0]) / 1e6);
+      }
+      facts.addProperty("term_b", Long.toUnsignedString(startedB[1]));
+    }
+    facts.add("b_result", bError == null ? new com.google.gson.JsonPrimitive("ok")
+        : bError instanceof LockServiceException e ? describe(e) : outcome(bError));
+    return facts;
+  }
+
+  /** Runs a call on a daemon thread of its own; the future has what it threw, or null once it returned. */
+  private static CompletableFuture<Throwable> inBackground(String name, java.util.concurrent.Callable<?> call) {
+    CompletableFuture<Throwable> ended = new CompletableFuture<>();
+    Thread t = new Thread(() -> {
+      try {
+        call.call();
+        ended.complete(null);
+      } catch (Throwable e) {
+        ended.complete(e);
+      }
+    }, name);
+    t.setDaemon(true);
+    t.start();
+    return ended;
+  }
+
+  /** What a background call ended with, waiting up to 10 s; a TimeoutException when it has not ended. */
+  private static Throwable ended(CompletableFuture<Throwable> call) throws InterruptedException {
+    try {
+      return call.get(10, TimeUnit.SECONDS);
+    } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+      return e;
+    }
+  }
+
+  /** An outcome that is not the client's error, in the error form: the harness shows it when it fails. */
+  private static com.google.gson.JsonElement outcome(Throwable t) {
+    if (t == null) {
+      return com.google.gson.JsonNull.INSTANCE;
+    }
+    JsonObject error = new JsonObject();
+    error.addProperty("type", t.getClass().getSimpleName());
+    error.addProperty("code", "");
+    error.addProperty("message", t.toString());
+    return error;
   }
 
   private JsonObject shutdownRace() throws Exception {

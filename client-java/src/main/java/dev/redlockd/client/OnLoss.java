@@ -1,0 +1,9 @@
+package dev.redlockd.client;
+
+/** What {@link LockClient#lead(String, String, java.time.Duration, OnLoss, LeaderWork)} does when the leadership is lost. */
+public enum OnLoss {
+  /** Throw the {@link LeaseLostException} (once the work has returned). */
+  FAIL,
+  /** Campaign again and run the work again when leading again (Curator's autoRequeue). */
+  REQUEUE
+}
