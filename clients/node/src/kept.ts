@@ -18,7 +18,7 @@
 import * as grpc from '@grpc/grpc-js';
 import { LeaseLostError } from './errors';
 import type { RetryPolicy } from './retry';
-import { now } from './time';
+import { answerProcessed, now, seams, type ClockTimer } from './time';
 
 const Status = grpc.status;
 
@@ -71,7 +71,7 @@ export class Lifetime {
   #deadline: number;
   #ended = false;
   #lost: LeaseLostError | undefined;
-  #expiry: NodeJS.Timeout | undefined;
+  #expiry: ClockTimer | undefined;
 
   /** `stop` runs on the loss, before the callbacks (stop renewing, give the grant back). */
   constructor(what: string, subject: string, ttlMs: number, deadline: number,
@@ -199,7 +199,7 @@ export class Lifetime {
   #schedule(): void {
     this.#clear();
     const delay = this.#deadline - this.#guardMs - now();
-    this.#expiry = setTimeout(() => {
+    this.#expiry = seams.clock.setTimeout(() => {
       this.#expiry = undefined;
       if (!this.open) {
         return;
@@ -216,7 +216,7 @@ export class Lifetime {
 
   #clear(): void {
     if (this.#expiry !== undefined) {
-      clearTimeout(this.#expiry);
+      seams.clock.clearTimeout(this.#expiry);
       this.#expiry = undefined;
     }
   }
@@ -432,6 +432,14 @@ export class KeptStream<Req, Res> {
   }
 
   #answered(call: grpc.ClientDuplexStream<Req, Res>, response: Res): void {
+    try {
+      this.#take(call, response);
+    } finally {
+      answerProcessed(this.#spec.what, response);
+    }
+  }
+
+  #take(call: grpc.ClientDuplexStream<Req, Res>, response: Res): void {
     if (call !== this.#call || this.#closing) {
       return;
     }

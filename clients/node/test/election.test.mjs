@@ -44,7 +44,7 @@ test('campaign: one stream, the first request at once, then every ttl/4 while wa
   // The first gap may be short by the time the stream took to connect.
   assert.ok(gaps[0] > 150 && gaps[0] < 800 && gaps[1] > 350 && gaps[1] < 700, `requests every ttl/4 while waiting: ${gaps}`);
   assert.equal(leadership.election, 'jobs');
-  assert.equal(leadership.term, '18446744073709551615', 'the term kept exactly');
+  assert.equal(leadership.term, 18446744073709551615n, 'the term kept exactly, as a bigint');
   assert.equal(leadership.value, 'host-1');
   assert.ok(leadership.isLeader());
   assert.equal(await leadership.resign(), true);
@@ -242,7 +242,7 @@ test('proclaim sends the new value with the same election and ttl and the next s
   assert.equal(millis(sent.ttl), 2000);
   assert.equal(sent.sequence, String(before + 1));
   assert.equal(leadership.value, 'new');
-  assert.equal(leadership.term, '9', 'same term');
+  assert.equal(leadership.term, 9n, 'same term');
   await sleep(600); // the renewals go on with the new value, not the old one
   assert.ok(fake.seen.campaign.slice(before).every((r) => r.request.value === 'new'));
   await leadership.resign();
@@ -331,7 +331,7 @@ test('leader: the value and term, or null; UNAVAILABLE is retried', async (t) =>
       else cb(null, {});
     },
   });
-  assert.deepEqual(await client.leader('led'), { value: 'host-1', term: '18446744073709551614' });
+  assert.deepEqual(await client.leader('led'), { value: 'host-1', term: 18446744073709551614n });
   assert.equal(fake.seen.leader.length, 2, 'retried once');
   assert.equal(await client.leader('empty'), null);
 });
@@ -370,7 +370,7 @@ test('observe: the current state, then every change; a reopened stream repeats n
   const observation = client.observe('watched', (leader) => events.push(leader));
   assert.ok(await eventually(() => events.length >= 5));
   await sleep(50);
-  assert.deepEqual(events, [null, { value: 'a', term: '5' }, { value: 'b', term: '6' }, { value: 'b2', term: '6' }, null]);
+  assert.deepEqual(events, [null, { value: 'a', term: 5n }, { value: 'b', term: 6n }, { value: 'b2', term: 6n }, null]);
   assert.equal(fake.seen.observe.length, 3, 'reopened after each end');
   assert.ok(fake.seen.observe.every((call) => call.request.election === 'watched'));
   observation.close();
@@ -393,7 +393,7 @@ test('observe reopens with backoff and without a limit of attempts', async (t) =
   // backoff 5, 10, 20, 20, 20, 20 ms (the test's policy, with 3 attempts for unary calls)
   assert.ok(took >= 90, `backed off between attempts: ${took} ms`);
   assert.equal(fake.seen.observe.length, 7, 'more attempts than the retry policy gives a unary call');
-  assert.deepEqual(events, [{ value: 'a', term: '5' }]);
+  assert.deepEqual(events, [{ value: 'a', term: 5n }]);
 });
 
 test('observe: no callback after close returns, also when closed from a callback', async (t) => {
@@ -422,7 +422,7 @@ test('observe: no callback after close returns, also when closed from a callback
   assert.ok(await eventually(() => seen.length === 1));
   call.write(B);
   await sleep(100);
-  assert.deepEqual(seen, [{ value: 'a', term: '5' }]);
+  assert.deepEqual(seen, [{ value: 'a', term: 5n }]);
 });
 
 test('string, inspect and JSON forms of a leadership show the election, term, value and whether it leads', async (t) => {

@@ -257,7 +257,7 @@ test('a leader whose Campaign stream ends UNAVAILABLE resumes with its own token
   assert.equal(Number(resumed.sequence), Number(first.requests.at(-1).request.sequence) + 1, 'sequences rise across streams');
   await leadership.proclaim('v2');
   assert.equal(second.requests.at(-1).request.value, 'v2');
-  assert.equal(leadership.term, '41');
+  assert.equal(leadership.term, 41n);
   assert.ok(leadership.isLeader());
   assert.ok(leadership.remainingMs > 1000 && leadership.remainingMs <= 2000 - 100, `remaining ${leadership.remainingMs}`);
   assert.equal(lost.length, 0);
@@ -303,7 +303,7 @@ test('a waiting candidate whose stream ends UNAVAILABLE campaigns again with the
   const [first, second] = fake.seen.campaignStreams;
   assert.equal(second.requests[0].request.token, first.requests[0].request.token);
   assert.equal(second.requests[0].request.resume, false);
-  assert.equal(leadership.term, '3');
+  assert.equal(leadership.term, 3n);
   await leadership.resign();
 });
 
@@ -360,7 +360,7 @@ test('two replicas: the one a leadership streams through stops; it resumes on th
   assert.equal(resumed.token, token);
   assert.equal(resumed.resume, true);
   assert.ok(await eventually(() => leadership.deadline > before, 3000));
-  assert.equal(leadership.term, '12');
+  assert.equal(leadership.term, 12n);
   assert.ok(leadership.isLeader());
   assert.equal(lost.length, 0);
   assert.equal(await leadership.resign(), true);
