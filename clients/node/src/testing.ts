@@ -1,7 +1,6 @@
 // Test-only seams (not part of the package's API, not exported by index.ts): a clock a test
 // moves by hand, and a hook to wait until the client has processed an answer, so that a test
 // asserts on what happened instead of sleeping and asserting on what did not.
-import { performance } from 'node:perf_hooks';
 import { seams, systemClock, type Clock, type ClockTimer } from './time';
 
 interface ManualTimer extends ClockTimer {
@@ -19,7 +18,8 @@ export class ManualClock implements Clock {
   #order = 0;
   readonly #timers = new Set<ManualTimer>();
 
-  constructor(start: number = performance.now()) {
+  /** Starts at a whole number of ms, so that sums of whole or half ms (deadlines, guards) stay exact. */
+  constructor(start = 1_000_000) {
     this.#now = start;
   }
 
