@@ -280,7 +280,9 @@ test('proclaim sends the new value with the same election and ttl and the next s
   assert.equal(sent.sequence, String(before + 1));
   assert.equal(leadership.value, 'new');
   assert.equal(leadership.term, 9n, 'same term');
-  await sleep(600); // the renewals go on with the new value, not the old one
+  // The renewals go on with the new value, not the old one: two renewals after the proclaim
+  // (every ttl/4 = 500 ms), not a sleep that passes when none came.
+  assert.ok(await eventually(() => fake.seen.campaign.length >= before + 3, 3000), 'renewals after the proclaim');
   assert.ok(fake.seen.campaign.slice(before).every((r) => r.request.value === 'new'));
   await leadership.resign();
   await assert.rejects(leadership.proclaim('again'), (e) => e instanceof LeaseLostError && e.codeName === 'FAILED_PRECONDITION');
@@ -337,7 +339,7 @@ test('an aborted signal withdraws the candidacy too, rejecting with CANCELLED an
   const { fake, client } = await setup(t);
   const controller = new AbortController();
   const campaign = client.campaign('abort', 'v', { ttlMs: 1000, signal: controller.signal });
-  await sleep(50);
+  assert.ok(await eventually(() => fake.seen.campaign.length >= 1), 'campaigning');
   const reason = new Error('shutting down');
   controller.abort(reason);
   await assert.rejects(campaign, (e) => e instanceof LockServiceError && e.codeName === 'CANCELLED' && e.cause === reason);

@@ -108,6 +108,7 @@ test('a kept lease whose every reopen fails is lost once, at its guarded deadlin
 });
 
 test('NOT_FOUND on a reopened stream is a loss, once; so is PERMISSION_DENIED', async (t) => {
+  const clock = manualClock(t); // the deadline's clock; the streams go on in real time
   for (const code of [status.NOT_FOUND, status.PERMISSION_DENIED]) {
     const { fake, client } = await setup(t, {
       keepAlive(stream, request) {
@@ -124,8 +125,9 @@ test('NOT_FOUND on a reopened stream is a loss, once; so is PERMISSION_DENIED', 
     held.keepAlive().onLost((e) => calls.push(e));
     assert.ok(await eventually(() => calls.length > 0, 3000));
     assert.equal(calls[0].code, code);
-    await sleep(100);
+    clock.advance(60_000); // past the deadline: the loss timer does not report it again
     assert.equal(calls.length, 1);
+    await sleep(100); // a reopen would come within the backoff (at most 40 ms)
     assert.equal(fake.seen.streams.length, 2, 'not reopened after a final end');
     assert.equal(held.valid, false);
   }
@@ -274,6 +276,7 @@ test('a leader whose Campaign stream ends UNAVAILABLE resumes with its own token
 });
 
 test('a leader: NOT_FOUND on the resumed stream is a loss, once', async (t) => {
+  const clock = manualClock(t); // the deadline's clock; the streams go on in real time
   const { fake, client } = await setup(t, {
     campaign(stream, request) {
       if (stream.index === 0) {
@@ -290,8 +293,9 @@ test('a leader: NOT_FOUND on the resumed stream is a loss, once', async (t) => {
   assert.ok(await eventually(() => calls.length > 0, 3000));
   assert.equal(calls[0].codeName, 'NOT_FOUND');
   assert.equal(fake.seen.campaignStreams[1].requests[0].request.resume, true);
-  await sleep(100);
+  clock.advance(60_000); // past the deadline: the loss timer does not report it again
   assert.equal(calls.length, 1);
+  await sleep(100); // a reopen would come within the backoff (at most 40 ms)
   assert.equal(fake.seen.campaignStreams.length, 2);
   assert.equal(leadership.isLeader(), false);
 });
