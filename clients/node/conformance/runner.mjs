@@ -123,9 +123,9 @@ function describe(e) {
   return { type: e.name, code: e.codeName, message: String(e) };
 }
 
-/** A leader as the result facts show it: null for none, else [value, "term"]. */
+/** A leader as the result facts show it: null for none, else [value, "term"] (the bigint term in decimal). */
 function leaderFact(leader) {
-  return leader === null ? null : [leader.value, leader.term];
+  return leader === null ? null : [leader.value, leader.term.toString()];
 }
 
 /** Resolves with `promise`'s value, or rejects when it takes longer than `ms`. */
@@ -138,6 +138,29 @@ async function within(ms, promise, what) {
   } finally {
     timeout.abort();
   }
+}
+
+/** How `promise` settled: { ok: true, value } or { ok: false, error }. */
+function outcomeOf(promise) {
+  return promise.then((value) => ({ ok: true, value }), (error) => ({ ok: false, error }));
+}
+
+/** `promise`'s value, or undefined when it takes longer than `ms` (nothing thrown). */
+async function atMost(ms, promise) {
+  const timeout = new AbortController();
+  try {
+    return await Promise.race([promise, sleep(ms, undefined, { signal: timeout.signal }).then(() => undefined)]);
+  } finally {
+    timeout.abort();
+  }
+}
+
+/** Resolves when `signal` aborts (at once if it has). */
+function aborted(signal) {
+  return new Promise((resolve) => {
+    if (signal.aborted) resolve();
+    else signal.addEventListener('abort', () => resolve(), { once: true });
+  });
 }
 
 /** Polls `condition` every 10 ms for up to `ms`. */
@@ -312,7 +335,7 @@ const scenarios = {
     const resigned = await leaderA.resign();
     const leaderB = await within(10_000, bCampaign, "B's campaign");
     const facts = {
-      term_a: leaderA.term,
+      term_a: leaderA.term.toString(),
       c_error: cError,
       b_led_early: bLedEarly,
       leader_after_proclaim: leaderAfterProclaim,
@@ -320,7 +343,7 @@ const scenarios = {
       handover_ms: bReturnedAt - resignStart,
       a_leader_after_resign: leaderA.isLeader(),
       a_lost: aLost > 0,
-      term_b: leaderB.term,
+      term_b: leaderB.term.toString(),
       b_value: leaderB.value,
       b_is_leader: leaderB.isLeader(),
     };
@@ -353,7 +376,7 @@ const scenarios = {
     observation.close();
     closed = true;
     await sleep(300);
-    return { events, term_a: leaderA.term, term_b: leaderB.term, late_events: late };
+    return { events, term_a: leaderA.term.toString(), term_b: leaderB.term.toString(), late_events: late };
   },
 
   async 'extend-while-kept'() {
@@ -405,8 +428,8 @@ const scenarios = {
     const facts = {
       fencing_token: fencingToken,
       fencing_token_after: lease.fencingToken.toString(),
-      term,
-      term_after: leadership.term,
+      term: term.toString(),
+      term_after: leadership.term.toString(),
       valid: lease.valid,
       is_leader: leadership.isLeader(),
       lease_lost_calls: leaseLost,
@@ -416,6 +439,45 @@ const scenarios = {
     stopBelief('leadership');
     facts.released = await lease.release();
     facts.resigned = await leadership.resign();
+    return facts;
+  },
+
+  // Run while leader: A's work is told the moment its leadership is lost (a majority frozen),
+  // before the deadline; B's work starts only after, in a later term, and B resigns at its end.
+  async lead() {
+    const [a, b] = [client(), client()];
+    const workA = {};
+    const aLead = outcomeOf(a.lead(resource, 'a', { ttlMs: 2000 }, async (leadership, signal) => {
+      workA.startedAt = performance.now();
+      workA.term = leadership.term;
+      believeLeadership(leadership);
+      await aborted(signal);
+      workA.cancelledAt = performance.now();
+      workA.deadline = leadership.deadline;
+      stopBelief('leadership');
+    }));
+    await until(() => workA.startedAt !== undefined, 10_000);
+    if (workA.startedAt === undefined) throw new Error("A's work did not start within 10 s");
+    await awaitPoint('leading');
+    const workB = {};
+    const bLead = outcomeOf(b.lead(resource, 'b', { ttlMs: 2000 }, async (leadership) => {
+      workB.startedAt = performance.now();
+      workB.term = leadership.term;
+    }));
+    await sleep(300);
+    const bEarly = workB.startedAt !== undefined;
+    await awaitPoint('freeze');
+    const aOutcome = await atMost(10_000, aLead);
+    await awaitPoint('thaw');
+    const bOutcome = await atMost(10_000, bLead);
+    const facts = { term_a: workA.term.toString(), b_early: bEarly };
+    if (workA.cancelledAt !== undefined) facts.cancel_margin_ms = workA.deadline - workA.cancelledAt;
+    if (aOutcome !== undefined) facts.a_error = aOutcome.ok ? null : describe(aOutcome.error);
+    if (workB.startedAt !== undefined) {
+      facts.term_b = workB.term.toString();
+      if (workA.cancelledAt !== undefined) facts.b_after_a_ms = workB.startedAt - workA.cancelledAt;
+    }
+    facts.b_result = bOutcome === undefined ? 'still running' : bOutcome.ok ? 'ok' : describe(bOutcome.error);
     return facts;
   },
 

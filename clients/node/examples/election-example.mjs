@@ -21,11 +21,12 @@ async function main() {
   try {
     // Waits up to 10 s to lead; renewed every ttl/4 from then on until resigned or lost.
     const leadership = await client.campaign('examples/scheduler', '10.0.0.7:8080', { ttlMs: 5_000, waitMs: 10_000 });
-    console.log(`leading in term ${leadership.term}`);
+    console.log(`leading in term ${leadership.term}`); // a bigint, like a lease's fencing token
     leadership.onLost((err) => console.error(`no longer leading: ${err.message}`));
     await sleep(1_000); // the work: check leadership.isLeader(), pass leadership.term with every write
     await leadership.proclaim('10.0.0.7:9090'); // same term, a new value for everyone
-    console.log(`the leader as everyone sees it: ${JSON.stringify(await client.leader('examples/scheduler'))}`);
+    const leader = await client.leader('examples/scheduler'); // { value, term } (term a bigint), or null
+    console.log(`the leader as everyone sees it: ${JSON.stringify({ value: leader?.value, term: String(leader?.term) })}`);
     if (!(await leadership.resign())) throw new Error('the leadership was no longer held');
     console.log('resigned');
     await sleep(200); // lets the observer see the election without a leader

@@ -2,8 +2,9 @@ import { hostname } from 'node:os';
 import { inspect, type InspectOptions } from 'node:util';
 import * as grpc from '@grpc/grpc-js';
 import {
-  CampaignStream, Leadership, Observation, checkValue, leaderOf, type CampaignOptions, type Leader,
+  CampaignStream, Leadership, Observation, checkValue, deliverTo, leaderOf, type CampaignOptions, type Leader,
 } from './election';
+import { leadUntilDone, type LeadOptions, type LeadWork } from './lead';
 import { LeaseLostError, LockNotAcquiredError, LockServiceError, errorFromStatus } from './errors';
 import { Lease } from './lease';
 import type { AcquireResponse__Output } from './proto/redlock/v1/AcquireResponse';
@@ -307,29 +308,69 @@ export class LockClient {
     });
   }
 
-  /** The current leader of `election`, or null when it has none (UNAVAILABLE is retried). */
-  async leader(election: string): Promise<Leader | null> {
+  /**
+   * Runs `work` while this candidate leads `election`: campaigns with `value` (as long as it
+   * takes), then calls `work(leadership, signal)`. `signal` is aborted the moment the leadership
+   * is lost (its reason: the {@link LeaseLostError}), or when `opts.signal` aborts (reason: a
+   * CANCELLED {@link LockServiceError}).
+   *
+   * - `work` returns while leading: resigns, resolves with its result.
+   * - The leadership was lost: once `work` has settled, rejects with the LeaseLostError; with
+   *   `requeue: true` campaigns again and runs `work` again instead, until `opts.signal` aborts.
+   * - `opts.signal` aborts: withdraws the candidacy, or (while `work` runs) aborts work's signal,
+   *   waits for `work` to settle and resigns; rejects with a CANCELLED LockServiceError whose
+   *   `cause` is the signal's reason.
+   * - `work` throws: resigns and rejects with its error, never requeued (when the leadership
+   *   was lost too, with a LeaseLostError whose `cause` is work's error).
+   * - A campaign that fails (its stream ends with an error) rejects with that error.
+   */
+  async lead<T>(election: string, value: string, opts: LeadOptions, work: LeadWork<T>): Promise<T> {
+    if (typeof work !== 'function') {
+      throw new TypeError('work must be a function');
+    }
+    checkValue(election, value);
+    const { ttlMs, signal } = opts ?? {};
+    return leadUntilDone(election, (s) => this.campaign(election, value, { ttlMs, signal: s }), work,
+      opts?.requeue ?? false, signal);
+  }
+
+  /**
+   * The current leader of `election`, or null when it has none (UNAVAILABLE is retried).
+   * Rejects with a CANCELLED LockServiceError when `signal` aborts first.
+   */
+  async leader(election: string, opts: { signal?: AbortSignal } = {}): Promise<Leader | null> {
     if (typeof election !== 'string') {
       throw new TypeError('election must be a string');
     }
     const response = await this.#transport.call<LeaderResponse__Output>(
-      (_stub, options, callback) => this.#elections.Leader({ election }, options, callback), election);
+      (_stub, options, callback) => this.#elections.Leader({ election }, options, callback), election,
+      { signal: opts.signal, what: `leader of election '${election}'` });
     return leaderOf(response.leader);
   }
 
   /**
-   * Calls `callback` with the current leader of `election` (null when none), then with every
-   * change, until the returned {@link Observation} is closed. A stream that ends is opened
-   * again; states already delivered, or older than a term already seen, are not repeated.
+   * Follows `election`: an {@link Observation}, an async iterable of its leader states (a
+   * {@link Leader}, or null when it has none): the current one, then every change. A stream that
+   * ends is opened again; states already passed on, or older than a term already seen, are not
+   * repeated. Iteration ends when `signal` aborts, the loop leaves (`break`) or `close()` is
+   * called.
+   *
+   * The callback form, `observe(election, callback)`, calls `callback` with each state instead,
+   * until the returned Observation is closed; no callback runs once `close()` returned.
    */
-  observe(election: string, callback: (leader: Leader | null) => void): Observation {
+  observe(election: string, opts?: { signal?: AbortSignal }): Observation;
+  observe(election: string, callback: (leader: Leader | null) => void): Observation;
+  observe(election: string, arg: { signal?: AbortSignal } | ((leader: Leader | null) => void) = {}): Observation {
     if (typeof election !== 'string') {
       throw new TypeError('election must be a string');
     }
-    if (typeof callback !== 'function') {
-      throw new TypeError('callback must be a function');
+    if (typeof arg === 'function') {
+      return deliverTo(new Observation(this.#elections, election, this.retry), arg);
     }
-    return new Observation(this.#elections, election, callback, this.retry);
+    if (arg === null || typeof arg !== 'object') {
+      throw new TypeError('observe takes a callback or options ({ signal })');
+    }
+    return new Observation(this.#elections, election, this.retry, arg.signal);
   }
 
   toString(): string {

@@ -9,7 +9,7 @@
 // without a resign), or the guarded deadline passing, is a loss reported once.
 import { inspect, type InspectOptions } from 'node:util';
 import * as grpc from '@grpc/grpc-js';
-import { LeaseLostError, LockServiceError } from './errors';
+import { LeaseLostError, LockServiceError, abortable, abortedError } from './errors';
 import { KeptStream, Lifetime, type LostCallback, type StreamEnd } from './kept';
 import type { CampaignRequest } from './proto/redlock/v1/CampaignRequest';
 import type { CampaignResponse__Output } from './proto/redlock/v1/CampaignResponse';
@@ -17,15 +17,15 @@ import type { ElectionServiceClient } from './proto/redlock/v1/ElectionService';
 import type { Leadership__Output } from './proto/redlock/v1/Leadership';
 import type { ObserveResponse__Output } from './proto/redlock/v1/ObserveResponse';
 import type { RetryPolicy } from './retry';
-import { fromDuration, toDuration } from './time';
+import { answerProcessed, fromDuration, toDuration } from './time';
 import { newToken } from './token';
 
 const Status = grpc.status;
 
-/** Who leads an election: the leader's value and its term (a uint64, as a decimal string). */
+/** Who leads an election: the leader's value and its term (a uint64, as a bigint, like a fencing token). */
 export interface Leader {
   value: string;
-  term: string;
+  term: bigint;
 }
 
 export interface CampaignOptions {
@@ -198,11 +198,12 @@ export class Leadership {
   }
 
   /**
-   * The term: the leadership's fencing token (a uint64, as a decimal string). It strictly
-   * increases per election across leaders; pass it with every write the leader makes.
+   * The term: the leadership's fencing token (a uint64, as a bigint like a lease's fencing
+   * token). It strictly increases per election across leaders; pass it with every write the
+   * leader makes.
    */
-  get term(): string {
-    return this.#term.toString();
+  get term(): bigint {
+    return this.#term;
   }
 
   /** The value everyone sees for this leader now (the last one an answer showed). */
@@ -240,10 +241,12 @@ export class Leadership {
 
   /**
    * Makes `value` the value everyone sees, keeping the term. Resolves once an answer shows it;
-   * rejects with LeaseLostError when the leadership is lost (or resigned) first, and with a
-   * DEADLINE_EXCEEDED LockServiceError when no answer showed it within the call timeout.
+   * rejects with LeaseLostError when the leadership is lost (or resigned) first, with a
+   * DEADLINE_EXCEEDED LockServiceError when no answer showed it within the call timeout, and
+   * with a CANCELLED one when `signal` aborts first (the value was sent all the same: it stays
+   * the one the renewals carry).
    */
-  proclaim(value: string): Promise<void> {
+  proclaim(value: string, opts: { signal?: AbortSignal } = {}): Promise<void> {
     try {
       checkValue(this.election, value);
     } catch (e) {
@@ -255,7 +258,13 @@ export class Leadership {
     if (this.#lifetime.lostError !== undefined) {
       return Promise.reject(this.#lifetime.lostError);
     }
-    return new Promise((resolve, reject) => {
+    const { signal } = opts;
+    const aborted = () => abortedError(`proclaim in election '${this.election}'`, this.election, signal);
+    if (signal?.aborted) {
+      return Promise.reject(aborted());
+    }
+    let sent: ProclaimWaiter | undefined;
+    return abortable(new Promise<void>((resolve, reject) => {
       const waiter: ProclaimWaiter = {
         value,
         resolve,
@@ -266,8 +275,13 @@ export class Leadership {
             + `the proclaimed value within ${this.#callTimeoutMs} ms`, this.election));
         }, this.#callTimeoutMs),
       };
+      sent = waiter;
       this.#waiters.add(waiter);
       this.#stream.proclaim(value);
+    }), signal, aborted, () => {
+      if (sent !== undefined && this.#waiters.delete(sent)) {
+        clearTimeout(sent.timer);
+      }
     });
   }
 
@@ -275,8 +289,12 @@ export class Leadership {
    * Resigns: half-closes the stream and waits for its end (up to the call timeout). True only on
    * the first call, and only when the stream ended OK. No loss is reported afterwards. While the
    * stream is down (being reopened), a new one resumes the leadership and half-closes at once.
+   * When `signal` aborts first it rejects with a CANCELLED LockServiceError: the leadership
+   * counts as resigned here all the same (the server resigns it when the half-close reaches it,
+   * or it runs out).
    */
-  async resign(): Promise<boolean> {
+  async resign(opts: { signal?: AbortSignal } = {}): Promise<boolean> {
+    const { signal } = opts;
     const held = this.#lifetime.open;
     if (!this.#lifetime.end()) {
       return false;
@@ -285,7 +303,8 @@ export class Leadership {
     if (!held) {
       return false;
     }
-    const end = await this.#stream.close(this.#callTimeoutMs);
+    const end = await abortable(this.#stream.close(this.#callTimeoutMs), signal,
+      () => abortedError(`resign in election '${this.election}'`, this.election, signal));
     return end.code === Status.OK;
   }
 
@@ -342,8 +361,9 @@ export class Leadership {
       + `leader=${this.isLeader()}]`;
   }
 
+  /** JSON has no bigint: the term is a decimal string there. */
   toJSON(): { election: string; term: string; value: string; isLeader: boolean } {
-    return { election: this.election, term: this.term, value: this.value, isLeader: this.isLeader() };
+    return { election: this.election, term: this.term.toString(), value: this.value, isLeader: this.isLeader() };
   }
 
   [inspect.custom](_depth: number, options: InspectOptions): string {
@@ -353,52 +373,70 @@ export class Leadership {
 
 /** @internal A Leadership message as a Leader (null when absent). */
 export function leaderOf(leadership: Leadership__Output | null | undefined): Leader | null {
-  return leadership == null ? null : { value: leadership.value, term: leadership.term };
+  return leadership == null ? null : { value: leadership.value, term: BigInt(leadership.term) };
 }
 
 function sameState(a: Leader | null, b: Leader | null): boolean {
   return a === null || b === null ? a === b : a.value === b.value && a.term === b.term;
 }
 
+/** States a reader may fall behind by; past that the oldest undelivered one is dropped. */
+const MAX_QUEUED = 64;
+
 /**
- * Follows an election, from {@link LockClient.observe}: calls back with the current leader
- * (or null) and then with every change. When the stream ends without `close()`, it is opened
- * again (backoff as the client's retry policy, without a limit of attempts), and only a state
- * that differs from the last one delivered, with a term not below the highest seen, is passed on.
+ * Follows an election, from {@link LockClient.observe}: an async iterable of its leader states,
+ * the current one (a {@link Leader}, or null when it has none) first, then every change. When
+ * the stream ends without `close()`, it is opened again (backoff as the client's retry policy,
+ * without a limit of attempts), and only a state that differs from the last one passed on, with
+ * a term not below the highest seen, is passed on. Iteration ends when the observation is
+ * closed: `close()`, the signal given to `observe` aborting, or the loop leaving early (`break`,
+ * `return`, a throw). One reader: a second loop over the same observation shares its states.
+ * A reader that falls more than 64 states behind skips the oldest ones.
  */
-export class Observation {
+export class Observation implements AsyncIterableIterator<Leader | null> {
   /** The name of the election. */
   readonly election: string;
 
   readonly #stub: ElectionServiceClient;
-  readonly #callback: (leader: Leader | null) => void;
   readonly #retry: RetryPolicy;
+  readonly #signal: AbortSignal | undefined;
+  readonly #onAbort = () => this.close();
+  readonly #queue: (Leader | null)[] = [];
+  readonly #readers: ((result: IteratorResult<Leader | null>) => void)[] = [];
   #call: grpc.ClientReadableStream<ObserveResponse__Output> | undefined;
   #reopen: NodeJS.Timeout | undefined;
   #failures = 0;
   #closed = false;
-  #delivered = false;
+  #passed = false;
   #last: Leader | null = null;
   #highestTerm: bigint | undefined;
 
   /** @internal Observations come from LockClient.observe. */
-  constructor(stub: ElectionServiceClient, election: string, callback: (leader: Leader | null) => void,
-    retry: RetryPolicy) {
+  constructor(stub: ElectionServiceClient, election: string, retry: RetryPolicy, signal?: AbortSignal) {
     this.election = election;
     this.#stub = stub;
-    this.#callback = callback;
     this.#retry = retry;
+    this.#signal = signal;
+    if (signal?.aborted) {
+      this.#closed = true;
+      return;
+    }
     this.#call = this.#observe(); // a closed client throws here
+    signal?.addEventListener('abort', this.#onAbort, { once: true });
   }
 
-  /** Whether close() was called. */
+  /** Whether it is closed (close(), the signal, or the end of a loop over it). */
   get closed(): boolean {
     return this.#closed;
   }
 
-  /** Stops observing. No callback runs after this returns. */
+  /** Stops observing: the stream is cancelled, and iteration ends (states not yet read are dropped). */
   close(): void {
+    if (this.#closed) {
+      return;
+    }
     this.#closed = true;
+    this.#signal?.removeEventListener('abort', this.#onAbort);
     if (this.#reopen !== undefined) {
       clearTimeout(this.#reopen);
       this.#reopen = undefined;
@@ -406,6 +444,31 @@ export class Observation {
     const call = this.#call;
     this.#call = undefined;
     call?.cancel();
+    this.#queue.length = 0;
+    for (const reader of this.#readers.splice(0)) {
+      reader({ done: true, value: undefined });
+    }
+  }
+
+  /** The next state; waits for a change. Done once closed. */
+  next(): Promise<IteratorResult<Leader | null>> {
+    if (this.#queue.length > 0) {
+      return Promise.resolve({ done: false, value: this.#queue.shift() as Leader | null });
+    }
+    if (this.#closed) {
+      return Promise.resolve({ done: true, value: undefined });
+    }
+    return new Promise((resolve) => this.#readers.push(resolve));
+  }
+
+  /** Called when a loop over it ends early: closes it. */
+  return(): Promise<IteratorResult<Leader | null>> {
+    this.close();
+    return Promise.resolve({ done: true, value: undefined });
+  }
+
+  [Symbol.asyncIterator](): this {
+    return this;
   }
 
   [Symbol.dispose](): void {
@@ -421,18 +484,22 @@ export class Observation {
       this.#call = this.#observe();
     } catch {
       // The client was closed (its channel is shut down): nothing will come any more.
-      this.#closed = true;
+      this.close();
     }
   }
 
   #observe(): grpc.ClientReadableStream<ObserveResponse__Output> {
     const call = this.#stub.Observe({ election: this.election });
+    const what = `Observe stream of election '${this.election}'`;
     call.on('data', (response: ObserveResponse__Output) => {
-      if (this.#call !== call) {
-        return;
+      try {
+        if (this.#call === call) {
+          this.#failures = 0;
+          this.#pass(leaderOf(response.leader));
+        }
+      } finally {
+        answerProcessed(what, response);
       }
-      this.#failures = 0;
-      this.#deliver(leaderOf(response.leader));
     });
     call.on('error', () => {}); // every end also comes as 'status'
     call.on('status', () => {
@@ -446,30 +513,53 @@ export class Observation {
     return call;
   }
 
-  #deliver(state: Leader | null): void {
+  #pass(state: Leader | null): void {
     if (this.#closed) {
       return;
     }
     if (state !== null) {
-      const term = BigInt(state.term);
-      if (this.#highestTerm !== undefined && term < this.#highestTerm) {
+      if (this.#highestTerm !== undefined && state.term < this.#highestTerm) {
         return; // an older leader than one already seen (a lagging replica after a reconnect)
       }
-      this.#highestTerm = term;
+      this.#highestTerm = state.term;
     }
-    if (this.#delivered && sameState(this.#last, state)) {
+    if (this.#passed && sameState(this.#last, state)) {
       return;
     }
-    this.#delivered = true;
+    this.#passed = true;
     this.#last = state;
-    try {
-      this.#callback(state === null ? null : { ...state });
-    } catch (e) {
-      process.emitWarning(`an observer of election '${this.election}' threw: ${String(e)}`);
+    const reader = this.#readers.shift();
+    if (reader !== undefined) {
+      reader({ done: false, value: state === null ? null : { ...state } });
+      return;
+    }
+    this.#queue.push(state === null ? null : { ...state });
+    if (this.#queue.length > MAX_QUEUED) {
+      this.#queue.shift();
     }
   }
 
   toString(): string {
     return `Observation[election=${this.election}, closed=${this.#closed}]`;
   }
+}
+
+/**
+ * @internal The callback form of observe: a loop over the observation that calls `callback`
+ * with each state. No callback runs once `close()` returned (also when called from a callback).
+ */
+export function deliverTo(observation: Observation, callback: (leader: Leader | null) => void): Observation {
+  void (async () => {
+    for await (const leader of observation) {
+      if (observation.closed) {
+        return;
+      }
+      try {
+        callback(leader);
+      } catch (e) {
+        process.emitWarning(`an observer of election '${observation.election}' threw: ${String(e)}`);
+      }
+    }
+  })();
+  return observation;
 }

@@ -59,3 +59,38 @@ export function errorFromStatus(code: number, details: string, resource: string)
     : new LockServiceError(code, details, resource);
 }
 
+
+/** The error of a call its caller aborted through its signal: CANCELLED, the signal's reason as `cause`. */
+export function abortedError(what: string, subject: string, signal?: AbortSignal): LockServiceError {
+  return new LockServiceError(Status.CANCELLED, `${what} was aborted`, subject, { cause: signal?.reason });
+}
+
+/**
+ * Settles as `promise` does, or rejects with `aborted()` as soon as `signal` aborts (at once when
+ * it already has), after running `onAbort` (which stops what the promise waits for, if it can).
+ */
+export function abortable<T>(promise: Promise<T>, signal: AbortSignal | undefined, aborted: () => Error,
+  onAbort: () => void = () => {}): Promise<T> {
+  if (signal === undefined) {
+    return promise;
+  }
+  return new Promise<T>((resolve, reject) => {
+    const stop = () => {
+      onAbort();
+      reject(aborted());
+    };
+    if (signal.aborted) {
+      stop();
+      promise.catch(() => {});
+      return;
+    }
+    signal.addEventListener('abort', stop, { once: true });
+    promise.then((value) => {
+      signal.removeEventListener('abort', stop);
+      resolve(value);
+    }, (error: unknown) => {
+      signal.removeEventListener('abort', stop);
+      reject(error);
+    });
+  });
+}

@@ -4,6 +4,7 @@ export { Lease, guardMs } from './lease';
 export type { LostCallback } from './lease';
 export { Leadership, Observation } from './election';
 export type { CampaignOptions, Leader } from './election';
+export type { LeadOptions, LeadWork } from './lead';
 export { LockServiceError, LockNotAcquiredError, LeaseLostError, codeName } from './errors';
 export { RetryPolicy } from './retry';
 export type { RetryOptions } from './retry';

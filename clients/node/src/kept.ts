@@ -18,7 +18,7 @@
 import * as grpc from '@grpc/grpc-js';
 import { LeaseLostError } from './errors';
 import type { RetryPolicy } from './retry';
-import { now } from './time';
+import { answerProcessed, now, seams, type Clock, type ClockTimer } from './time';
 
 const Status = grpc.status;
 
@@ -71,7 +71,8 @@ export class Lifetime {
   #deadline: number;
   #ended = false;
   #lost: LeaseLostError | undefined;
-  #expiry: NodeJS.Timeout | undefined;
+  /** The loss timer, with the clock that started it (a test may put another in place meanwhile). */
+  #expiry: { clock: Clock; timer: ClockTimer } | undefined;
 
   /** `stop` runs on the loss, before the callbacks (stop renewing, give the grant back). */
   constructor(what: string, subject: string, ttlMs: number, deadline: number,
@@ -199,7 +200,8 @@ export class Lifetime {
   #schedule(): void {
     this.#clear();
     const delay = this.#deadline - this.#guardMs - now();
-    this.#expiry = setTimeout(() => {
+    const { clock } = seams;
+    const timer = clock.setTimeout(() => {
       this.#expiry = undefined;
       if (!this.open) {
         return;
@@ -211,12 +213,13 @@ export class Lifetime {
       this.lose(Status.DEADLINE_EXCEEDED, `${this.what} ran out: its local deadline came within `
         + `${this.#guardMs} ms without a renewal`);
     }, Math.max(0, Math.ceil(delay)));
-    this.#expiry.unref();
+    timer.unref();
+    this.#expiry = { clock, timer };
   }
 
   #clear(): void {
     if (this.#expiry !== undefined) {
-      clearTimeout(this.#expiry);
+      this.#expiry.clock.clearTimeout(this.#expiry.timer);
       this.#expiry = undefined;
     }
   }
@@ -432,6 +435,14 @@ export class KeptStream<Req, Res> {
   }
 
   #answered(call: grpc.ClientDuplexStream<Req, Res>, response: Res): void {
+    try {
+      this.#take(call, response);
+    } finally {
+      answerProcessed(this.#spec.what, response);
+    }
+  }
+
+  #take(call: grpc.ClientDuplexStream<Req, Res>, response: Res): void {
     if (call !== this.#call || this.#closing) {
       return;
     }

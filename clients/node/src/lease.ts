@@ -1,6 +1,6 @@
 import { inspect, type InspectOptions } from 'node:util';
 import { status as Status } from '@grpc/grpc-js';
-import { LeaseLostError, LockServiceError } from './errors';
+import { LeaseLostError, LockServiceError, abortable, abortedError } from './errors';
 import { KeptStream, Lifetime, guardMs, shortenedDeadline, type LostCallback } from './kept';
 import type { ExtendResponse__Output } from './proto/redlock/v1/ExtendResponse';
 import type { KeepAliveRequest } from './proto/redlock/v1/KeepAliveRequest';
@@ -109,9 +109,11 @@ export class Lease {
    * A lease that is not kept is renewed with a unary Extend; UNAVAILABLE is retried while the
    * lease is still valid.
    *
-   * Rejects with LeaseLostError when the lease is no longer held.
+   * Rejects with LeaseLostError when the lease is no longer held, and with a CANCELLED
+   * LockServiceError when `signal` aborts first (a unary Extend is cancelled; on a kept lease the
+   * new ttl was sent and stays in force: only the wait for its answer is given up).
    */
-  async extend(ttlMs: number): Promise<this> {
+  async extend(ttlMs: number, opts: { signal?: AbortSignal } = {}): Promise<this> {
     if (typeof ttlMs !== 'number' || Number.isNaN(ttlMs)) {
       throw new TypeError('ttlMs must be a number');
     }
@@ -121,6 +123,11 @@ export class Lease {
     if (this.#lifetime.lostError !== undefined) {
       throw this.#lifetime.lostError;
     }
+    const { signal } = opts;
+    const aborted = () => abortedError(`extend of resource '${this.resource}'`, this.resource, signal);
+    if (signal?.aborted) {
+      throw aborted();
+    }
     const kept = this.#kept;
     if (kept !== undefined) {
       if (!(ttlMs > 0) || !Number.isFinite(ttlMs)) {
@@ -128,7 +135,7 @@ export class Lease {
         throw new LockServiceError(Status.INVALID_ARGUMENT, `lease on resource '${this.resource}': the ttl must be `
           + 'positive', this.resource);
       }
-      await this.#extendKept(kept, ttlMs);
+      await this.#extendKept(kept, ttlMs, signal, aborted);
       return this;
     }
     const sent = now();
@@ -137,7 +144,7 @@ export class Lease {
       response = await this.#transport.call<ExtendResponse__Output>(
         (stub, options, callback) => stub.Extend(
           { resource: this.resource, token: this.#token, ttl: toDuration(ttlMs) }, options, callback),
-        this.resource, () => this.valid);
+        this.resource, { stillWorthIt: () => this.valid, signal, what: `extend of resource '${this.resource}'` });
     } catch (e) {
       if (e instanceof LockServiceError && e.code === Status.NOT_FOUND) {
         this.#lifetime.lose(e.code, e.details);
@@ -153,7 +160,8 @@ export class Lease {
     return this;
   }
 
-  #extendKept(kept: KeptStream<KeepAliveRequest, KeepAliveResponse__Output>, ttlMs: number): Promise<void> {
+  #extendKept(kept: KeptStream<KeepAliveRequest, KeepAliveResponse__Output>, ttlMs: number,
+    signal: AbortSignal | undefined, aborted: () => Error): Promise<void> {
     this.#ttlMs = ttlMs;
     this.#lifetime.ttlChanged(ttlMs);
     const sequence = kept.nextSequence;
@@ -163,19 +171,25 @@ export class Lease {
     this.#lifetime.cut(shortenedDeadline(now(), ttlMs));
     kept.setPeriod(ttlMs / 4);
     kept.send(); // while the stream is down, the next stream's first request carries it
-    return new Promise((resolve, reject) => {
+    let waiter: TtlWaiter | undefined;
+    return abortable(new Promise<void>((resolve, reject) => {
       const timeoutMs = this.#transport.callTimeoutMs;
-      const waiter: TtlWaiter = {
+      const added: TtlWaiter = {
         sequence,
         resolve,
         reject,
         timer: setTimeout(() => {
-          this.#ttlWaiters.delete(waiter);
+          this.#ttlWaiters.delete(added);
           reject(new LockServiceError(Status.DEADLINE_EXCEEDED, `lease on resource '${this.resource}': no answer `
             + `to the ttl change within ${timeoutMs} ms`, this.resource));
         }, timeoutMs),
       };
-      this.#ttlWaiters.add(waiter);
+      waiter = added;
+      this.#ttlWaiters.add(added);
+    }), signal, aborted, () => {
+      if (waiter !== undefined && this.#ttlWaiters.delete(waiter)) {
+        clearTimeout(waiter.timer);
+      }
     });
   }
 
@@ -204,9 +218,14 @@ export class Lease {
 
   /**
    * Releases the lease (stopping its keep-alive). Idempotent: true only on the call that
-   * released a lease a quorum still held.
+   * released a lease a quorum still held. When `signal` aborts first it rejects with a CANCELLED
+   * LockServiceError: the lease counts as released here all the same (the server releases it
+   * when the half-close or the Release reaches it, or it runs out).
    */
-  async release(): Promise<boolean> {
+  async release(opts: { signal?: AbortSignal } = {}): Promise<boolean> {
+    const { signal } = opts;
+    const what = `release of resource '${this.resource}'`;
+    const aborted = () => abortedError(what, this.resource, signal);
     const kept = this.#kept;
     const held = this.#lifetime.open;
     if (!this.#lifetime.end()) {
@@ -216,7 +235,7 @@ export class Lease {
     if (kept !== undefined && held) {
       // Half-close: the server releases and ends the stream OK (NOT_FOUND if it was not held).
       // While the stream is down, a new one is opened for it.
-      const end = await kept.close(this.#transport.callTimeoutMs);
+      const end = await abortable(kept.close(this.#transport.callTimeoutMs), signal, aborted);
       if (end.code === Status.OK) {
         return true;
       }
@@ -227,7 +246,7 @@ export class Lease {
     }
     const response = await this.#transport.call<ReleaseResponse__Output>(
       (stub, options, callback) => stub.Release({ resource: this.resource, token: this.#token }, options, callback),
-      this.resource);
+      this.resource, { signal, what });
     return response.released;
   }
 

@@ -1,9 +1,53 @@
 import { performance } from 'node:perf_hooks';
 import type { Duration } from './proto/google/protobuf/Duration';
 
-/** The client's monotonic clock, in milliseconds (performance.now()). */
+/** A timer the clock started: `unref()` lets the process exit while it is pending. */
+export interface ClockTimer {
+  unref(): unknown;
+}
+
+/**
+ * @internal The monotonic clock every deadline is kept on, and the timer that reports a loss
+ * when a guarded deadline passes. The system's is performance.now() and setTimeout; a test
+ * puts its own in place (dist/testing.js) to move time by hand.
+ */
+export interface Clock {
+  now(): number;
+  setTimeout(callback: () => void, ms: number): ClockTimer;
+  clearTimeout(timer: ClockTimer): void;
+}
+
+export const systemClock: Clock = {
+  now: () => performance.now(),
+  setTimeout: (callback, ms) => setTimeout(callback, ms),
+  clearTimeout: (timer) => clearTimeout(timer as NodeJS.Timeout),
+};
+
+/**
+ * @internal Test-only seams: the clock in use, and a hook that runs after the client has
+ * processed each answer of a kept stream (KeepAlive, Campaign) or an Observe stream, whether the
+ * answer moved anything or was ignored. A test waits for it instead of sleeping.
+ */
+export const seams: {
+  clock: Clock;
+  answerProcessed: ((stream: string, response: unknown) => void) | undefined;
+} = { clock: systemClock, answerProcessed: undefined };
+
+/** The client's monotonic clock, in milliseconds (performance.now() unless a test set another). */
 export function now(): number {
-  return performance.now();
+  return seams.clock.now();
+}
+
+/** @internal Tells a test's hook that an answer of `stream` was processed. */
+export function answerProcessed(stream: string, response: unknown): void {
+  const hook = seams.answerProcessed;
+  if (hook !== undefined) {
+    try {
+      hook(stream, response);
+    } catch {
+      // A test's hook may not break the client.
+    }
+  }
 }
 
 /** Milliseconds as a google.protobuf.Duration (seconds and nanos of the same sign). */

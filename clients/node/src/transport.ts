@@ -1,7 +1,7 @@
 // One channel to redlockd and the unary calls over it: deadlines, retries of UNAVAILABLE,
 // errors as LockServiceError. Internal to the package.
 import * as grpc from '@grpc/grpc-js';
-import { errorFromStatus } from './errors';
+import { abortedError, errorFromStatus } from './errors';
 import type { LockServiceClient } from './proto/redlock/v1/LockService';
 import type { RetryPolicy } from './retry';
 import { sleep } from './time';
@@ -54,18 +54,33 @@ export class Transport {
 
   /**
    * A unary call with the call timeout; UNAVAILABLE is retried by the policy while
-   * `stillWorthIt()` holds. Rejects with a LockServiceError naming `resource`.
+   * `stillWorthIt()` holds. Rejects with a LockServiceError naming `resource`; with a CANCELLED
+   * one (the signal's reason as cause) when `signal` aborts it, which cancels the call under way.
    */
-  async call<T>(invoke: Invoke<T>, resource: string, stillWorthIt: () => boolean = () => true): Promise<T> {
+  async call<T>(invoke: Invoke<T>, resource: string,
+    opts: { stillWorthIt?: () => boolean; signal?: AbortSignal; what?: string } = {}): Promise<T> {
+    const { signal } = opts;
+    const stillWorthIt = opts.stillWorthIt ?? (() => true);
+    const aborted = () => abortedError(opts.what ?? `the call about '${resource}'`, resource, signal);
+    if (signal?.aborted) {
+      throw aborted();
+    }
     for (let attempt = 1; ; attempt++) {
-      const outcome = await this.once(invoke, this.callTimeoutMs);
+      const outcome = await this.once(invoke, this.callTimeoutMs, signal);
+      if (signal?.aborted) {
+        throw aborted();
+      }
       if (outcome.ok) {
         return outcome.value;
       }
       if (outcome.code !== grpc.status.UNAVAILABLE || attempt >= this.retry.maxAttempts || !stillWorthIt()) {
         throw errorFromStatus(outcome.code, outcome.details, resource);
       }
-      await sleep(this.retry.backoffMs(attempt));
+      try {
+        await sleep(this.retry.backoffMs(attempt), signal);
+      } catch {
+        throw aborted();
+      }
     }
   }
 

@@ -2,8 +2,11 @@ import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
 import { test } from 'node:test';
 import { inspect } from 'node:util';
+import { onAnswerProcessed } from '../dist/testing.js';
 import { LeaseLostError, Leadership, LockClient, LockNotAcquiredError, LockServiceError } from '../dist/index.js';
-import { duration, eventually, failure, millis, sleep, startFake, status } from './fake-server.mjs';
+import {
+  duration, eventually, failure, manualClock, millis, recordAnswers, settled, sleep, startFake, status,
+} from './fake-server.mjs';
 
 async function setup(t, handlers, opts = {}) {
   const fake = await startFake(handlers);
@@ -44,7 +47,7 @@ test('campaign: one stream, the first request at once, then every ttl/4 while wa
   // The first gap may be short by the time the stream took to connect.
   assert.ok(gaps[0] > 150 && gaps[0] < 800 && gaps[1] > 350 && gaps[1] < 700, `requests every ttl/4 while waiting: ${gaps}`);
   assert.equal(leadership.election, 'jobs');
-  assert.equal(leadership.term, '18446744073709551615', 'the term kept exactly');
+  assert.equal(leadership.term, 18446744073709551615n, 'the term kept exactly, as a bigint');
   assert.equal(leadership.value, 'host-1');
   assert.ok(leadership.isLeader());
   assert.equal(await leadership.resign(), true);
@@ -70,13 +73,18 @@ test('the deadline is dated by the echoed sequence: send time + validity, only f
   assert.ok(leadership.deadline <= answeredAt + 3000 - 250, 'not from the answer');
   const dated = leadership.deadline;
 
+  const answers = recordAnswers(t); // the client processed them: not a sleep that passes if they never came
   lead(stream, first.request, 10_000, { sequence: '999' }); // never sent
   lead(stream, first.request, 10_000, { sequence: '0' }); // no sequence
-  await sleep(50);
+  await answers.processed(2);
   assert.equal(leadership.deadline, dated, 'an unknown sequence moves nothing');
   lead(stream, first.request, 1000, { sequence: '2' }); // later request, shorter validity: earlier deadline
-  await sleep(50);
+  await answers.processed(3);
   assert.equal(leadership.deadline, dated, 'the deadline only moves forward');
+  lead(stream, first.request, 3100, { sequence: '1' }); // the same request, longer validity: it does move
+  await answers.processed(4);
+  assert.ok(leadership.deadline > dated, 'the hook counts answers that are used as well');
+  const moved = leadership.deadline;
 
   const count = stream.requests.length;
   assert.ok(await eventually(() => stream.requests.length > count));
@@ -84,7 +92,7 @@ test('the deadline is dated by the echoed sequence: send time + validity, only f
   await sleep(150); // an answer that spends a while on its way
   const answeredLate = performance.now();
   lead(stream, last.request, 3000);
-  assert.ok(await eventually(() => leadership.deadline !== dated));
+  assert.ok(await eventually(() => leadership.deadline !== moved));
   // Sent before it arrived (by less than 250 ms, even on a loaded machine).
   assert.ok(leadership.deadline <= last.at + 3000 && leadership.deadline >= last.at + 3000 - 250,
     `moved to that request's send time + validity (${leadership.deadline - (last.at + 3000)} ms from its arrival)`);
@@ -109,12 +117,36 @@ test('the guard: without renewals the leadership is lost ttl/20 before its deadl
   assert.ok(calls[0].at < leadership.deadline, `before the deadline (${leadership.deadline - calls[0].at} ms margin)`);
   assert.equal(leadership.isLeader(), false);
   assert.equal(leadership.signal.aborted, true);
-  await sleep(100);
-  assert.equal(calls.length, 1);
   let late;
   leadership.onLost((e) => { late = e; });
   assert.equal(late, calls[0].e, 'a callback registered after the loss runs at once');
   assert.equal(await leadership.resign(), false, 'nothing to resign once lost');
+});
+
+test('on a manual clock: leading until exactly a guard before the deadline, lost at that instant, once', async (t) => {
+  const clock = manualClock(t);
+  const { client } = await setup(t, { campaign: (stream, request, n) => n === 1 && lead(stream, request, 600) });
+  const sent = clock.now();
+  const leadership = await client.campaign('manual', 'v', { ttlMs: 4000 }); // guard 100 ms
+  assert.equal(leadership.deadline, sent + 600, 'the send time (the clock stood still) + validity');
+  const calls = [];
+  leadership.onLost((e) => calls.push({ at: clock.now(), e }));
+  const aborts = [];
+  leadership.signal.addEventListener('abort', () => aborts.push(clock.now()));
+  clock.advanceTo(leadership.deadline - 100 - 1);
+  assert.equal(leadership.isLeader(), true, 'leading 1 ms before the guard');
+  assert.equal(leadership.remainingMs, 1);
+  assert.equal(calls.length, 0);
+  clock.advance(1);
+  assert.equal(calls.length, 1, 'lost at the guard, by the timer');
+  assert.equal(calls[0].at, leadership.deadline - 100);
+  assert.deepEqual(aborts, [leadership.deadline - 100], 'the signal aborted in the same instant');
+  assert.equal(calls[0].e.codeName, 'DEADLINE_EXCEEDED');
+  assert.equal(leadership.isLeader(), false);
+  assert.equal(leadership.remainingMs, 0);
+  clock.advance(60_000);
+  assert.equal(calls.length, 1, 'once');
+  assert.equal(clock.pending, 0, 'no timer left');
 });
 
 test('isLeader holds until a guard (ttl/20, at most 100 ms) before the deadline', async (t) => {
@@ -140,6 +172,7 @@ test('isLeader holds until a guard (ttl/20, at most 100 ms) before the deadline'
 });
 
 test('a stream that ends NOT_FOUND is a loss, reported once', async (t) => {
+  const clock = manualClock(t);
   const { client } = await setup(t, {
     campaign(stream, request, n) {
       lead(stream, request, 1000);
@@ -154,11 +187,13 @@ test('a stream that ends NOT_FOUND is a loss, reported once', async (t) => {
   assert.equal(calls[0].resource, 'taken');
   assert.equal(leadership.isLeader(), false);
   assert.equal(leadership.lostError, calls[0]);
-  await sleep(1100); // past the deadline: the timer must not report it again
+  clock.advance(60_000); // past the deadline: the timer must not report it again
   assert.equal(calls.length, 1);
+  assert.equal(clock.pending, 0, 'its timer was cleared');
 });
 
 test('a stream that ends OK without a resign is a loss (UNAVAILABLE), once', async (t) => {
+  const clock = manualClock(t);
   const { client } = await setup(t, {
     campaign(stream, request, n) {
       lead(stream, request, 500);
@@ -170,12 +205,14 @@ test('a stream that ends OK without a resign is a loss (UNAVAILABLE), once', asy
   leadership.onLost((e) => calls.push(e));
   assert.ok(await eventually(() => calls.length > 0));
   assert.equal(calls[0].codeName, 'UNAVAILABLE');
-  await sleep(600);
+  clock.advance(60_000);
   assert.equal(calls.length, 1);
+  assert.equal(clock.pending, 0);
   assert.equal(leadership.isLeader(), false);
 });
 
 test('resign half-closes and waits for the end: true once, then false; no loss after it', async (t) => {
+  const clock = manualClock(t);
   let endWith = 'ok';
   const { fake, client } = await setup(t, {
     campaign: (stream, request) => lead(stream, request, 300),
@@ -192,10 +229,10 @@ test('resign half-closes and waits for the end: true once, then false; no loss a
   assert.equal(fake.seen.campaignStreams[0].ended, true, 'half-closed');
   assert.equal(leadership.isLeader(), false);
   assert.equal(await leadership.resign(), false, 'the second call');
-  const requests = fake.seen.campaign.length;
-  await sleep(400); // past the deadline
+  clock.advance(60_000); // past the deadline
   assert.equal(lost, 0, 'no loss after a resign');
-  assert.equal(fake.seen.campaign.length, requests, 'no requests after a resign');
+  assert.equal(clock.pending, 0, 'no timer left to report one');
+  assert.equal(fake.seen.campaignStreams.length, 1, 'no stream after a resign');
   let late = 0;
   leadership.onLost(() => { late += 1; });
   assert.equal(late, 0, 'nor for a callback registered after it');
@@ -242,8 +279,10 @@ test('proclaim sends the new value with the same election and ttl and the next s
   assert.equal(millis(sent.ttl), 2000);
   assert.equal(sent.sequence, String(before + 1));
   assert.equal(leadership.value, 'new');
-  assert.equal(leadership.term, '9', 'same term');
-  await sleep(600); // the renewals go on with the new value, not the old one
+  assert.equal(leadership.term, 9n, 'same term');
+  // The renewals go on with the new value, not the old one: two renewals after the proclaim
+  // (every ttl/4 = 500 ms), not a sleep that passes when none came.
+  assert.ok(await eventually(() => fake.seen.campaign.length >= before + 3, 3000), 'renewals after the proclaim');
   assert.ok(fake.seen.campaign.slice(before).every((r) => r.request.value === 'new'));
   await leadership.resign();
   await assert.rejects(leadership.proclaim('again'), (e) => e instanceof LeaseLostError && e.codeName === 'FAILED_PRECONDITION');
@@ -300,7 +339,7 @@ test('an aborted signal withdraws the candidacy too, rejecting with CANCELLED an
   const { fake, client } = await setup(t);
   const controller = new AbortController();
   const campaign = client.campaign('abort', 'v', { ttlMs: 1000, signal: controller.signal });
-  await sleep(50);
+  assert.ok(await eventually(() => fake.seen.campaign.length >= 1), 'campaigning');
   const reason = new Error('shutting down');
   controller.abort(reason);
   await assert.rejects(campaign, (e) => e instanceof LockServiceError && e.codeName === 'CANCELLED' && e.cause === reason);
@@ -331,7 +370,7 @@ test('leader: the value and term, or null; UNAVAILABLE is retried', async (t) =>
       else cb(null, {});
     },
   });
-  assert.deepEqual(await client.leader('led'), { value: 'host-1', term: '18446744073709551614' });
+  assert.deepEqual(await client.leader('led'), { value: 'host-1', term: 18446744073709551614n });
   assert.equal(fake.seen.leader.length, 2, 'retried once');
   assert.equal(await client.leader('empty'), null);
 });
@@ -366,11 +405,12 @@ test('observe: the current state, then every change; a reopened stream repeats n
       }
     },
   });
+  const answers = recordAnswers(t);
   const events = [];
   const observation = client.observe('watched', (leader) => events.push(leader));
-  assert.ok(await eventually(() => events.length >= 5));
-  await sleep(50);
-  assert.deepEqual(events, [null, { value: 'a', term: '5' }, { value: 'b', term: '6' }, { value: 'b2', term: '6' }, null]);
+  await answers.processed(7); // every state the fake sent, over three streams
+  await settled();
+  assert.deepEqual(events, [null, { value: 'a', term: 5n }, { value: 'b', term: 6n }, { value: 'b2', term: 6n }, null]);
   assert.equal(fake.seen.observe.length, 3, 'reopened after each end');
   assert.ok(fake.seen.observe.every((call) => call.request.election === 'watched'));
   observation.close();
@@ -393,26 +433,32 @@ test('observe reopens with backoff and without a limit of attempts', async (t) =
   // backoff 5, 10, 20, 20, 20, 20 ms (the test's policy, with 3 attempts for unary calls)
   assert.ok(took >= 90, `backed off between attempts: ${took} ms`);
   assert.equal(fake.seen.observe.length, 7, 'more attempts than the retry policy gives a unary call');
-  assert.deepEqual(events, [{ value: 'a', term: '5' }]);
+  assert.deepEqual(events, [{ value: 'a', term: 5n }]);
 });
 
 test('observe: no callback after close returns, also when closed from a callback', async (t) => {
-  let call;
   const { client } = await setup(t, {
     observe(c) {
-      call = c;
       c.write(A);
+      c.write(B);
+      c.write(NONE);
     },
   });
+  // Closed the moment the client has processed the first state (the hook runs synchronously
+  // after it), before the callback could run for it.
   const events = [];
-  const observation = client.observe('closing', (leader) => events.push(leader));
-  assert.ok(await eventually(() => events.length === 1));
-  observation.close();
-  call.write(B);
-  call.write(NONE);
-  await sleep(100);
-  assert.equal(events.length, 1);
+  let observation;
+  let processed = 0;
+  t.after(onAnswerProcessed(() => {
+    processed += 1;
+    observation?.close();
+  }));
+  observation = client.observe('closing', (leader) => events.push(leader));
+  assert.ok(await eventually(() => processed >= 1));
+  await settled();
+  assert.deepEqual(events, [], 'a state passed on before close() returned is not called back after');
   assert.equal(observation.closed, true);
+  assert.equal(await observation.next().then((r) => r.done), true, 'its iteration is over');
 
   const seen = [];
   const second = client.observe('closing', (leader) => {
@@ -420,9 +466,8 @@ test('observe: no callback after close returns, also when closed from a callback
     second.close();
   });
   assert.ok(await eventually(() => seen.length === 1));
-  call.write(B);
-  await sleep(100);
-  assert.deepEqual(seen, [{ value: 'a', term: '5' }]);
+  await settled();
+  assert.deepEqual(seen, [{ value: 'a', term: 5n }], 'closed from the first callback: B and NONE never come');
 });
 
 test('string, inspect and JSON forms of a leadership show the election, term, value and whether it leads', async (t) => {

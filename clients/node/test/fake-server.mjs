@@ -2,6 +2,7 @@
 import { performance } from 'node:perf_hooks';
 import * as grpc from '@grpc/grpc-js';
 import { loadProto } from '../dist/index.js';
+import { ManualClock, onAnswerProcessed, useClock } from '../dist/testing.js';
 
 export const { status } = grpc;
 
@@ -132,3 +133,43 @@ export async function startFake(handlers = {}) {
     },
   };
 }
+
+/**
+ * Counts the answers the client has processed (KeepAlive, Campaign and Observe streams, used or
+ * ignored) through the client's test seam. `await answers.processed(n)` resolves once n answers
+ * in all have been processed since this was called: a test waits for that instead of sleeping.
+ */
+export function recordAnswers(t) {
+  let count = 0;
+  const waiting = [];
+  const remove = onAnswerProcessed(() => {
+    count += 1;
+    for (const w of waiting.filter((w) => count >= w.n)) {
+      waiting.splice(waiting.indexOf(w), 1);
+      w.resolve();
+    }
+  });
+  t.after(remove);
+  return {
+    get count() {
+      return count;
+    },
+    processed(n, ms = 5000) {
+      if (count >= n) return Promise.resolve();
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`${count} answers processed, not ${n}, within ${ms} ms`)), ms);
+        waiting.push({ n, resolve: () => { clearTimeout(timer); resolve(); } });
+      });
+    },
+  };
+}
+
+/** Puts a ManualClock in place of the system's for this test. */
+export function manualClock(t) {
+  const clock = new ManualClock();
+  t.after(useClock(clock));
+  return clock;
+}
+
+/** Every callback and promise continuation already due has run (no timer involved). */
+export const settled = () => new Promise((resolve) => setImmediate(resolve));

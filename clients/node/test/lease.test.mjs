@@ -3,7 +3,9 @@ import { performance } from 'node:perf_hooks';
 import { test } from 'node:test';
 import { inspect } from 'node:util';
 import { LeaseLostError, LockClient, LockServiceError } from '../dist/index.js';
-import { duration, eventually, failure, lease, millis, sleep, startFake, status } from './fake-server.mjs';
+import {
+  duration, eventually, failure, lease, manualClock, millis, recordAnswers, sleep, startFake, status,
+} from './fake-server.mjs';
 
 async function setup(t, handlers, opts = {}) {
   const fake = await startFake(handlers);
@@ -54,6 +56,7 @@ test('a kept lease is released by half-closing its stream: OK is true, NOT_FOUND
 });
 
 test('the loss callbacks run once when the stream ends NOT_FOUND; later ones at once', async (t) => {
+  const clock = manualClock(t);
   const { client } = await setup(t, {
     keepAlive(stream, request, n) {
       answer(stream, request, 1000);
@@ -71,8 +74,9 @@ test('the loss callbacks run once when the stream ends NOT_FOUND; later ones at 
   assert.equal(calls[0].codeName, 'NOT_FOUND');
   assert.equal(held.signal.aborted, true);
   assert.equal(held.signal.reason, calls[0]);
-  await sleep(1100); // past the deadline: the expiry timer must not report it again
+  clock.advance(60_000); // past the deadline: the expiry timer must not report it again
   assert.equal(calls.length, 1);
+  assert.equal(clock.pending, 0, 'its expiry timer was cleared');
   let late;
   held.onLost((e) => { late = e; });
   assert.equal(late, calls[0], 'a callback registered after the loss runs at once');
@@ -102,8 +106,29 @@ test('the guard: a lease without renewals is lost ttl/20 before its deadline, on
   assert.equal(calls[0].e.codeName, 'DEADLINE_EXCEEDED');
   assert.ok(calls[0].at >= held.deadline - 20 - 1, 'not before the guard');
   assert.ok(calls[0].at < held.deadline, `reported before the deadline (${held.deadline - calls[0].at} ms margin)`);
-  await sleep(100);
-  assert.equal(calls.length, 1);
+});
+
+test('on a manual clock: a lease is valid until exactly ttl/20 before its deadline and lost at that instant, once', async (t) => {
+  const clock = manualClock(t);
+  const { fake, client } = await setup(t);
+  const sent = clock.now();
+  const held = await client.acquire('manual', { ttlMs: 400 }); // guard 20 ms; the fake grants 1000 ms
+  assert.equal(held.deadline, sent + 1000, 'the send time (the clock stood still) + validity');
+  const calls = [];
+  held.onLost((e) => calls.push({ at: clock.now(), e }));
+  clock.advanceTo(held.deadline - 20 - 0.5);
+  assert.equal(held.valid, true);
+  assert.equal(held.remainingMs, 0.5);
+  assert.equal(calls.length, 0);
+  clock.advance(0.5);
+  assert.equal(held.valid, false);
+  assert.equal(calls.length, 1, 'lost at the guard');
+  assert.equal(calls[0].at, held.deadline - 20);
+  assert.equal(calls[0].e.codeName, 'DEADLINE_EXCEEDED');
+  assert.equal(held.signal.reason, calls[0].e);
+  clock.advance(60_000);
+  assert.equal(calls.length, 1, 'once');
+  assert.ok(await eventually(() => fake.seen.release.length === 1), 'a lease that ran out with no stream is given back');
 });
 
 test('keep-alive: requests every ttl/4 with rising sequences and the same token', async (t) => {
@@ -139,9 +164,10 @@ test('keep-alive moves the deadline only from the send time of an echoed sequenc
   const arrivedAt = stream.requests[0].at;
   assert.equal(request.sequence, '1');
 
+  const answers = recordAnswers(t); // processed: not a sleep that passes when they never came
   answer(stream, request, 10_000, '999'); // a sequence never sent
   answer(stream, request, 10_000, '0'); // no sequence
-  await sleep(50);
+  await answers.processed(2);
   assert.equal(held.deadline, granted, 'an unknown sequence does not move the deadline');
 
   await sleep(150);
@@ -154,7 +180,7 @@ test('keep-alive moves the deadline only from the send time of an echoed sequenc
   const moved = held.deadline;
 
   answer(stream, request, 500, '1'); // an older, shorter renewal
-  await sleep(50);
+  await answers.processed(4);
   assert.equal(held.deadline, moved, 'the deadline only moves forward');
   assert.equal(await held.release(), true);
 });
@@ -206,7 +232,8 @@ test('withLock rejects with LeaseLostError after the work settles when the lease
   let sawAbort = false;
   await assert.rejects(client.withLock('work', { ttlMs: 1000 }, async (held) => {
     held.signal.addEventListener('abort', () => { sawAbort = true; });
-    await sleep(200);
+    // Until told: no sleep that the loss has to beat.
+    await new Promise((resolve) => held.signal.addEventListener('abort', resolve, { once: true }));
     settled = true;
     return 'too late';
   }), (e) => e instanceof LeaseLostError && e.codeName === 'NOT_FOUND');

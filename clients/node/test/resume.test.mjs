@@ -5,7 +5,9 @@ import { performance } from 'node:perf_hooks';
 import { test } from 'node:test';
 import { LockClient } from '../dist/index.js';
 import { channelTarget } from '../dist/target.js';
-import { duration, eventually, failure, lease, millis, sleep, startFake, status } from './fake-server.mjs';
+import {
+  duration, eventually, failure, lease, manualClock, millis, recordAnswers, sleep, startFake, status,
+} from './fake-server.mjs';
 
 const TOKEN = /^[A-Za-z0-9_-]{32}$/;
 const retry = { maxAttempts: 3, initialBackoffMs: 10, maxBackoffMs: 40 };
@@ -76,6 +78,7 @@ test('a kept stream that ends UNAVAILABLE is reopened with the same token; seque
 });
 
 test('a kept lease whose every reopen fails is lost once, at its guarded deadline, and no stream is opened after', async (t) => {
+  const clock = manualClock(t); // the deadline's clock; the reopens go on in real time
   const { fake, client } = await setup(t, {
     keepAlive(stream, request) {
       if (fake.seen.streams.indexOf(stream) === 0) {
@@ -88,12 +91,15 @@ test('a kept lease whose every reopen fails is lost once, at its guarded deadlin
   });
   const held = await client.acquire('gone', { ttlMs: 600 }); // guard 30 ms
   const calls = [];
-  held.keepAlive().onLost((e) => calls.push({ at: performance.now(), e }));
-  assert.ok(await eventually(() => calls.length > 0, 3000));
+  held.keepAlive().onLost((e) => calls.push({ at: clock.now(), e }));
+  assert.ok(await eventually(() => fake.seen.streams.length >= 3, 3000), 'reopened again and again while it could');
+  clock.advanceTo(held.deadline - 30 - 0.5);
+  assert.equal(calls.length, 0, 'not before the guard');
+  assert.ok(held.valid);
+  clock.advance(0.5);
+  assert.equal(calls.length, 1, 'lost at the guard');
   assert.equal(calls[0].e.codeName, 'DEADLINE_EXCEEDED');
-  assert.ok(calls[0].at >= held.deadline - 30 - 1, 'not before the guard');
-  assert.ok(calls[0].at < held.deadline, `before the deadline (${held.deadline - calls[0].at} ms margin)`);
-  assert.ok(fake.seen.streams.length >= 3, `reopened while it could: ${fake.seen.streams.length} streams`);
+  assert.equal(calls[0].at, held.deadline - 30, 'before the deadline, by the guard');
   const streams = fake.seen.streams.length;
   await sleep(200);
   assert.equal(calls.length, 1, 'once');
@@ -102,6 +108,7 @@ test('a kept lease whose every reopen fails is lost once, at its guarded deadlin
 });
 
 test('NOT_FOUND on a reopened stream is a loss, once; so is PERMISSION_DENIED', async (t) => {
+  const clock = manualClock(t); // the deadline's clock; the streams go on in real time
   for (const code of [status.NOT_FOUND, status.PERMISSION_DENIED]) {
     const { fake, client } = await setup(t, {
       keepAlive(stream, request) {
@@ -118,8 +125,9 @@ test('NOT_FOUND on a reopened stream is a loss, once; so is PERMISSION_DENIED', 
     held.keepAlive().onLost((e) => calls.push(e));
     assert.ok(await eventually(() => calls.length > 0, 3000));
     assert.equal(calls[0].code, code);
-    await sleep(100);
+    clock.advance(60_000); // past the deadline: the loss timer does not report it again
     assert.equal(calls.length, 1);
+    await sleep(100); // a reopen would come within the backoff (at most 40 ms)
     assert.equal(fake.seen.streams.length, 2, 'not reopened after a final end');
     assert.equal(held.valid, false);
   }
@@ -184,11 +192,12 @@ test('extend on a kept lease goes through its stream: longer, then shorter; a sh
 
   // Shorter.
   const shorterAt = performance.now();
+  const answers = recordAnswers(t);
   const pending = held.extend(1200);
   const cut = held.deadline;
   assert.ok(cut <= shorterAt + 1200 * 0.99 - 2 + 5, `cut at once: ${cut - shorterAt} ms left`);
   assert.ok(cut >= shorterAt + 1200 * 0.99 - 2 - 50, `to send time + ttl - drift: ${cut - shorterAt} ms left`);
-  await sleep(20);
+  await answers.processed(1); // the fake answers the earlier request first
   assert.equal(held.deadline, cut, 'the answer to an earlier request (60 s) is ignored');
   await pending;
   const shorter = fake.seen.keepAlive.find((k) => millis(k.request.ttl) === 1200);
@@ -257,7 +266,7 @@ test('a leader whose Campaign stream ends UNAVAILABLE resumes with its own token
   assert.equal(Number(resumed.sequence), Number(first.requests.at(-1).request.sequence) + 1, 'sequences rise across streams');
   await leadership.proclaim('v2');
   assert.equal(second.requests.at(-1).request.value, 'v2');
-  assert.equal(leadership.term, '41');
+  assert.equal(leadership.term, 41n);
   assert.ok(leadership.isLeader());
   assert.ok(leadership.remainingMs > 1000 && leadership.remainingMs <= 2000 - 100, `remaining ${leadership.remainingMs}`);
   assert.equal(lost.length, 0);
@@ -267,6 +276,7 @@ test('a leader whose Campaign stream ends UNAVAILABLE resumes with its own token
 });
 
 test('a leader: NOT_FOUND on the resumed stream is a loss, once', async (t) => {
+  const clock = manualClock(t); // the deadline's clock; the streams go on in real time
   const { fake, client } = await setup(t, {
     campaign(stream, request) {
       if (stream.index === 0) {
@@ -283,8 +293,9 @@ test('a leader: NOT_FOUND on the resumed stream is a loss, once', async (t) => {
   assert.ok(await eventually(() => calls.length > 0, 3000));
   assert.equal(calls[0].codeName, 'NOT_FOUND');
   assert.equal(fake.seen.campaignStreams[1].requests[0].request.resume, true);
-  await sleep(100);
+  clock.advance(60_000); // past the deadline: the loss timer does not report it again
   assert.equal(calls.length, 1);
+  await sleep(100); // a reopen would come within the backoff (at most 40 ms)
   assert.equal(fake.seen.campaignStreams.length, 2);
   assert.equal(leadership.isLeader(), false);
 });
@@ -303,7 +314,7 @@ test('a waiting candidate whose stream ends UNAVAILABLE campaigns again with the
   const [first, second] = fake.seen.campaignStreams;
   assert.equal(second.requests[0].request.token, first.requests[0].request.token);
   assert.equal(second.requests[0].request.resume, false);
-  assert.equal(leadership.term, '3');
+  assert.equal(leadership.term, 3n);
   await leadership.resign();
 });
 
@@ -360,7 +371,7 @@ test('two replicas: the one a leadership streams through stops; it resumes on th
   assert.equal(resumed.token, token);
   assert.equal(resumed.resume, true);
   assert.ok(await eventually(() => leadership.deadline > before, 3000));
-  assert.equal(leadership.term, '12');
+  assert.equal(leadership.term, 12n);
   assert.ok(leadership.isLeader());
   assert.equal(lost.length, 0);
   assert.equal(await leadership.resign(), true);
