@@ -14,8 +14,10 @@ import java.util.function.LongSupplier;
  * the Extend's send time plus the validity the server answers (the ttl less the call's time and
  * the drift allowance): so the Extend asks for what is left plus an allowance for those, and
  * the answer tells whether that was enough. When it fell short (a slow call, a server with a
- * larger drift factor), the shortfall is added and the Extend sent again. The client's belief is
- * only ever what an answer set; an Extend that would not shorten the lease is not sent.
+ * larger drift factor), the Extend is sent again, asking for as much more as that answer lost.
+ * The client's belief is only ever what an answer set (rule 2: while an Extend that shortens
+ * is on its way, nothing reads the lease, whose task is over); an Extend that would not
+ * shorten the lease is not sent.
  */
 final class LockAtLeast {
   /** The shortest ttl asked for: the server's default minimum. */
@@ -29,11 +31,12 @@ final class LockAtLeast {
   }
 
   /**
-   * Keeps {@code lease} held until {@code endNanos} (on the client's monotonic clock) and no
-   * longer than that plus the allowance, then lets it go.
+   * Keeps {@code lease} held until {@code endNanos} (on the client's monotonic clock), and not
+   * much longer, then lets it go.
    *
    * @throws LockServiceException when an Extend or the Release failed for another reason than
-   *     the lease being gone already; the lease then runs out by itself at the latest
+   *     the lease being gone already; the lease then runs out by itself, at the end of
+   *     lockAtMostFor at the latest
    */
   void giveBack(Lease lease, long endNanos) {
     long now = nanoClock.getAsLong();
@@ -41,15 +44,19 @@ final class LockAtLeast {
       lease.release();
       return;
     }
-    long allowance = estimatedAllowance(endNanos - now);
-    for (int attempt = 1; attempt <= MAX_EXTENDS; attempt++) {
-      long left = endNanos - now;
-      if (left <= 0) {
-        return; // an earlier Extend holds it past the end already
-      }
-      long ttl = Math.max(left + allowance, MIN_TTL.toNanos());
-      if (ttl >= lease.deadlineNanos() - now) {
-        return; // it would not shorten the lease: keep what it has
+    // What lockAtMostFor left it: no Extend here asks for more.
+    long limitNanos = lease.deadlineNanos();
+    long ttl = endNanos - now + estimatedAllowance(endNanos - now);
+    for (int attempt = 1; ; attempt++) {
+      ttl = Math.max(ttl, MIN_TTL.toNanos());
+      if (now + ttl - limitNanos >= 0) {
+        if (attempt == 1) {
+          return; // it would not shorten the lease: keep what it has
+        }
+        ttl = limitNanos - now; // topped up as far as lockAtMostFor goes
+        if (ttl < MIN_TTL.toNanos()) {
+          return;
+        }
       }
       try {
         lease.extend(Duration.ofNanos(ttl));
@@ -59,12 +66,17 @@ final class LockAtLeast {
         }
         throw e;
       }
-      now = nanoClock.getAsLong();
-      long givenBackAt = now + lease.remaining().toNanos();
-      if (givenBackAt - endNanos >= 0) {
+      long answered = nanoClock.getAsLong();
+      long givenBackAt = answered + lease.remaining().toNanos();
+      if (givenBackAt - endNanos >= 0 || attempt == MAX_EXTENDS) {
         return;
       }
-      allowance += endNanos - givenBackAt;
+      // Of the ttl asked for, the client counts on this much from the send; what it loses
+      // (the guard, the drift allowance, the call) grows no faster than the ttl, so asking
+      // for the same share of what is left now is enough.
+      long counted = Math.max(givenBackAt - now, 1);
+      now = answered;
+      ttl = (long) Math.ceil((double) (endNanos - now) * ttl / counted) + Duration.ofMillis(1).toNanos();
     }
   }
 

@@ -92,7 +92,7 @@ final class RedlockdLock implements SimpleLock {
   private void requireActive() {
     if (state != State.ACTIVE) {
       throw new IllegalStateException("ShedLock lock '" + name + "' was already "
-          + (state == State.EXTENDED ? "extended" : "unlocked"));
+          + (state == State.UNLOCKED ? "unlocked" : "extended"));
     }
   }
 

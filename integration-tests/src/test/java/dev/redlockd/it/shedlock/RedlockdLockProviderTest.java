@@ -127,6 +127,31 @@ class RedlockdLockProviderTest {
   }
 
   @Test
+  void lockAtLeastForHoldsAlsoWhenTheServerKeepsALargerDriftAllowance() throws Exception {
+    // A tenth of each ttl held back for drift (the default is a hundredth): the first Extend
+    // at unlock falls short of lockAtLeastFor, and the answer says by how much.
+    try (LiveServer drifty = new LiveServer(3, "--drift-factor", "0.1")) {
+      ManagedChannel second = drifty.newChannel();
+      try {
+        LockingTaskExecutor a = new DefaultLockingTaskExecutor(new RedlockdLockProvider(LockClient.create(drifty.channel)));
+        LockingTaskExecutor b = new DefaultLockingTaskExecutor(new RedlockdLockProvider(LockClient.create(second)));
+        String name = name();
+        Duration atLeast = Duration.ofMillis(1500);
+        long t0 = System.nanoTime();
+        assertThat(run(a, config(name, Duration.ofSeconds(10), atLeast), () -> 0L).wasExecuted()).isTrue();
+
+        long[] next = firstRun(b, name);
+
+        assertThat(Duration.ofNanos(next[0] - t0)).as("when the other instance first ran it")
+            .isGreaterThanOrEqualTo(atLeast)
+            .isLessThan(atLeast.plusSeconds(2));
+      } finally {
+        second.shutdownNow();
+      }
+    }
+  }
+
+  @Test
   void unlockingAfterLockAtLeastForReleasesAtOnce() throws Exception {
     String name = name();
     Duration atLeast = Duration.ofMillis(200);
