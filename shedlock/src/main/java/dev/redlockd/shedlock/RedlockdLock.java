@@ -33,9 +33,9 @@ final class RedlockdLock implements SimpleLock {
 
   /**
    * Ends the lock: released now if lockAtLeastFor has passed, else shortened to what is left
-   * of it. Never throws for the lease itself: one that could not be reached runs out by itself,
-   * at the end of lockAtMostFor at the latest (logged). After an extend that found the lease
-   * lost, it only ends the lock (the lease is gone).
+   * of it, also on an interrupted thread. Never throws for the lease itself: one that could not
+   * be reached runs out by itself, at the end of lockAtMostFor at the latest (logged). After an
+   * extend that found the lease lost, it only ends the lock (the lease is gone).
    *
    * @throws IllegalStateException when it was already unlocked, or extended
    */
@@ -51,11 +51,19 @@ final class RedlockdLock implements SimpleLock {
       state = State.UNLOCKED;
     }
     held.end();
+    // A task interrupted (a scheduler shutting down) still gives its lock back, instead of
+    // leaving it taken until lockAtMostFor: the calls would fail at once on the interrupt. The
+    // interrupt is the caller's, and is set again afterwards.
+    boolean interrupted = Thread.interrupted();
     try {
       new LockAtLeast(System::nanoTime).giveBack(held.lease, atLeastUntilNanos);
     } catch (LockServiceException e) {
       log.warn("ShedLock lock '{}': could not give the lease back ({}); it runs out by itself, "
           + "at the end of lockAtMostFor at the latest", name, e.getMessage());
+    } finally {
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
     }
   }
 

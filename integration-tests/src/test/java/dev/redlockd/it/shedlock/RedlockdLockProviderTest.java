@@ -168,6 +168,22 @@ class RedlockdLockProviderTest {
   }
 
   @Test
+  void anInterruptedTaskStillGivesItsLockBackAndKeepsItsInterrupt() throws Exception {
+    String name = name();
+    Future<Boolean> interrupted = background.submit(() -> {
+      run(executorA, config(name, Duration.ofSeconds(10), NO_MINIMUM), () -> {
+        Thread.currentThread().interrupt(); // as a scheduler shutting down would
+        return 0L;
+      });
+      return Thread.interrupted();
+    });
+
+    assertThat(interrupted.get(10, TimeUnit.SECONDS)).as("the interrupt, still set after the unlock").isTrue();
+    assertThat(run(executorB, config(name, Duration.ofSeconds(10), NO_MINIMUM), () -> 0L).wasExecuted())
+        .as("the other instance's very first attempt").isTrue();
+  }
+
+  @Test
   void lockAtMostForEndsTheLockOfAHungTask() throws Exception {
     String name = name();
     Duration atMost = Duration.ofSeconds(1);
