@@ -201,9 +201,9 @@ class RedlockdLockProviderTest {
 
     assertThat(hung).as("the hung task").isNotDone();
     // The hung instance's client gives the lease back a guard (here 50 ms) and the drift
-    // allowance (12 ms) before the nodes would let it expire; the rest is room for the calls.
+    // allowance (12 ms) before the nodes would let it expire, less the Acquire's own time.
     assertThat(Duration.ofNanos(next[0] - t0)).as("when the other instance first ran it")
-        .isGreaterThanOrEqualTo(atMost.minusMillis(150));
+        .isGreaterThanOrEqualTo(atMost.minusMillis(250));
     letGo.countDown();
     TaskResult<Long> late = hung.get(5, TimeUnit.SECONDS);
     assertThat(late.wasExecuted()).isTrue();
