@@ -10,6 +10,7 @@ COPY pom.xml ./
 COPY proto/pom.xml proto/buf.yaml proto/
 COPY server/pom.xml server/
 COPY client-java/pom.xml client-java/
+COPY shedlock/pom.xml shedlock/
 COPY integration-tests/pom.xml integration-tests/
 COPY bench/pom.xml bench/
 COPY proto/src proto/src
