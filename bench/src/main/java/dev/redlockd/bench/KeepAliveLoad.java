@@ -36,6 +36,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * <pre>java -cp bench/target/redlockd-bench.jar dev.redlockd.bench.KeepAliveLoad
  *     [--streams 10000] [--ttl-ms 3000] [--seconds 60] [--nodes 5] [--channels 8] [--rate 250] [--warmup-seconds 15]
  *     [--write docs/keepalive.md]</pre>
+ *
+ * <p>{@code --write} also draws docs/keepalive-*.svg from every run section in the page;
+ * {@code --charts-only docs/keepalive.md} redraws them from the page without measuring.
  */
 public final class KeepAliveLoad {
   private int streams = 10_000;
@@ -71,6 +74,11 @@ public final class KeepAliveLoad {
         case "--warmup-seconds" -> load.warmupSeconds = Integer.parseInt(value);
         case "--server-jar" -> load.serverJar = Path.of(value);
         case "--write" -> load.write = Path.of(value);
+        case "--charts-only" -> {
+          // Redraws the charts from the run sections already in the page; measures nothing.
+          System.out.println("wrote " + KeepAliveCharts.write(Path.of(value)));
+          return;
+        }
         default -> throw new IllegalArgumentException("unknown flag " + args[i]);
       }
     }
@@ -277,6 +285,7 @@ public final class KeepAliveLoad {
     if (write != null) {
       KeepAliveDoc.write(write, new KeepAliveDoc.Run(streams, ttlMs, seconds, nodes, rate, warmupSeconds, redis,
           loadBefore, Machine.loadAverage(), table));
+      System.out.println("wrote " + KeepAliveCharts.write(write));
     }
     return pass;
   }

@@ -28,6 +28,9 @@ import java.util.concurrent.Callable;
  *     [--systems echo,floor,redlockd,jedis-redlock,redisson-redlock,redisson-lock,etcd]
  *     [--server-jar server/target/redlockd-server.jar] [--write docs/performance.md]</pre>
  *
+ * <p>{@code --write} also draws docs/performance-*.svg from the tables it wrote;
+ * {@code --charts-only docs/performance.md} redraws them from the page without measuring.
+ *
  * -Dbench.serverJvm="..." adds JVM flags to the redlockd server (e.g. a JFR recording), and
  * -Dbench.serverFlags="..." server flags, as for KeepAliveLoad.
  */
@@ -38,6 +41,8 @@ public final class LockCycleBench {
           [--channels 4] [--handoff-clients 8] [--handoff-hold-us 1000] [--keepalive]
           [--systems echo,floor,redlockd,jedis-redlock,redisson-redlock,redisson-lock,etcd]
           [--server-jar server/target/redlockd-server.jar] [--quiet-wait-seconds 900] [--write docs/performance.md]
+          (--write also draws docs/performance-*.svg from the tables; --charts-only docs/performance.md redraws
+          them from the page without measuring)
       -Dbench.serverJvm="..." adds JVM flags to the redlockd server, -Dbench.serverFlags="..." server flags.""";
   private static final int NODES = 5;
   /** Warm-up points for each system run at this many in flight, so both JVMs compile the hot path. */
@@ -90,6 +95,11 @@ public final class LockCycleBench {
         case "--server-jar" -> bench.serverJar = Path.of(value);
         case "--quiet-wait-seconds" -> bench.quietWaitSeconds = Long.parseLong(value);
         case "--write" -> bench.write = Path.of(value);
+        case "--charts-only" -> {
+          // Redraws the charts from the tables an earlier run wrote into the page; measures nothing.
+          System.out.println("wrote " + PerformanceCharts.write(Path.of(value)));
+          return;
+        }
         default -> throw new IllegalArgumentException("unknown flag " + flag + "\n" + USAGE);
       }
     }
@@ -164,7 +174,7 @@ public final class LockCycleBench {
     System.out.println(report.markdown());
     if (write != null) {
       report.write(write);
-      System.out.println("wrote " + write);
+      System.out.println("wrote " + write + " and " + PerformanceCharts.write(write));
     }
   }
 

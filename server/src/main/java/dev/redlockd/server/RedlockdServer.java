@@ -153,9 +153,9 @@ public final class RedlockdServer implements AutoCloseable {
       StartupGate.awaitNodes(engine, StartupGate.MAX_WAIT);
       HealthStatusManager health = new HealthStatusManager();
       new HealthPublisher(health, engine);
-      OpenStreams streams = new OpenStreams(config.maxStreams);
+      OpenStreams streams = new OpenStreams(config.maxStreams, metrics.leases());
       elections = new Elections(engine);
-      metrics.watch(engine, streams::size);
+      metrics.watch(engine, streams::size, streams::byKind, config.nodeTimeout);
       metrics.serve(config.bindAddress(), config.metricsPort);
       Access access = control.map(c -> new Access(c, metrics)).orElseGet(Access::open);
       watch = control.map(c -> PolicyWatch.start(c, Duration.ofSeconds(1))).orElse(null);

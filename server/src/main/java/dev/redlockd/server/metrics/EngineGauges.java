@@ -4,7 +4,10 @@ import dev.redlockd.engine.LockEngine;
 import dev.redlockd.engine.NodeState;
 import io.prometheus.metrics.core.metrics.GaugeWithCallback;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import java.time.Duration;
+import java.util.Map;
 import java.util.function.IntSupplier;
+import java.util.function.Supplier;
 
 /** Gauges read from the engine and the stream registry at each scrape; nothing is kept here. */
 final class EngineGauges {
@@ -20,6 +23,9 @@ final class EngineGauges {
     gauge(registry, "redlockd_quorum_margin",
         "Voting nodes minus the quorum (N/2+1): how many more nodes may fail; below 0 calls fail UNAVAILABLE",
         () -> count(engine, NodeState.UP) - engine.quorum());
+    gauge(registry, "redlockd_serving",
+        "1 while this server's health is SERVING (a quorum of Redis nodes votes), else 0",
+        () -> engine.quorumAvailable() ? 1 : 0);
     GaugeWithCallback.builder()
         .name("redlockd_node_up")
         .help("1 while this Redis node votes, else 0 (down, quarantined, or not yet probed)")
@@ -30,6 +36,20 @@ final class EngineGauges {
     gauge(registry, "redlockd_acquires_waiting",
         "Acquire calls with a wait under way on this server (limited by --max-waiting-acquires)",
         engine::waitingAcquires);
+  }
+
+  static void registerStreams(PrometheusRegistry registry, Supplier<Map<String, Long>> byKind, Duration nodeTimeout) {
+    GaugeWithCallback.builder()
+        .name("redlockd_streams_open")
+        .help("Streams open on this server by kind: KeepAlive, Campaign, Observe")
+        .labelNames("kind")
+        .callback(cb -> byKind.get().forEach((kind, n) -> cb.call(n, kind)))
+        .register(registry);
+    GaugeWithCallback.builder()
+        .name("redlockd_node_timeout_seconds")
+        .help("--node-timeout: a Redis node request not answered within it fails (read node latencies against it)")
+        .callback(cb -> cb.call(nodeTimeout.toNanos() / 1e9))
+        .register(registry);
   }
 
   private static void gauge(PrometheusRegistry registry, String name, String help, IntSupplier value) {

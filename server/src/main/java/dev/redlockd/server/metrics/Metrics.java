@@ -9,8 +9,11 @@ import io.prometheus.metrics.exporter.httpserver.HTTPServer;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.io.IOException;
 import java.net.InetAddress;
+import java.time.Duration;
+import java.util.Map;
 import java.util.function.IntSupplier;
 import java.util.function.LongSupplier;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -27,12 +30,14 @@ public final class Metrics implements AutoCloseable {
   private final RpcMetrics rpcs;
   private final NodeMetrics nodes;
   private final Counter denials;
+  private final LeaseMeter leases;
   private volatile HTTPServer http;
 
   private Metrics(PrometheusRegistry registry, LongSupplier nanoClock) {
     this.registry = registry;
     this.rpcs = registry == null ? null : new RpcMetrics(registry, nanoClock);
     this.nodes = registry == null ? null : new NodeMetrics(registry, nanoClock);
+    this.leases = registry == null ? LeaseMeter.NONE : new KeptLeaseMetrics(registry);
     this.denials = registry == null ? null : Counter.builder()
         .name("redlockd_access_denials_total")
         .help("Calls the access policy refused (UNAUTHENTICATED or PERMISSION_DENIED), by the caller's identity "
@@ -67,10 +72,20 @@ public final class Metrics implements AutoCloseable {
     return rpcs == null ? service : ServerInterceptors.intercept(service, rpcs);
   }
 
-  /** Gauges over the engine's view of the nodes, its waiting Acquire calls and the open streams. */
-  public void watch(LockEngine engine, IntSupplier openStreams) {
+  /** Counts what happens to the leases streams keep. */
+  public LeaseMeter leases() {
+    return leases;
+  }
+
+  /**
+   * Gauges over the engine's view of the nodes, its waiting Acquire calls and the open streams
+   * (in all, and by kind), and the node timeout the node latencies are to be read against.
+   */
+  public void watch(LockEngine engine, IntSupplier openStreams, Supplier<Map<String, Long>> streamsByKind,
+      Duration nodeTimeout) {
     if (registry != null) {
       EngineGauges.register(registry, engine, openStreams);
+      EngineGauges.registerStreams(registry, streamsByKind, nodeTimeout);
     }
   }
 

@@ -133,6 +133,7 @@ final class CampaignStream extends ServerStream<CampaignResponse>
       end(refused);
       return;
     }
+    leases().renewed("Campaign", true);
     send(leadership, LeaseState.LEASE_STATE_HELD, mark);
   }
 
@@ -140,6 +141,7 @@ final class CampaignStream extends ServerStream<CampaignResponse>
   public void jeopardy(Candidacy.Leadership leadership, LockEngineException cause, long mark) {
     log.debug("leadership in election '{}' in jeopardy: {}", Printable.of(
         candidacyElection()), cause.getMessage());
+    leases().renewed("Campaign", false);
     send(leadership, LeaseState.LEASE_STATE_JEOPARDY, mark);
   }
 
@@ -147,6 +149,7 @@ final class CampaignStream extends ServerStream<CampaignResponse>
   public void lost(LockEngineException cause) {
     detach();
     Status status = StatusMapper.toStatus(cause);
+    leases().lost("Campaign", status.getCode().name());
     log.info("campaign ends {}: {}", status.getCode(), cause.getMessage());
     end(status);
   }

@@ -137,6 +137,7 @@ final class KeepAliveStream extends ServerStream<KeepAliveResponse>
     }
     lastGrant = lease;
     account.renewed(lease);
+    leases().renewed("KeepAlive", true);
     send(lease, LeaseState.LEASE_STATE_HELD, sequence);
   }
 
@@ -144,6 +145,7 @@ final class KeepAliveStream extends ServerStream<KeepAliveResponse>
   public void jeopardy(Grant lease, LockEngineException cause, long sequence) {
     // Per lease and per retry: when a node blips, thousands of these; NodeMonitor logs the node once.
     log.debug("kept lease on resource '{}' in jeopardy: {}", lease.resource(), cause.getMessage());
+    leases().renewed("KeepAlive", false);
     send(lease, LeaseState.LEASE_STATE_JEOPARDY, sequence);
   }
 
@@ -151,6 +153,7 @@ final class KeepAliveStream extends ServerStream<KeepAliveResponse>
   public void lost(LockEngineException cause) {
     detach();
     Status status = StatusMapper.toStatus(cause);
+    leases().lost("KeepAlive", status.getCode().name());
     // Once per lost lease; the engine's messages name the resource, never the token.
     log.info("kept lease lost, its KeepAlive stream ends {}: {}", status.getCode(), cause.getMessage());
     end(status);

@@ -1,6 +1,7 @@
 package dev.redlockd.server.rpc;
 
 import dev.redlockd.engine.LimitExceededException;
+import dev.redlockd.server.metrics.LeaseMeter;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -17,10 +18,21 @@ public final class OpenStreams {
   }
 
   private final int max;
+  private final LeaseMeter leases;
   private final Set<OpenStream> open = ConcurrentHashMap.newKeySet();
 
   public OpenStreams(int max) {
+    this(max, LeaseMeter.NONE);
+  }
+
+  /** {@code leases} counts the renewals and losses of what the streams keep. */
+  public OpenStreams(int max, LeaseMeter leases) {
     this.max = max;
+    this.leases = leases;
+  }
+
+  LeaseMeter leases() {
+    return leases;
   }
 
   /** Registers a stream, or throws when the limit is reached. */
@@ -41,8 +53,8 @@ public final class OpenStreams {
     return open.size();
   }
 
-  /** The open streams by kind, for the shutdown log: "2 KeepAlive, 0 Campaign, 1 Observe". */
-  public String describe() {
+  /** The open streams by kind (KeepAlive, Campaign, Observe, each present), for the metrics and the shutdown log. */
+  public java.util.Map<String, Long> byKind() {
     java.util.Map<String, Long> kinds = new java.util.LinkedHashMap<>();
     for (String kind : java.util.List.of("KeepAlive", "Campaign", "Observe")) {
       kinds.put(kind, 0L);
@@ -50,6 +62,12 @@ public final class OpenStreams {
     for (OpenStream stream : open) {
       kinds.merge(stream.getClass().getSimpleName().replaceFirst("Stream$", ""), 1L, Long::sum);
     }
+    return kinds;
+  }
+
+  /** The open streams by kind, for the shutdown log: "2 KeepAlive, 0 Campaign, 1 Observe". */
+  public String describe() {
+    java.util.Map<String, Long> kinds = byKind();
     StringBuilder out = new StringBuilder();
     kinds.forEach((kind, n) -> out.append(out.isEmpty() ? "" : ", ").append(n).append(' ').append(kind));
     return out.toString();

@@ -28,6 +28,11 @@ abstract class ServerStream<R> implements OpenStreams.OpenStream {
     call.setOnReadyHandler(this::sendPending);
   }
 
+  /** Counts the renewals and losses of what this stream keeps. */
+  protected final dev.redlockd.server.metrics.LeaseMeter leases() {
+    return registry.leases();
+  }
+
   protected final synchronized boolean finished() {
     return finished;
   }

@@ -1,0 +1,335 @@
+package dev.redlockd.it.ops;
+
+import static dev.redlockd.it.support.LiveServer.acquireRequest;
+import static dev.redlockd.it.support.LiveServer.codeOf;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.google.gson.JsonArray;
+import com.google.gson.JsonElement;
+import com.google.gson.JsonObject;
+import com.google.gson.JsonParser;
+import dev.redlockd.it.support.LiveServer;
+import dev.redlockd.proto.v1.CampaignRequest;
+import dev.redlockd.proto.v1.CampaignResponse;
+import dev.redlockd.proto.v1.DescribeRequest;
+import dev.redlockd.proto.v1.ElectionServiceGrpc;
+import dev.redlockd.proto.v1.Lease;
+import dev.redlockd.proto.v1.LockServiceGrpc;
+import dev.redlockd.proto.v1.ObserveRequest;
+import dev.redlockd.proto.v1.ObserveResponse;
+import dev.redlockd.proto.v1.ReleaseRequest;
+import dev.redlockd.testing.RedisCluster;
+import dev.redlockd.testing.ServerProcess;
+import io.grpc.Channel;
+import io.grpc.ClientInterceptors;
+import io.grpc.Metadata;
+import io.grpc.Status;
+import io.grpc.stub.MetadataUtils;
+import io.grpc.stub.StreamObserver;
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The alert rules (ops/prometheus/alerts.yml) and the Grafana dashboard (ops/grafana/redlockd.json)
+ * against the real thing: promtool checks and unit-tests the rules; then a real Prometheus
+ * scrapes a real server process every second while a small load runs (acquires, a KeepAlive, a
+ * campaign, an observer, a refused call), and every alert expression and every panel query is
+ * evaluated through its HTTP API. Each must name only metrics Prometheus has and labels their
+ * series carry, and must return series where it should. Freezing Redis nodes (SIGSTOP) makes the
+ * quorum alerts go pending.
+ */
+class PrometheusRulesTest {
+  private static final Path ROOT = Path.of("..").toAbsolutePath().normalize();
+  private static final Path RULES = ROOT.resolve("ops/prometheus/alerts.yml");
+  private static final Path RULE_TESTS = ROOT.resolve("ops/prometheus/alerts_test.yml");
+  private static final Path DASHBOARD = ROOT.resolve("ops/grafana/redlockd.json");
+  private static final Duration TTL = Duration.ofSeconds(3);
+  private static final String POLICY = """
+      {"version": 2, "identities": [
+        {"identity": "load", "lock": [""], "describe": [""], "campaign": [""], "observe": [""]}
+      ]}
+      """;
+
+  /** A metric name as PromQL names one here (all of redlockd's, Prometheus' own up and ALERTS), with its matchers. */
+  private static final Pattern SELECTOR = Pattern.compile("\\b(redlockd_[a-z_]+|up|ALERTS)\\b(?:\\{([^}]*)})?");
+  private static final Pattern MATCHER = Pattern.compile("([a-zA-Z_][a-zA-Z0-9_]*)\\s*(?:=~|!~|!=|=)");
+  private static final Pattern GROUPING =
+      Pattern.compile("\\b(?:by|without|on|ignoring|group_left|group_right)\\s*\\(([^)]*)\\)");
+
+  @TempDir
+  Path dir;
+
+  @Test
+  void promtoolAcceptsTheRulesAndTheirUnitTestsPass() throws Exception {
+    assertThat(run(Prometheus.tool("promtool").toString(), "check", "rules", RULES.toString()))
+        .contains("SUCCESS");
+    assertThat(run(Prometheus.tool("promtool").toString(), "test", "rules", RULE_TESTS.toString()))
+        .contains("SUCCESS");
+  }
+
+  @Test
+  void everyAlertAndPanelQueryNamesRealMetricsAndLabelsAndTheQuorumAlertsGoPending() throws Exception {
+    Prometheus.tool("prometheus");
+    String token = "prometheus-rules-test-token-0123456789";
+    Path policy = Files.writeString(dir.resolve("policy.json"), POLICY);
+    Path tokens = Files.writeString(dir.resolve("tokens"), "load sha256:" + HexFormat.of().formatHex(
+        MessageDigest.getInstance("SHA-256").digest(token.getBytes(StandardCharsets.UTF_8))) + "\n");
+    int metricsPort = freePort();
+    try (RedisCluster cluster = RedisCluster.start(3);
+        ServerProcess server = ServerProcess.start("--redis", cluster.redisFlag(), "--node-timeout", "250ms",
+            "--bind", "127.0.0.1", "--policy", policy.toString(), "--tokens", tokens.toString(),
+            "--metrics-port", Integer.toString(metricsPort));
+        Prometheus prometheus = Prometheus.start(RULES, "redlockd", metricsPort)) {
+      Channel channel = ClientInterceptors.intercept(server.channel(), bearer(token));
+      LockServiceGrpc.LockServiceBlockingStub locks =
+          LockServiceGrpc.newBlockingStub(channel).withDeadlineAfter(20, TimeUnit.SECONDS);
+
+      // The load: acquires granted, released and refused as held; a kept lease, and one given back (its stream
+      // ended OK); a candidate and an observer;
+      // a call without a token, which the policy refuses.
+      for (int i = 0; i < 5; i++) {
+        Lease lease = locks.acquire(acquireRequest("prom/" + i, TTL, Duration.ZERO, "")).getLease();
+        locks.release(ReleaseRequest.newBuilder().setResource(lease.getResource()).setToken(lease.getToken()).build());
+      }
+      Lease held = locks.acquire(acquireRequest("prom/held", Duration.ofSeconds(30), Duration.ZERO, "")).getLease();
+      assertThat(codeOf(() -> locks.acquire(acquireRequest("prom/held", TTL, Duration.ZERO, ""))).getCode())
+          .isEqualTo(Status.Code.ABORTED);
+      Lease kept = locks.acquire(acquireRequest("prom/kept", TTL, Duration.ZERO, "")).getLease();
+      KeptStream.keep(LockServiceGrpc.newStub(channel), "prom/kept", kept.getToken(), TTL);
+      Lease given = locks.acquire(acquireRequest("prom/given-back", TTL, Duration.ZERO, "")).getLease();
+      KeptStream givenBack = KeptStream.keep(LockServiceGrpc.newStub(channel), "prom/given-back", given.getToken(), TTL);
+      givenBack.halfClose();
+      assertThat(givenBack.awaitEnd(Duration.ofSeconds(10)).getCode()).isEqualTo(Status.Code.OK);
+      ElectionServiceGrpc.ElectionServiceStub elections = ElectionServiceGrpc.newStub(channel);
+      CompletableFuture<CampaignResponse> leading = new CompletableFuture<>();
+      StreamObserver<CampaignRequest> campaign = elections.campaign(firstOf(leading));
+      campaign.onNext(CampaignRequest.newBuilder().setElection("prom/leader").setValue("me")
+          .setTtl(LiveServer.proto(TTL)).build());
+      CompletableFuture<ObserveResponse> observed = new CompletableFuture<>();
+      elections.observe(ObserveRequest.newBuilder().setElection("prom/leader").build(), firstOf(observed));
+      leading.get(10, TimeUnit.SECONDS);
+      observed.get(10, TimeUnit.SECONDS);
+      LockServiceGrpc.LockServiceBlockingStub anonymous =
+          LockServiceGrpc.newBlockingStub(server.channel()).withDeadlineAfter(10, TimeUnit.SECONDS);
+      assertThat(codeOf(() -> anonymous.describe(DescribeRequest.newBuilder().setResource("prom/x").build()))
+          .getCode()).isEqualTo(Status.Code.UNAUTHENTICATED);
+
+      // Enough scrapes after the load for rate() to see it (two samples in the window), and renewals seen.
+      await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(500)).until(() ->
+          !prometheus.query("rate(redlockd_kept_lease_renewals_total{stream=\"Campaign\",state=\"HELD\"}[1m]) > 0")
+              .isEmpty()
+          && !prometheus.query("rate(redlockd_access_denials_total[1m])").isEmpty()
+          && !prometheus.query("redlockd_streams_open{kind=\"Observe\"} == 1").isEmpty());
+
+      Map<String, String> panels = panelQueries();
+      List<String> failures = new ArrayList<>();
+      for (Map.Entry<String, String> panel : panels.entrySet()) {
+        String promql = dashboardVariablesFilledIn(panel.getValue());
+        failures.addAll(namesCheck(prometheus, "panel " + panel.getKey(), promql));
+        if (prometheus.query(promql).isEmpty()) {
+          failures.add("panel " + panel.getKey() + " returns no series: " + promql);
+        }
+      }
+
+      // One Redis node frozen: one more failure stops the service, the margin alert is pending.
+      Map<String, String> alerts = alertQueries(prometheus);
+      assertThat(alerts).hasSize(12);
+      cluster.pause(0);
+      try {
+        awaitPending(prometheus, "RedlockdQuorumMarginLow", "RedlockdNodeNotVoting");
+        assertThat(prometheus.query(alerts.get("RedlockdQuorumMarginLow"))).isNotEmpty();
+        // A second one: the quorum is gone, the replica stops serving, Acquire fails UNAVAILABLE and the
+        // kept lease and the leadership go into jeopardy.
+        cluster.pause(1);
+        awaitPending(prometheus, "RedlockdQuorumLost", "RedlockdNotServing");
+        await().atMost(Duration.ofSeconds(10)).until(() ->
+            codeOf(() -> locks.acquire(acquireRequest("prom/unavailable", TTL, Duration.ZERO, ""))).getCode()
+                == Status.Code.UNAVAILABLE);
+        await().atMost(Duration.ofSeconds(15)).pollInterval(Duration.ofMillis(500)).until(() ->
+            !prometheus.query("redlockd_kept_lease_renewals_total{state=\"JEOPARDY\"} > 0").isEmpty()
+            && !prometheus.query("redlockd_rpc_calls_total{method=\"Acquire\",code=\"UNAVAILABLE\"}").isEmpty());
+      } finally {
+        cluster.resumeAll();
+      }
+      await().atMost(Duration.ofSeconds(15)).pollInterval(Duration.ofMillis(500))
+          .until(() -> !prometheus.query("redlockd_quorum_margin == 1").isEmpty());
+
+      // Every alert expression evaluates, names what exists, and each of its selectors has series.
+      for (Map.Entry<String, String> alert : alerts.entrySet()) {
+        String promql = alert.getValue();
+        failures.addAll(namesCheck(prometheus, "alert " + alert.getKey(), promql));
+        prometheus.query(promql);
+        Matcher selector = SELECTOR.matcher(promql);
+        while (selector.find()) {
+          if (prometheus.query(selector.group()).isEmpty()) {
+            failures.add("alert " + alert.getKey() + ": selector " + selector.group() + " has no series");
+          }
+        }
+      }
+      assertThat(failures).as("%d panel queries and %d alert expressions evaluated", panels.size(), alerts.size())
+          .isEmpty();
+      System.out.printf("PrometheusRulesTest: %d panel queries and %d alert expressions evaluated against %s%n",
+          panels.size(), alerts.size(), "a real Prometheus");
+      campaign.onCompleted();
+      locks.release(ReleaseRequest.newBuilder().setResource(held.getResource()).setToken(held.getToken()).build());
+    }
+  }
+
+  /** Metric names must be among Prometheus' names; labels in matchers and groupings on their series. */
+  private static List<String> namesCheck(Prometheus prometheus, String what, String promql) {
+    Set<String> known = new TreeSet<>();
+    prometheus.api("/api/v1/label/__name__/values").getAsJsonArray().forEach(n -> known.add(n.getAsString()));
+    List<String> failures = new ArrayList<>();
+    Set<String> labelsOfAll = new LinkedHashSet<>();
+    Matcher selector = SELECTOR.matcher(promql);
+    while (selector.find()) {
+      String metric = selector.group(1);
+      if (!known.contains(metric)) {
+        failures.add(what + ": no metric " + metric + " in Prometheus: " + promql);
+        continue;
+      }
+      Set<String> labels = labelsOf(prometheus, metric);
+      labelsOfAll.addAll(labels);
+      if (selector.group(2) != null) {
+        Matcher matcher = MATCHER.matcher(selector.group(2));
+        while (matcher.find()) {
+          if (!labels.contains(matcher.group(1))) {
+            failures.add(what + ": " + metric + " has no label " + matcher.group(1) + " (only " + labels + ")");
+          }
+        }
+      }
+    }
+    Matcher grouping = GROUPING.matcher(promql);
+    while (grouping.find()) {
+      for (String label : grouping.group(1).split(",")) {
+        String name = label.trim();
+        if (!name.isEmpty() && !labelsOfAll.contains(name)) {
+          failures.add(what + ": groups by " + name + ", a label none of its metrics has: " + promql);
+        }
+      }
+    }
+    return failures;
+  }
+
+  private static Set<String> labelsOf(Prometheus prometheus, String metric) {
+    Set<String> labels = new TreeSet<>();
+    for (JsonElement series : prometheus.api("/api/v1/series", "match[]", metric).getAsJsonArray()) {
+      labels.addAll(series.getAsJsonObject().keySet());
+    }
+    return labels;
+  }
+
+  /** Each rule as Prometheus loaded it from alerts.yml: alert name to expression. */
+  private static Map<String, String> alertQueries(Prometheus prometheus) {
+    Map<String, String> alerts = new LinkedHashMap<>();
+    for (JsonElement group : prometheus.api("/api/v1/rules").getAsJsonObject().getAsJsonArray("groups")) {
+      for (JsonElement rule : group.getAsJsonObject().getAsJsonArray("rules")) {
+        JsonObject r = rule.getAsJsonObject();
+        alerts.put(r.get("name").getAsString(), r.get("query").getAsString());
+      }
+    }
+    return alerts;
+  }
+
+  /** Every panel target of the dashboard: "panel title/refId" to its expression. */
+  private static Map<String, String> panelQueries() throws IOException {
+    JsonObject dashboard = JsonParser.parseString(Files.readString(DASHBOARD)).getAsJsonObject();
+    assertThat(dashboard.getAsJsonArray("__inputs").get(0).getAsJsonObject().get("name").getAsString())
+        .isEqualTo("DS_PROMETHEUS");
+    Map<String, String> queries = new LinkedHashMap<>();
+    for (JsonElement panel : dashboard.getAsJsonArray("panels")) {
+      JsonObject p = panel.getAsJsonObject();
+      JsonArray targets = p.getAsJsonArray("targets");
+      if (targets == null) {
+        continue;
+      }
+      assertThat(p.getAsJsonObject("datasource").get("uid").getAsString()).isEqualTo("${DS_PROMETHEUS}");
+      for (JsonElement target : targets) {
+        JsonObject t = target.getAsJsonObject();
+        queries.put(p.get("title").getAsString() + "/" + t.get("refId").getAsString(), t.get("expr").getAsString());
+      }
+    }
+    assertThat(queries).isNotEmpty();
+    return queries;
+  }
+
+  /** What Grafana puts for the dashboard's variables: every replica, and a rate window of several scrapes. */
+  private static String dashboardVariablesFilledIn(String promql) {
+    return promql.replace("$instance", ".*").replace("$__rate_interval", "1m");
+  }
+
+  private static void awaitPending(Prometheus prometheus, String... names) {
+    for (String name : names) {
+      await().alias(name + " pending").atMost(Duration.ofSeconds(15)).pollInterval(Duration.ofMillis(250))
+          .until(() -> !prometheus.query("ALERTS{alertname=\"" + name + "\",alertstate=\"pending\"}").isEmpty());
+    }
+    JsonArray active = prometheus.api("/api/v1/alerts").getAsJsonObject().getAsJsonArray("alerts");
+    Set<String> pending = new TreeSet<>();
+    active.forEach(a -> {
+      JsonObject alert = a.getAsJsonObject();
+      if (alert.get("state").getAsString().equals("pending")) {
+        pending.add(alert.getAsJsonObject("labels").get("alertname").getAsString());
+      }
+    });
+    assertThat(pending).contains(names);
+  }
+
+  private static <T> StreamObserver<T> firstOf(CompletableFuture<T> first) {
+    return new StreamObserver<>() {
+      @Override
+      public void onNext(T value) {
+        first.complete(value);
+      }
+
+      @Override
+      public void onError(Throwable t) {
+        first.completeExceptionally(t);
+      }
+
+      @Override
+      public void onCompleted() {
+        first.completeExceptionally(new IllegalStateException("ended before its first answer"));
+      }
+    };
+  }
+
+  private static io.grpc.ClientInterceptor bearer(String token) {
+    Metadata headers = new Metadata();
+    headers.put(Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER), "Bearer " + token);
+    return MetadataUtils.newAttachHeadersInterceptor(headers);
+  }
+
+  private static String run(String... command) throws IOException, InterruptedException {
+    Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
+    String out = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertThat(process.waitFor(60, TimeUnit.SECONDS)).isTrue();
+    assertThat(process.exitValue()).as(String.join(" ", command) + ":\n" + out).isZero();
+    return out;
+  }
+
+  private static int freePort() throws IOException {
+    try (ServerSocket socket = new ServerSocket(0)) {
+      return socket.getLocalPort();
+    }
+  }
+}

@@ -1,0 +1,44 @@
+package dev.redlockd.server.metrics;
+
+import io.prometheus.metrics.core.metrics.Counter;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
+
+/** Renewals of kept leases by outcome, and kept leases lost, by the kind of stream keeping them. */
+final class KeptLeaseMetrics implements LeaseMeter {
+  private final Counter renewals;
+  private final Counter lost;
+
+  KeptLeaseMetrics(PrometheusRegistry registry) {
+    this.renewals = Counter.builder()
+        .name("redlockd_kept_lease_renewals_total")
+        .help("Renewals of leases kept by KeepAlive and Campaign streams: state HELD (a quorum renewed it) "
+            + "or JEOPARDY (it missed the quorum, the lease is still valid and retried faster)")
+        .labelNames("stream", "state")
+        .withoutExemplars()
+        .register(registry);
+    this.lost = Counter.builder()
+        .name("redlockd_kept_leases_lost_total")
+        .help("Leases kept by KeepAlive and Campaign streams that were lost (taken over, expired, or quorum "
+            + "gone past their validity), by the status code their stream ended with")
+        .labelNames("stream", "code")
+        .withoutExemplars()
+        .register(registry);
+    for (String stream : new String[] {"KeepAlive", "Campaign"}) {
+      // Present from the start, so that rate() and the alerts see a zero rather than no series.
+      renewals.labelValues(stream, "HELD");
+      renewals.labelValues(stream, "JEOPARDY");
+      lost.labelValues(stream, "NOT_FOUND");
+      lost.labelValues(stream, "UNAVAILABLE");
+    }
+  }
+
+  @Override
+  public void renewed(String stream, boolean held) {
+    renewals.labelValues(stream, held ? "HELD" : "JEOPARDY").inc();
+  }
+
+  @Override
+  public void lost(String stream, String code) {
+    lost.labelValues(stream, code).inc();
+  }
+}
