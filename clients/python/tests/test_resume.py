@@ -217,7 +217,7 @@ class TtlThroughTheStreamTest(FakeServerCase, unittest.TestCase):
         self.assertGreater(after_at - arrived, 1 * 0.8)
 
         deadline_before = lease.deadline
-        answers_before = keeper._answers
+        answers_before = keeper.answers
         returned = threading.Event()
         errors = []
 
@@ -239,7 +239,7 @@ class TtlThroughTheStreamTest(FakeServerCase, unittest.TestCase):
         self.assertLessEqual(lease.remaining, 2)
         self.assertFalse(returned.is_set())  # waits for the answer to its own request
         # The late answer for an earlier request (3.96 s) came, and moved nothing.
-        self.assertTrue(eventually(lambda: keeper._answers > answers_before))
+        self.assertTrue(eventually(lambda: keeper.answers > answers_before))
         time.sleep(0.1)
         self.assertLessEqual(lease.deadline, shorter_at + 2 * 0.99 - 0.002)
         go_on.set()

@@ -13,14 +13,13 @@ import threading
 import time
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Callable, Optional, Tuple, Type
+from typing import Any, Callable, Optional, Tuple, Type
 
 import grpc
 
 from . import _durations
-from ._calls import Calls
-from ._kept import KeptStream, Lifetime, guard, stream_loss
-from ._scheduler import SCHEDULER
+from ._calls import Calls, CallSettings
+from ._kept import KeptStream, Lifetime, guard, on_a_thread, stream_loss
 from ._proto import election_pb2
 from ._tokens import new_token
 from .errors import LeaseLost, LockNotAcquired, LockServiceError, from_rpc_error
@@ -52,27 +51,30 @@ def _ms(seconds: float) -> str:
 # --- campaigning ---------------------------------------------------------------------------
 
 
-class _Candidacy:
-    """One campaign: its token, the kept stream, and whether it led yet. Answers before the
-    first one that makes a leadership go nowhere else; after it, every answer and the end go to
-    the leadership."""
+class CandidacyState:
+    """One campaign, for the sync client and the asyncio one alike: its token, what its Campaign
+    stream sends, and whether it led yet. Answers before the first one that makes a leadership
+    go nowhere else; after it, every answer and the end go to the leadership. The stream (and
+    the leadership it makes, :meth:`_lead`) are the subclass's."""
 
-    def __init__(self, calls: Calls, election: str, value: str, ttl: float) -> None:
-        self._calls = calls
+    def __init__(self, settings: CallSettings, election: str, value: str, ttl: float) -> None:
+        self._settings = settings
         self._election = election
         self._value = value  # what the requests carry
         self._ttl = ttl
         self._guard = guard(ttl)
         self._token = new_token()
         self._lock = threading.Condition(threading.RLock())
-        self._leadership: Optional[Leadership] = None
+        self._leadership: Optional[LeadershipState] = None
         self._ending: Optional[Tuple[grpc.StatusCode, str]] = None
         self._withdrawn = False
-        self._stream = KeptStream(
-            f"Campaign of election '{election}'", self._lock, calls.election_stub.Campaign,
-            self._request, self._period, self._answer, self._end, self._may_resume,
-            calls.resume_backoff)
-        self._stream.start()
+        self._stream: Any = None  # the subclass's KeptStream
+
+    def _lead(self, term: int, value: str, deadline: float) -> "LeadershipState":
+        raise NotImplementedError
+
+    def _changed(self) -> None:  # under self._lock: wake whoever waits for the outcome
+        self._lock.notify_all()
 
     # --- the stream's side -------------------------------------------------------------------
 
@@ -97,7 +99,7 @@ class _Candidacy:
         with self._lock:
             if self._leadership is not None:
                 return self._leadership.is_leader()
-            return not self._withdrawn and failures < self._calls.retry.max_attempts
+            return not self._withdrawn and failures < self._settings.retry.max_attempts
 
     def _answer(self, response: election_pb2.CampaignResponse, sent: Optional[float]) -> None:
         with self._lock:
@@ -106,14 +108,12 @@ class _Candidacy:
                 if self._withdrawn or sent is None:
                     return  # withdrawn: the half-close resigns it; undated: ignored
                 deadline = sent + _durations.from_proto(response.validity)
-                if time.monotonic() >= deadline - self._guard:
+                if self._settings.clock.now() >= deadline - self._guard:
                     # Spent on its way here (a long pause of this process): the next request,
                     # at most ttl/4 away, renews at once and its answer counts from later.
                     return
-                self._leadership = Leadership(self._calls, self, self._stream, self._election,
-                                              self._ttl, response.term, response.value,
-                                              deadline, self._lock)
-                self._lock.notify_all()
+                self._leadership = self._lead(response.term, response.value, deadline)
+                self._changed()
                 return
         leadership._answer(response, sent)
 
@@ -121,7 +121,7 @@ class _Candidacy:
         with self._lock:
             self._ending = (code, details)
             leadership = self._leadership
-            self._lock.notify_all()
+            self._changed()
         if leadership is not None:
             leadership._end(code, details, gave_up)
 
@@ -130,6 +130,34 @@ class _Candidacy:
             self._value = value
 
         self._stream.request_now(apply)
+
+    def _failure(self, code: grpc.StatusCode, details: str) -> LockServiceError:
+        if code == grpc.StatusCode.OK:
+            return LockServiceError(
+                grpc.StatusCode.UNAVAILABLE,
+                f"election '{self._election}': the Campaign stream ended before leading")
+        return from_rpc_error(_Status(code, details))
+
+    def _not_within(self, wait: Optional[float]) -> LockNotAcquired:
+        return LockNotAcquired(grpc.StatusCode.ABORTED,
+                               f"election '{self._election}': not leading within {_ms(wait or 0)}")
+
+
+class _Candidacy(CandidacyState):
+    """A campaign of the sync client, on a :class:`KeptStream`."""
+
+    def __init__(self, calls: Calls, election: str, value: str, ttl: float) -> None:
+        super().__init__(calls, election, value, ttl)
+        self._calls = calls
+        self._stream = KeptStream(
+            f"Campaign of election '{election}'", self._lock, calls.election_stub.Campaign,
+            self._request, self._period, self._answer, self._end, self._may_resume,
+            calls.resume_backoff, calls.clock, calls.answered)
+        self._stream.start()
+
+    def _lead(self, term: int, value: str, deadline: float) -> "Leadership":
+        return Leadership(self._calls, self, self._stream, self._election, self._ttl, term,
+                          value, deadline, self._lock)
 
     # --- the caller's side -------------------------------------------------------------------
 
@@ -147,6 +175,7 @@ class _Candidacy:
                         break
                     self._lock.wait(left)
                 if self._leadership is not None:
+                    assert isinstance(self._leadership, Leadership)
                     return self._leadership
                 if self._ending is not None:
                     raise self._failure(*self._ending)
@@ -158,24 +187,16 @@ class _Candidacy:
         # Withdraw; a leadership granted in this instant is resigned by the same half-close.
         if self._stream.half_close(self._calls.call_timeout) is None:
             self._stream.cancel()
-        raise LockNotAcquired(grpc.StatusCode.ABORTED,
-                              f"election '{self._election}': not leading within {_ms(wait or 0)}")
+        raise self._not_within(wait)
 
     def _give_up(self) -> None:
         with self._lock:
             self._withdrawn = True
             leadership = self._leadership
-        if leadership is not None:
+        if isinstance(leadership, Leadership):
             leadership.close()
         else:
             self._stream.half_close_async()
-
-    def _failure(self, code: grpc.StatusCode, details: str) -> LockServiceError:
-        if code == grpc.StatusCode.OK:
-            return LockServiceError(
-                grpc.StatusCode.UNAVAILABLE,
-                f"election '{self._election}': the Campaign stream ended before leading")
-        return from_rpc_error(_Status(code, details))
 
 
 class _Status(grpc.RpcError):
@@ -203,21 +224,17 @@ def campaign(calls: Calls, election: str, value: str, ttl: _durations.Seconds,
     return _Candidacy(calls, election, value, ttl_s).wait(wait_s)
 
 
-class Leadership:
-    """Leading ``election``, kept alive on the Campaign stream that won it.
+class LeadershipState:
+    """What a leadership is, for the sync :class:`Leadership` and the asyncio one alike: the
+    term and value, the lifetime (deadline, guard, loss), what the Campaign stream's answers and
+    end do to it. Resigning and proclaiming are the subclass's."""
 
-    Use it as a context manager: leaving the block resigns. The local deadline is the send
-    time of the request an answer echoes plus the validity it carries (on ``time.monotonic()``),
-    moved only forward; :meth:`is_leader` holds until a guard before it, and the leadership is
-    reported lost then unless a renewal moved it. A stream that breaks (a replica shutting
-    down, a lost connection) is reopened with the candidate's token and ``resume``: the
-    leadership goes on with the same term, and no loss is reported.
-    """
-
-    def __init__(self, calls: Calls, candidacy: _Candidacy, stream: KeptStream, election: str,
-                 ttl: float, term: int, value: str, deadline: float,
-                 lock: "threading.Condition") -> None:
-        self._calls = calls
+    def __init__(self, settings: CallSettings, candidacy: CandidacyState, stream: Any,
+                 election: str, ttl: float, term: int, value: str, deadline: float,
+                 lock: "threading.Condition",
+                 dispatch: Callable[[Callable[[LeaseLost], None], LeaseLost, str], None]
+                 = on_a_thread) -> None:
+        self._settings = settings
         self._candidacy = candidacy
         self._stream = stream
         self._election = election
@@ -227,7 +244,7 @@ class Leadership:
         self._answers = 0
         self._resigned = False
         self._life = Lifetime(f"leadership of election '{election}'", ttl, deadline, lock,
-                              self._lost_now)
+                              self._lost_now, settings.clock, dispatch)
 
     # --- what the leader reads ---------------------------------------------------------------
 
@@ -268,6 +285,84 @@ class Leadership:
         or the resignation."""
         return self._life.valid()
 
+    def on_lost(self, callback: LostCallback) -> "LeadershipState":
+        """Calls ``callback(error)`` once, from a client thread, when the leadership is lost; at
+        once (on this thread) if it already is. Never after a resignation."""
+        self._life.on_lost(callback)
+        return self
+
+    def __repr__(self) -> str:
+        state = "resigned" if self._resigned else "lost" if self._life.lost is not None else (
+            "leading" if self.is_leader() else "expired")
+        return (f"{type(self).__name__}(election={self._election!r}, term={self._term}, "
+                f"value={self._value!r}, is_leader={self.is_leader()}, {state})")
+
+    __str__ = __repr__
+
+    # --- called by the stream and the timer --------------------------------------------------
+
+    def _raise_if_over(self) -> None:  # under self._lock
+        if self._life.lost is not None:
+            raise self._life.lost
+        if self._resigned:
+            raise LeaseLost(grpc.StatusCode.FAILED_PRECONDITION,
+                            f"election '{self._election}': resigned")
+
+    def _changed(self) -> None:  # under self._lock: wake whoever waits for an answer
+        self._lock.notify_all()
+
+    def _answer(self, response: election_pb2.CampaignResponse, sent: Optional[float]) -> None:
+        if sent is None:
+            return  # an answer this client cannot date is ignored
+        with self._lock:
+            if self._life.over():
+                return
+            self._life.advance(sent + _durations.from_proto(response.validity))
+            self._value = response.value
+            # A renewal after a node fault may report a higher fencing token: the term follows.
+            if response.term > self._term:
+                self._term = response.term
+            self._answers += 1
+            self._changed()
+
+    def _end(self, code: grpc.StatusCode, details: str, gave_up: bool) -> None:
+        self._life.lose(stream_loss(f"leadership of election '{self._election}'", "Campaign stream",
+                                    f"election '{self._election}'", code, details, gave_up))
+
+    def _lost_now(self, error: LeaseLost) -> None:
+        """The loss was declared: stop renewing and give the leadership back by half-closing
+        (the server resigns it), so that the next candidate need not wait out the ttl; a stream
+        that does not end within the call timeout is left (cancelled)."""
+        with self._lock:
+            self._changed()
+        if self._stream.ending is not None:
+            return  # the stream is over: nothing to give back through it
+        self._stream.half_close_async()
+        stream = self._stream
+        clock = self._settings.clock
+        clock.at(clock.now() + self._settings.call_timeout,
+                 lambda: stream.cancel() if stream.ending is None else None)
+
+
+class Leadership(LeadershipState):
+    """Leading ``election``, kept alive on the Campaign stream that won it.
+
+    Use it as a context manager: leaving the block resigns. The local deadline is the send
+    time of the request an answer echoes plus the validity it carries (on ``time.monotonic()``),
+    moved only forward; :meth:`is_leader` holds until a guard before it, and the leadership is
+    reported lost then unless a renewal moved it. A stream that breaks (a replica shutting
+    down, a lost connection) is reopened with the candidate's token and ``resume``: the
+    leadership goes on with the same term, and no loss is reported.
+    """
+
+    def __init__(self, calls: Calls, candidacy: _Candidacy, stream: KeptStream, election: str,
+                 ttl: float, term: int, value: str, deadline: float,
+                 lock: "threading.Condition") -> None:
+        super().__init__(calls, candidacy, stream, election, ttl, term, value, deadline, lock)
+        self._calls = calls
+        self._kept: KeptStream = stream
+        self._campaign: _Candidacy = candidacy
+
     # --- what the leader does ----------------------------------------------------------------
 
     def proclaim(self, value: str) -> "Leadership":
@@ -278,7 +373,7 @@ class Leadership:
         with self._lock:
             self._raise_if_over()
             seen = self._answers
-        self._candidacy._send_value(value)
+        self._campaign._send_value(value)
         with self._lock:
             shown = self._lock.wait_for(
                 lambda: self._life.over() or (self._answers > seen and self._value == value),
@@ -289,12 +384,6 @@ class Leadership:
                     grpc.StatusCode.DEADLINE_EXCEEDED,
                     f"election '{self._election}': no answer showed the new value within "
                     f"{_ms(self._calls.call_timeout)}")
-        return self
-
-    def on_lost(self, callback: LostCallback) -> "Leadership":
-        """Calls ``callback(error)`` once, from a client thread, when the leadership is lost; at
-        once (on this thread) if it already is. Never after a resignation."""
-        self._life.on_lost(callback)
         return self
 
     def resign(self) -> bool:
@@ -328,52 +417,6 @@ class Leadership:
     def __exit__(self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException],
                  tb: Optional[TracebackType]) -> None:
         self.close()
-
-    def __repr__(self) -> str:
-        state = "resigned" if self._resigned else "lost" if self._life.lost is not None else (
-            "leading" if self.is_leader() else "expired")
-        return (f"Leadership(election={self._election!r}, term={self._term}, "
-                f"value={self._value!r}, is_leader={self.is_leader()}, {state})")
-
-    __str__ = __repr__
-
-    # --- called by the stream and the timer --------------------------------------------------
-
-    def _raise_if_over(self) -> None:  # under self._lock
-        if self._life.lost is not None:
-            raise self._life.lost
-        if self._resigned:
-            raise LeaseLost(grpc.StatusCode.FAILED_PRECONDITION,
-                            f"election '{self._election}': resigned")
-
-    def _answer(self, response: election_pb2.CampaignResponse, sent: Optional[float]) -> None:
-        if sent is None:
-            return  # an answer this client cannot date is ignored
-        with self._lock:
-            if self._life.over():
-                return
-            self._life.advance(sent + _durations.from_proto(response.validity))
-            self._value = response.value
-            # A renewal after a node fault may report a higher fencing token: the term follows.
-            if response.term > self._term:
-                self._term = response.term
-            self._answers += 1
-            self._lock.notify_all()
-
-    def _end(self, code: grpc.StatusCode, details: str, gave_up: bool) -> None:
-        self._life.lose(stream_loss(f"leadership of election '{self._election}'", "Campaign stream",
-                                    f"election '{self._election}'", code, details, gave_up))
-
-    def _lost_now(self, error: LeaseLost) -> None:
-        """The loss was declared: stop renewing and give the leadership back by half-closing
-        (the server resigns it), so that the next candidate need not wait out the ttl; a stream
-        that does not end within the call timeout is left (cancelled)."""
-        if self._stream.ending is not None:
-            return  # the stream is over: nothing to give back through it
-        self._stream.half_close_async()
-        stream = self._stream
-        SCHEDULER.at(time.monotonic() + self._calls.call_timeout,
-                     lambda: stream.cancel() if stream.ending is None else None)
 
 
 # --- observing -----------------------------------------------------------------------------
