@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 import socket
 import time
-from typing import Any, Callable, Optional, Tuple, TypeVar
+from typing import Any, Callable, Optional, Tuple, TypeVar, overload
 
 import grpc
 
@@ -12,8 +12,10 @@ from . import _durations
 from ._calls import Calls
 from ._proto import election_pb2, lock_pb2
 from ._tokens import new_token
-from .election import Leader, Leadership, Observation, campaign
-from .errors import LockNotAcquired, LockServiceError, from_rpc_error
+from ._calls import Answered
+from ._clock import Clock
+from .election import Leader, LeaderStream, Leadership, Observation, campaign
+from .errors import LeaseLost, LockNotAcquired, LockServiceError, from_rpc_error
 from .lease import Lease
 from .retry import RetryPolicy
 
@@ -54,10 +56,14 @@ class LockClient:
     """
 
     def __init__(self, channel: grpc.Channel, *, call_timeout: _durations.Seconds = 5.0,
-                 retry: RetryPolicy = RetryPolicy(), owner: Optional[str] = None) -> None:
+                 retry: RetryPolicy = RetryPolicy(), owner: Optional[str] = None,
+                 _clock: Optional[Clock] = None, _answered: Answered = None) -> None:
+        # _clock and _answered are for tests only: a clock they move by hand, and a hook called
+        # with each answer once processed (deadline moved, waiters told, callback returned).
         self._call_timeout = _durations.seconds(call_timeout)
         self._retry = retry
-        self._calls = Calls(channel, self._call_timeout, retry)
+        self._calls = Calls(channel, self._call_timeout, retry, _clock, _answered)
+        self._clock = self._calls.clock
         self._stub = self._calls.lock_stub
         self._election_stub = self._calls.election_stub
         self._owner = _default_owner() if owner is None else owner
@@ -94,7 +100,7 @@ class LockClient:
         ttl_s = _durations.seconds(ttl)
         wait_s = _durations.seconds(wait)
         token = new_token()
-        start = time.monotonic()
+        start = self._clock.now()
         attempt, refreshes = 1, 0
         may_hold = False  # an earlier attempt may have been granted
         settled = False  # the outcome is known: nothing left to give back on the way out
@@ -102,11 +108,11 @@ class LockClient:
             while True:
                 # The first attempt sends the wait as given (a negative one is the server's to
                 # refuse); a retry sends what is left of it.
-                wait_left = wait_s if not may_hold else max(0.0, wait_s - (time.monotonic() - start))
+                wait_left = wait_s if not may_hold else max(0.0, wait_s - (self._clock.now() - start))
                 request = lock_pb2.AcquireRequest(
                     resource=resource, ttl=_durations.to_proto(ttl_s),
                     wait=_durations.to_proto(wait_left), owner=self._owner, token=token)
-                sent = time.monotonic()
+                sent = self._clock.now()
                 future = self._stub.Acquire.future(
                     request, timeout=max(0.0, wait_left) + self._call_timeout)
                 try:
@@ -128,7 +134,7 @@ class LockClient:
                     raise
                 validity = _durations.from_proto(response.lease.validity)
                 deadline = sent + validity
-                left = deadline - time.monotonic()
+                left = deadline - self._clock.now()
                 if left < validity / 2 and refreshes < MAX_REFRESHES:
                     # Typically after waiting longer than the ttl for another holder: the
                     # deadline can only count from when the waiting call was sent. Asked again
@@ -208,10 +214,56 @@ class LockClient:
             return None
         return Leader(value=response.leader.value, term=response.leader.term)
 
-    def observe(self, election: str, callback: Callable[[Optional[Leader]], None]) -> Observation:
-        """Calls ``callback`` with the current leader of ``election`` (or None), then with every
-        change, from a thread of the observation's own, until the observation is closed.
-        The stream is reopened when it ends (backoff as the retry policy, no limit)."""
+    def lead(self, election: str, value: str, ttl: _durations.Seconds,
+             work: Callable[[Leadership], T], requeue: bool = False) -> T:
+        """Runs ``work(leadership)`` while leading ``election`` and returns its result.
+
+        Campaigns (as long as it takes), then runs ``work`` on this thread. A thread cannot be
+        interrupted: ``work`` polls ``leadership.lost`` (a :class:`threading.Event`, set the
+        moment the leadership is lost) or waits on it, and returns when it is set. When
+        ``work`` returns while still leading, resigns and returns its result. When the
+        leadership was lost meanwhile: raises the loss (:class:`LeaseLost`) once ``work``
+        returned, or, with ``requeue``, campaigns again and runs ``work`` again. ``work``
+        raising an error of its own: resigns and re-raises it (no requeue). An interrupt
+        (KeyboardInterrupt) while campaigning withdraws the candidacy.
+        """
+        while True:
+            with self.campaign(election, value, ttl) as leadership:
+                try:
+                    result = work(leadership)
+                except LeaseLost as e:
+                    if e is not leadership.lost_error:
+                        raise
+                    # work gave up on the loss it was told of: the loss, as below
+                else:
+                    if leadership.lost_error is None:
+                        return result
+                lost = leadership.lost_error
+                assert lost is not None
+                if not requeue:
+                    raise lost
+
+    @overload
+    def observe(self, election: str) -> LeaderStream: ...
+
+    @overload
+    def observe(self, election: str, callback: Callable[[Optional[Leader]], None]) -> Observation: ...
+
+    def observe(self, election: str, callback: Optional[Callable[[Optional[Leader]], None]] = None
+                ) -> "LeaderStream | Observation":
+        """The current leader of ``election`` (or None), then every change.
+
+        Without ``callback``: a :class:`LeaderStream`, an iterator that is also a context
+        manager (closing it ends the iteration)::
+
+            with client.observe("scheduler") as changes:
+                for leader in changes: ...
+
+        With ``callback``: calls it from a thread of the observation's own, until the returned
+        :class:`Observation` is closed. Either way the stream is reopened when it ends
+        (backoff as the retry policy, no limit)."""
+        if callback is None:
+            return LeaderStream(self._calls, election)
         return Observation(self._calls, election, callback)
 
     # --- plumbing ------------------------------------------------------------------------------

@@ -24,7 +24,7 @@ from ._proto import election_pb2
 from ._tokens import new_token
 from .errors import LeaseLost, LockNotAcquired, LockServiceError, from_rpc_error
 
-__all__ = ["Leadership", "Leader", "Observation", "campaign"]
+__all__ = ["Leadership", "Leader", "LeaderStream", "Observation", "campaign"]
 
 _log = logging.getLogger("redlockd")
 
@@ -358,10 +358,22 @@ class Leadership(LeadershipState):
     def __init__(self, calls: Calls, candidacy: _Candidacy, stream: KeptStream, election: str,
                  ttl: float, term: int, value: str, deadline: float,
                  lock: "threading.Condition") -> None:
+        self._lost_event = threading.Event()
         super().__init__(calls, candidacy, stream, election, ttl, term, value, deadline, lock)
         self._calls = calls
         self._kept: KeptStream = stream
         self._campaign: _Candidacy = candidacy
+
+    @property
+    def lost(self) -> threading.Event:
+        """Set the moment the leadership is lost (before the loss callbacks run); never by a
+        resignation. Work that runs while leading polls it (``lost.is_set()``) or waits on it:
+        a thread cannot be interrupted."""
+        return self._lost_event
+
+    def _lost_now(self, error: LeaseLost) -> None:
+        self._lost_event.set()
+        super()._lost_now(error)
 
     # --- what the leader does ----------------------------------------------------------------
 
@@ -424,27 +436,148 @@ class Leadership(LeadershipState):
 ObserveCallback = Callable[[Optional[Leader]], None]
 
 
-class Observation:
-    """Calls back with an election's leader (or None) and every change, until :meth:`close`.
+class StateFilter:
+    """Which observed states are news (rule 13), for every form of observation: after a reopen,
+    only a state that differs from the last one delivered, and whose term is not below the last
+    leader's term seen."""
 
-    One daemon thread per observation reads the Observe stream and runs the callbacks, in
-    order. When the stream ends without :meth:`close`, it is opened again (with the client's
-    retry backoff, without a limit on attempts); after a reopen only a state that differs from
-    the last one delivered, and whose term is not below the last leader's term seen, is
-    delivered. A context manager: leaving the block closes it.
+    def __init__(self) -> None:
+        self._delivered = False
+        self.last: Optional[Leader] = None
+        self._last_term = 0
+
+    def take(self, response: election_pb2.ObserveResponse) -> Tuple[bool, Optional[Leader]]:
+        """Whether ``response`` is news, and the state it reports."""
+        state = _leader_of(response.leader) if response.HasField("leader") else None
+        if self._delivered and state == self.last:
+            return False, state  # nothing new (a reopened stream starts with the state it saw last)
+        if state is not None:
+            if state.term < self._last_term:
+                return False, state  # older than a leader already seen
+            self._last_term = state.term
+        self._delivered = True
+        self.last = state
+        return True, state
+
+
+class LeaderStream:
+    """An election's leader (or None), then every change: an iterator that is also a context
+    manager. Each ``next()`` blocks until the next change; leaving the ``with`` block (or
+    :meth:`close`, from any thread) ends the iteration.
+
+    ::
+
+        with client.observe("scheduler") as changes:
+            for leader in changes:
+                route_to(leader.value if leader else None)
+
+    It reads the Observe stream on the thread that iterates. When the stream ends without
+    :meth:`close`, it is opened again (with the client's retry backoff, without a limit on
+    attempts); only a state that is news is returned (see :class:`StateFilter`). A reader slower
+    than the changes gets the latest state.
+    """
+
+    def __init__(self, calls: Calls, election: str) -> None:
+        self._calls = calls
+        self._election = election
+        self._lock = threading.Lock()
+        self._closed = threading.Event()
+        self._call: Any = None
+        self._filter = StateFilter()
+        self._failures = 0
+        self._handed: Optional[Any] = None  # the answer returned last: processed at the next read
+
+    @property
+    def election(self) -> str:
+        return self._election
+
+    @property
+    def closed(self) -> bool:
+        return self._closed.is_set()
+
+    def close(self) -> None:
+        """Ends the stream; an iteration blocked in ``next()`` ends (StopIteration)."""
+        with self._lock:
+            self._closed.set()
+            call = self._call
+        if call is not None:
+            call.cancel()
+
+    def __iter__(self) -> "LeaderStream":
+        return self
+
+    def __next__(self) -> Optional[Leader]:
+        if self._handed is not None:
+            handed, self._handed = self._handed, None
+            self._calls.processed(handed)
+        while True:
+            call = self._open()
+            if call is None:
+                raise StopIteration
+            try:
+                response = next(call)
+            except StopIteration:
+                code: Any = grpc.StatusCode.OK
+            except grpc.RpcError as e:
+                code = e.code()
+            else:
+                self._failures = 0
+                news, state = self._filter.take(response)
+                if news:
+                    self._handed = response
+                    return state
+                self._calls.processed(response)
+                continue
+            with self._lock:
+                self._call = None
+            if self._closed.is_set():
+                raise StopIteration
+            self._failures += 1
+            delay = self._calls.retry.backoff(self._failures)
+            _log.debug("observer of election '%s': stream ended %s, reopening in %s",
+                       self._election, getattr(code, "name", code), _ms(delay))
+            if self._closed.wait(delay):
+                raise StopIteration
+
+    def _open(self) -> Any:
+        with self._lock:
+            if self._closed.is_set():
+                return None
+            if self._call is None:
+                try:
+                    self._call = self._calls.election_stub.Observe(
+                        election_pb2.ObserveRequest(election=self._election))
+                except Exception:  # the channel was closed under it: nothing to reopen
+                    _log.warning("observer of election '%s' stopped: cannot open a stream",
+                                 self._election, exc_info=True)
+                    return None
+            return self._call
+
+    def __enter__(self) -> "LeaderStream":
+        return self
+
+    def __exit__(self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException],
+                 tb: Optional[TracebackType]) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return (f"LeaderStream(election={self._election!r}, "
+                f"{'closed' if self._closed.is_set() else 'open'}, last={self._filter.last!r})")
+
+    __str__ = __repr__
+
+
+class Observation:
+    """Calls back with an election's leader (or None) and every change, until :meth:`close`:
+    a thread of its own iterates a :class:`LeaderStream` and runs the callbacks, in order.
+    A context manager: leaving the block closes it.
     """
 
     def __init__(self, calls: Calls, election: str, callback: ObserveCallback) -> None:
-        self._calls = calls
         self._election = election
         self._callback = callback
-        self._lock = threading.Lock()
+        self._stream = LeaderStream(calls, election)
         self._delivering = threading.RLock()  # held while a callback runs
-        self._closed = threading.Event()
-        self._call = None
-        self._delivered = False
-        self._last: Optional[Leader] = None
-        self._last_term = 0
         self._thread = threading.Thread(target=self._run, name=f"redlockd-observe {election}",
                                         daemon=True)
         self._thread.start()
@@ -456,11 +589,7 @@ class Observation:
     def close(self) -> None:
         """Stops observing. Once it returns no callback runs (it waits for one that is
         running, unless called from that callback)."""
-        with self._lock:
-            self._closed.set()
-            call = self._call
-        if call is not None:
-            call.cancel()
+        self._stream.close()
         with self._delivering:  # a delivery under way finishes first; later ones see closed
             pass
 
@@ -472,58 +601,20 @@ class Observation:
         self.close()
 
     def __repr__(self) -> str:
-        return (f"Observation(election={self._election!r}, "
-                f"{'closed' if self._closed.is_set() else 'open'}, last={self._last!r})")
+        return repr(self._stream).replace("LeaderStream", "Observation", 1)
 
     __str__ = __repr__
 
     def _run(self) -> None:
-        failures = 0
-        request = election_pb2.ObserveRequest(election=self._election)
-        while True:
-            with self._lock:
-                if self._closed.is_set():
-                    return
-                try:
-                    call = self._call = self._calls.election_stub.Observe(request)
-                except Exception:  # the channel was closed under it: nothing to reopen
-                    _log.warning("observer of election '%s' stopped: cannot open a stream",
-                                 self._election, exc_info=True)
-                    return
-            code: Optional[grpc.StatusCode] = grpc.StatusCode.OK
-            try:
-                for response in call:
-                    failures = 0
-                    self._deliver(_leader_of(response.leader) if response.HasField("leader")
-                                  else None)
-            except grpc.RpcError as e:
-                code = e.code()
-            except Exception:  # a bug here must not end the observation silently
-                _log.exception("observer of election '%s' failed", self._election)
-                call.cancel()
-                code = grpc.StatusCode.UNKNOWN
-            if self._closed.is_set():
-                return
-            failures += 1
-            delay = self._calls.retry.backoff(failures)
-            _log.debug("observer of election '%s': stream ended %s, reopening in %s",
-                       self._election, getattr(code, "name", code), _ms(delay))
-            if self._closed.wait(delay):
-                return
-
-    def _deliver(self, state: Optional[Leader]) -> None:
-        if self._delivered and state == self._last:
-            return  # nothing new (a reopened stream starts with the state it saw last)
-        if state is not None:
-            if state.term < self._last_term:
-                return  # older than a leader already seen
-            self._last_term = state.term
-        with self._delivering:
-            if self._closed.is_set():
-                return
-            self._delivered = True
-            self._last = state
-            try:
-                self._callback(state)
-            except Exception:
-                _log.exception("an observe callback of election '%s' failed", self._election)
+        try:
+            for state in self._stream:
+                with self._delivering:
+                    if self._stream.closed:
+                        return
+                    try:
+                        self._callback(state)
+                    except Exception:
+                        _log.exception("an observe callback of election '%s' failed",
+                                       self._election)
+        except Exception:  # a bug here must not end the observation silently
+            _log.exception("observer of election '%s' failed", self._election)
