@@ -9,25 +9,18 @@ from typing import Any, Callable, Optional, Tuple, TypeVar, overload
 import grpc
 
 from . import _durations
-from ._calls import Calls
-from ._proto import election_pb2, lock_pb2
-from ._tokens import new_token
-from ._calls import Answered
+from ._acquiring import AcquirePlan
+from ._calls import Answered, Calls
 from ._clock import Clock
+from ._proto import election_pb2
 from .election import Leader, LeaderStream, Leadership, Observation, campaign
-from .errors import LeaseLost, LockNotAcquired, LockServiceError, from_rpc_error
+from .errors import LeaseLost, LockNotAcquired
 from .lease import Lease
 from .retry import RetryPolicy
 
 __all__ = ["LockClient"]
 
 T = TypeVar("T")
-
-#: Re-asks of a grant that came with less than half its validity left; more means every
-#: answer is slow, not the wait.
-MAX_REFRESHES = 3
-
-_UNKNOWN_OUTCOME = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
 
 
 def _default_owner() -> str:
@@ -97,61 +90,28 @@ class LockClient:
         exhausted, or interrupted, e.g. by KeyboardInterrupt) sends a Release of its token in
         the background, since the server may have granted it after all.
         """
-        ttl_s = _durations.seconds(ttl)
-        wait_s = _durations.seconds(wait)
-        token = new_token()
-        start = self._clock.now()
-        attempt, refreshes = 1, 0
-        may_hold = False  # an earlier attempt may have been granted
-        settled = False  # the outcome is known: nothing left to give back on the way out
+        plan = AcquirePlan(resource, _durations.seconds(ttl), _durations.seconds(wait),
+                           self._owner, self._call_timeout, self._retry, self._clock,
+                           self._release_quietly)
         try:
             while True:
-                # The first attempt sends the wait as given (a negative one is the server's to
-                # refuse); a retry sends what is left of it.
-                wait_left = wait_s if not may_hold else max(0.0, wait_s - (self._clock.now() - start))
-                request = lock_pb2.AcquireRequest(
-                    resource=resource, ttl=_durations.to_proto(ttl_s),
-                    wait=_durations.to_proto(wait_left), owner=self._owner, token=token)
-                sent = self._clock.now()
-                future = self._stub.Acquire.future(
-                    request, timeout=max(0.0, wait_left) + self._call_timeout)
+                request, timeout = plan.request()
+                future = self._stub.Acquire.future(request, timeout=timeout)
                 try:
                     response = future.result()
                 except grpc.RpcError as e:
-                    code = e.code()
-                    unknown = code in _UNKNOWN_OUTCOME
-                    if unknown and attempt < self._retry.max_attempts:
-                        time.sleep(self._retry.backoff(attempt))
-                        attempt += 1
-                        may_hold = True
-                        continue
-                    settled = True
-                    if unknown or may_hold:
-                        self._release_quietly(resource, token)
-                    raise from_rpc_error(e) from None
+                    time.sleep(plan.failed(e))
+                    continue
                 except BaseException:
                     future.cancel()
                     raise
-                validity = _durations.from_proto(response.lease.validity)
-                deadline = sent + validity
-                left = deadline - self._clock.now()
-                if left < validity / 2 and refreshes < MAX_REFRESHES:
-                    # Typically after waiting longer than the ttl for another holder: the
-                    # deadline can only count from when the waiting call was sent. Asked again
-                    # under the same token, the refreshed answer comes at once.
-                    refreshes += 1
-                    may_hold = True
-                    continue
-                settled = True
-                if left <= 0:
-                    self._release_quietly(resource, token)
-                    raise LockServiceError(
-                        grpc.StatusCode.DEADLINE_EXCEEDED,
-                        f"resource '{resource}': each grant ran out before its answer arrived")
-                return Lease(self._calls, resource, token, response.lease.fencing_token, ttl_s, deadline)
+                granted = plan.answered(response)
+                if granted is not None:
+                    fencing_token, deadline = granted
+                    return Lease(self._calls, resource, plan.token, fencing_token, plan.ttl,
+                                 deadline)
         except BaseException:
-            if not settled:
-                self._release_quietly(resource, token)
+            plan.abandon()
             raise
 
     def try_acquire(self, resource: str, ttl: _durations.Seconds) -> Optional[Lease]:
