@@ -52,8 +52,9 @@ class Calls(CallSettings):
     def __init__(self, channel: grpc.Channel, call_timeout: float, retry: RetryPolicy,
                  clock: Optional[Clock] = None, answered: Answered = None) -> None:
         super().__init__(call_timeout, retry, clock, answered)
-        self.lock_stub = lock_pb2_grpc.LockServiceStub(channel)
-        self.election_stub = election_pb2_grpc.ElectionServiceStub(channel)
+        # The generated stubs are untyped (grpc has no type stubs): the calls on them are Any.
+        self.lock_stub: Any = lock_pb2_grpc.LockServiceStub(channel)  # type: ignore[no-untyped-call]
+        self.election_stub: Any = election_pb2_grpc.ElectionServiceStub(channel)  # type: ignore[no-untyped-call]
         # Fire-and-forget calls, kept referenced until done: gRPC cancels a call whose future
         # is garbage-collected.
         self._in_flight: Set[grpc.Future] = set()

@@ -199,7 +199,7 @@ class _Candidacy(CandidacyState):
             self._stream.half_close_async()
 
 
-class _Status(grpc.RpcError):
+class _Status(grpc.RpcError):  # type: ignore[misc]  # grpc is untyped
     """A stream's end as an RpcError, for ``from_rpc_error``."""
 
     def __init__(self, code: grpc.StatusCode, details: str) -> None:
@@ -340,8 +340,12 @@ class LeadershipState:
         self._stream.half_close_async()
         stream = self._stream
         clock = self._settings.clock
-        clock.at(clock.now() + self._settings.call_timeout,
-                 lambda: stream.cancel() if stream.ending is None else None)
+
+        def leave_if_still_open() -> None:
+            if stream.ending is None:
+                stream.cancel()
+
+        clock.at(clock.now() + self._settings.call_timeout, leave_if_still_open)
 
 
 class Leadership(LeadershipState):
@@ -414,7 +418,7 @@ class Leadership(LeadershipState):
                        self._election, _ms(self._calls.call_timeout))
             self._stream.cancel()  # the leadership runs out at its validity
             return False
-        return ending[0] == grpc.StatusCode.OK
+        return bool(ending[0] == grpc.StatusCode.OK)
 
     def close(self) -> None:
         """Resigns; never raises."""

@@ -22,8 +22,9 @@ class AsyncCalls(CallSettings):
     def __init__(self, channel: grpc.aio.Channel, call_timeout: float, retry: RetryPolicy,
                  clock: Optional[Clock] = None, answered: Answered = None) -> None:
         super().__init__(call_timeout, retry, LOOP_CLOCK if clock is None else clock, answered)
-        self.lock_stub = lock_pb2_grpc.LockServiceStub(channel)
-        self.election_stub = election_pb2_grpc.ElectionServiceStub(channel)
+        # The generated stubs are untyped (grpc has no type stubs): the calls on them are Any.
+        self.lock_stub: Any = lock_pb2_grpc.LockServiceStub(channel)  # type: ignore[no-untyped-call]
+        self.election_stub: Any = election_pb2_grpc.ElectionServiceStub(channel)  # type: ignore[no-untyped-call]
         self._in_flight: Set["asyncio.Task[Any]"] = set()
 
     async def unary(self, method: Callable[..., Awaitable[Any]], request: Any,

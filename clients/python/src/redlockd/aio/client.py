@@ -48,15 +48,17 @@ class PendingHandle(Generic[H]):
     releases or resigns)."""
 
     def __init__(self, coroutine: Coroutine[Any, Any, H]) -> None:
-        self._coroutine = coroutine
+        self._coroutine: Coroutine[Any, Any, H] = coroutine
         self._held: Optional[H] = None
 
     def __await__(self) -> Generator[Any, None, H]:
-        return self._coroutine.__await__()
+        held: H = yield from self._coroutine.__await__()
+        return held
 
     async def __aenter__(self) -> H:
-        self._held = await self._coroutine
-        return self._held
+        held: H = await self._coroutine
+        self._held = held
+        return held
 
     async def __aexit__(self, exc_type: Optional[Type[BaseException]],
                         exc: Optional[BaseException], tb: Optional[TracebackType]) -> None:
@@ -213,7 +215,11 @@ async def _run_while(held: H, work: Callable[[H], Awaitable[T]]) -> T:
     loss once it ended (work told of the loss may return, raise the loss or be cancelled), or
     the error of its own. Cancelled itself: cancels the work and waits for it."""
     task: "asyncio.Future[T]" = asyncio.ensure_future(work(held))
-    held.on_lost(lambda error: task.cancel())
+
+    def cancel_work(error: LeaseLost) -> None:
+        task.cancel()
+
+    held.on_lost(cancel_work)
     try:
         await asyncio.wait([task])
     except asyncio.CancelledError:

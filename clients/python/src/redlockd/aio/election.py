@@ -142,7 +142,7 @@ class AsyncLeadership(LeadershipState):
                        self._election, _ms(self._calls.call_timeout))
             self._kept.cancel()
             return False
-        return ending[0] == grpc.StatusCode.OK
+        return bool(ending[0] == grpc.StatusCode.OK)
 
     async def close(self) -> None:
         """Resigns; never raises."""
