@@ -1,6 +1,7 @@
 """redlockd.aio against the fake services: leases, keep-alive, extend, with_lock, elections,
 observation as an async iterator, and lead() (the work task cancelled on loss)."""
 import asyncio
+import threading
 import time
 import unittest
 
@@ -232,12 +233,14 @@ class AsyncLeadTest(AioCase):
 
     async def test_with_requeue_it_campaigns_again_after_a_loss(self):
         streams = []
+        working = threading.Event()
 
         def script(requests, context):
             first = next(requests)
             streams.append(first.token)
             if len(streams) == 1:  # the first candidacy: led once, then ended by the server
                 yield campaign_answer(first, 5, validity=10)
+                working.wait(5)  # (a loss before the work started would cancel it unstarted)
                 context.abort(grpc.StatusCode.NOT_FOUND, "taken over")
             yield campaign_answer(first, 9, validity=10)
             for request in requests:
@@ -249,7 +252,8 @@ class AsyncLeadTest(AioCase):
         async def work(leadership):
             terms.append(leadership.term)
             if len(terms) == 1:
-                await leadership.lost.wait()
+                working.set()
+                await leadership.lost.wait()  # cancelled there, the moment it is set
                 return "told"
             return "done"
 
