@@ -17,7 +17,7 @@ from .._clock import Clock
 from .._proto import election_pb2
 from ..client import _default_owner
 from ..election import Leader
-from ..errors import LeaseLost
+from ..errors import LeaseLost, LockNotAcquired
 from ..retry import RetryPolicy
 from ._calls import AsyncCalls
 from .election import AsyncLeaderStream, AsyncLeadership, AsyncObservation, campaign
@@ -139,8 +139,6 @@ class AsyncLockClient:
 
     async def try_acquire(self, resource: str, ttl: _durations.Seconds) -> Optional[AsyncLease]:
         """One attempt without waiting: the lease, or None when someone else holds the lock."""
-        from ..errors import LockNotAcquired
-
         try:
             return await self._acquire(resource, ttl, 0.0)
         except LockNotAcquired:
