@@ -19,7 +19,7 @@ from typing import Any, Awaitable, Callable, Dict, List, Optional
 import grpc
 
 import redlockd.aio
-from redlockd import Leader, LeaseLost, LockServiceError
+from redlockd import LeaseLost, LockServiceError
 from redlockd.aio import AsyncLease, AsyncLeadership, AsyncLockClient
 from runner import Beliefs, Facts, describe, emit, failed, leader_fact, ms, parse_args, servers_of
 

@@ -5,7 +5,8 @@ Two parts, as client-java's Lifetime and RenewalStream:
 - :class:`Lifetime`: the local deadline, the guard before it, and the loss reported once.
   The deadline is the send time of the request an answer echoes plus the validity it carries,
   on ``time.monotonic()``, moved only forward by answers; a ttl change sent through the stream
-  may cut it at once (rule 15). The check runs on the shared scheduler thread.
+  may cut it at once (rule 15). The check runs on the clock's timer (the shared
+  scheduler thread; the event loop in redlockd.aio, whose stream is aio/_stream.py).
 - :class:`KeptStream`: the stream itself. A request at once, then one every ttl/4 with a rising
   sequence (and one at once for each change); each answer dated by the send time of the
   request whose sequence it echoes. A stream that ends with a status that does not say the
