@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
-# Builds and tests the Python client: stubs checked against the proto, the package installed
-# into target/venv, the unit tests run. Exit 3 when the runtime (Debian's Python gRPC packages)
+# Builds and tests the Python client (the sync client and redlockd.aio): stubs checked against
+# the proto, the package installed into target/venv, mypy --strict on it, the unit tests run,
+# the conformance runners (runner.py, runner_aio.py) and the examples compiled. Exit 3 when the runtime (Debian's Python gRPC packages)
 # is missing, non-zero on any other failure. Runnable from any directory.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 python=/usr/bin/python3
 
-if ! [ -x "$python" ] || ! "$python" -c 'import grpc, grpc_tools, google.protobuf' >/dev/null 2>&1 \
+if ! [ -x "$python" ] || ! "$python" -c 'import grpc, grpc_tools, google.protobuf, mypy' >/dev/null 2>&1 \
     || ! command -v protoc >/dev/null 2>&1; then
-  echo "python client needs /usr/bin/python3 with grpc and grpc_tools, and protoc: apt-get install python3-grpcio python3-grpc-tools python3-protobuf python3-venv protobuf-compiler"
+  echo "python client needs /usr/bin/python3 with grpc, grpc_tools and mypy, and protoc: apt-get install python3-grpcio python3-grpc-tools python3-protobuf python3-venv protobuf-compiler mypy"
   exit 3
 fi
 
@@ -35,10 +36,13 @@ cp -r "$here/pyproject.toml" "$here/README.md" "$here/src" "$build/"
   --force-reinstall "$build"
 "$venv/bin/python" -c 'import redlockd, sys; print("installed redlockd", redlockd.__version__, "into", sys.prefix)'
 
-echo "== unit tests"
+echo "== mypy --strict (mypy.ini)"
 cd "$here"
+"$python" -m mypy --config-file mypy.ini
+
+echo "== unit tests"
 "$venv/bin/python" -m unittest discover -s tests -v
 
 echo "== runner and example compile"
-"$venv/bin/python" -m py_compile conformance/runner.py examples/lock_example.py
+"$venv/bin/python" -m py_compile conformance/runner.py conformance/runner_aio.py examples/*.py
 echo "check.sh: OK"

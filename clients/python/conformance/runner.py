@@ -66,10 +66,12 @@ class Beliefs:
         self._thread: Optional[threading.Thread] = None
 
     def watch(self, name: str, handle: Any) -> None:
-        if isinstance(handle, Lease):
-            read = lambda: (handle.valid, handle.remaining)  # noqa: E731
-        elif isinstance(handle, Leadership):
+        """``handle``: a lease or a leadership, of the sync client or of redlockd.aio (both are
+        read from this thread: their state is behind a lock)."""
+        if hasattr(handle, "is_leader"):
             read = lambda: (handle.is_leader(), handle.remaining)  # noqa: E731
+        elif hasattr(handle, "valid"):
+            read = lambda: (handle.valid, handle.remaining)  # noqa: E731
         else:
             raise TypeError(f"cannot watch {type(handle).__name__}")
         with self._lock:
@@ -426,6 +428,64 @@ class Runner:
         facts["released"] = lease.release()
         return facts
 
+    def lead(self) -> Facts:
+        """lead(): A's work is told the moment A's leadership is lost (a majority frozen), before
+        its deadline; B's work starts only after. Work polls ``leadership.lost`` (a thread
+        cannot be interrupted)."""
+        a_client, b_client = self.client(), self.client()
+        a: Dict[str, Any] = {}
+        b: Dict[str, Any] = {}
+        a_started, a_ended, b_ended = threading.Event(), threading.Event(), threading.Event()
+
+        def work_a(leadership: Leadership) -> None:
+            a["start"], a["term"] = time.monotonic(), leadership.term
+            self.beliefs.watch("leadership", leadership)
+            a_started.set()
+            leadership.lost.wait()
+            a["cancel_at"], a["deadline"] = time.monotonic(), leadership.deadline
+            self.beliefs.end("leadership")
+
+        def work_b(leadership: Leadership) -> None:
+            b["start"], b["term"] = time.monotonic(), leadership.term
+
+        def run(client: LockClient, value: str, work: Callable[[Leadership], None],
+                into: Dict[str, Any], ended: threading.Event) -> None:
+            try:
+                client.lead(self.resource, value, 2, work)
+                into["result"] = "ok"
+            except LockServiceError as e:
+                into["result"] = describe(e)
+            except BaseException as e:  # reported below, on the main thread
+                into["crash"] = e
+            ended.set()
+
+        threading.Thread(target=run, args=(a_client, "a", work_a, a, a_ended), name="lead-a",
+                         daemon=True).start()
+        if not a_started.wait(10):
+            raise RuntimeError("A's work did not start within 10 s")
+        self.await_point("leading")
+        threading.Thread(target=run, args=(b_client, "b", work_b, b, b_ended), name="lead-b",
+                         daemon=True).start()
+        time.sleep(0.3)
+        b_early = "start" in b
+        self.await_point("freeze")
+        a_ended.wait(10)
+        self.await_point("thaw")
+        b_ended.wait(10)
+        for side in (a, b):
+            if "crash" in side:
+                raise side["crash"]
+        return {
+            "term_a": str(a["term"]),
+            "cancel_margin_ms": ms(a["deadline"] - a["cancel_at"]) if "cancel_at" in a else None,
+            "a_error": a.get("result") if a.get("result") != "ok" else None,
+            "b_early": b_early,
+            "b_after_a_ms": (ms(b["start"] - a["cancel_at"])
+                             if "start" in b and "cancel_at" in a else None),
+            "term_b": str(b["term"]) if "term" in b else None,
+            "b_result": b.get("result"),
+        }
+
     def hold_many(self) -> Facts:
         """The rolling-restart run's load: many kept leases and leaderships on one client, no beliefs."""
         client = self.client()
@@ -487,29 +547,42 @@ SCENARIOS = {
     "extend-while-kept": Runner.extend_while_kept,
     "replica-restart": Runner.replica_restart,
     "shutdown-race": Runner.shutdown_race,
+    "lead": Runner.lead,
     "hold-many": Runner.hold_many,
 }
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def parse_args(description: str, scenarios: Dict[str, Any]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--server", required=True,
                         help="HOST:PORT of redlockd, or several, comma-separated (one per replica)")
-    parser.add_argument("--scenario", required=True, choices=sorted(SCENARIOS))
+    parser.add_argument("--scenario", required=True, choices=sorted(scenarios))
     parser.add_argument("--resource", required=True)
     parser.add_argument("--count", type=int, default=0, help="hold-many: how many leases")
     parser.add_argument("--elections", type=int, default=0, help="hold-many: how many leaderships")
-    args = parser.parse_args()
-    servers = [a.strip() for a in args.server.split(",") if a.strip()]
-    runner = Runner(servers, args.resource)
+    return parser.parse_args()
+
+
+def servers_of(args: argparse.Namespace) -> List[str]:
+    return [a.strip() for a in args.server.split(",") if a.strip()]
+
+
+def failed(scenario: str, e: BaseException) -> int:
+    """The error's string form never holds a token."""
+    print(f"scenario {scenario} failed: {type(e).__name__}: {e}", file=sys.stderr, flush=True)
+    traceback.print_exc()
+    return 1
+
+
+def main() -> int:
+    args = parse_args(__doc__.splitlines()[0], SCENARIOS)
+    runner = Runner(servers_of(args), args.resource)
     runner.count = args.count
     runner.elections = args.elections
     try:
         facts = SCENARIOS[args.scenario](runner)
-    except Exception as e:  # the error's string form never holds a token
-        print(f"scenario {args.scenario} failed: {type(e).__name__}: {e}", file=sys.stderr, flush=True)
-        traceback.print_exc()
-        return 1
+    except Exception as e:
+        return failed(args.scenario, e)
     finally:
         runner.close()
     emit({"event": "result", "scenario": args.scenario, **facts})

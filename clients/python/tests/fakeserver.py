@@ -5,15 +5,17 @@ process, hence the clock), and tests wait on ``wait_for`` instead of sleeping.
 """
 from __future__ import annotations
 
+import heapq
 import itertools
 import threading
 import time
 from concurrent import futures
-from typing import Callable, Iterator, List, Optional, Tuple
+from typing import Any, Callable, Iterator, List, Optional, Tuple
 
 import grpc
 
 from redlockd import LockClient, RetryPolicy
+from redlockd._scheduler import Scheduled
 from redlockd._durations import from_proto, to_proto
 from redlockd._proto import election_pb2, election_pb2_grpc, lock_pb2, lock_pb2_grpc
 
@@ -179,6 +181,58 @@ def campaign_answer(request, term: int, validity: Optional[float] = None, sequen
         sequence=request.sequence if sequence is None else sequence)
 
 
+class Answers:
+    """The client's "answer processed" hook (``LockClient(_answered=...)``): counts the answers
+    its kept streams and observations have fully processed, so that a test waits for the n-th
+    instead of sleeping and hoping it came."""
+
+    def __init__(self) -> None:
+        self.changed = threading.Condition()
+        self.seen: List[Any] = []
+
+    def __call__(self, answer: Any) -> None:
+        with self.changed:
+            self.seen.append(answer)
+            self.changed.notify_all()
+
+    def wait_count(self, count: int, timeout: float = 5.0) -> bool:
+        with self.changed:
+            return self.changed.wait_for(lambda: len(self.seen) >= count, timeout)
+
+
+class ManualClock:
+    """A clock the test moves (``LockClient(_clock=...)``): ``now()`` stands still until
+    :meth:`advance`, which runs the timers that came due, in order, on the test's thread."""
+
+    def __init__(self, start: float = 1000.0) -> None:
+        self._lock = threading.Lock()
+        self._now = start
+        self._timers: List[Tuple[float, int, Scheduled]] = []
+        self._order = itertools.count()
+
+    def now(self) -> float:
+        with self._lock:
+            return self._now
+
+    def at(self, when: float, fn: Callable[[], None]) -> Scheduled:
+        entry = Scheduled(when, fn)
+        with self._lock:
+            heapq.heappush(self._timers, (when, next(self._order), entry))
+        return entry
+
+    def advance(self, seconds: float) -> None:
+        with self._lock:
+            self._now += seconds
+            until = self._now
+        while True:
+            with self._lock:
+                if not self._timers or self._timers[0][0] > until:
+                    return
+                _, _, entry = heapq.heappop(self._timers)
+            if not entry.cancelled:
+                entry.fn()
+
+
 class Replica:
     """One fake redlockd replica: both services on a real localhost gRPC server."""
 
@@ -212,6 +266,7 @@ class FakeServerCase:
         self.channel = grpc.insecure_channel(self.target)
         grpc.channel_ready_future(self.channel).result(timeout=5)
         self.channels = [self.channel]
+        self.answered = Answers()
         self.client = self.make_client()
 
     def another_replica(self) -> Replica:
@@ -221,6 +276,7 @@ class FakeServerCase:
 
     def make_client(self, channel: Optional[grpc.Channel] = None, **options) -> LockClient:
         options.setdefault("retry", FAST_RETRY)
+        options.setdefault("_answered", self.answered)
         return LockClient(self.channel if channel is None else channel, **options)
 
     def tearDown(self) -> None:

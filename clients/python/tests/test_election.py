@@ -6,7 +6,7 @@ import unittest
 
 import grpc
 
-from fakeserver import FakeServerCase, campaign_answer
+from fakeserver import FakeServerCase, ManualClock, campaign_answer
 from redlockd import Leader, Leadership, LeaseLost, LockNotAcquired, LockServiceError
 from redlockd._proto import election_pb2
 
@@ -70,8 +70,8 @@ class CampaignTest(FakeServerCase, unittest.TestCase):
         self.assertEqual(leadership.deadline, granted)
         go_on.set()
         third_at = self.elections.campaign_requests[2][1]
-        self.assertTrue(_eventually(lambda: leadership.deadline > granted))
-        time.sleep(0.05)  # the late answer for the second request has come too
+        # All four answers processed: the grant, the undatable one, the third's, the second's.
+        self.assertTrue(self.answered.wait_count(4))
         self.assertLessEqual(leadership.deadline, third_at + 0.5)
         self.assertGreater(leadership.deadline, self.elections.campaign_requests[1][1] + 0.5)
         self.assertLess(leadership.deadline, time.monotonic() + 1)  # the 60 s answer moved nothing
@@ -113,8 +113,7 @@ class CampaignTest(FakeServerCase, unittest.TestCase):
 
         self.elections.on_campaign = script
         leadership = self.client.campaign("scheduler", "a", ttl=10)
-        self.assertTrue(self.elections.wait_for(lambda: leadership.term == 9))
-        time.sleep(0.1)
+        self.assertTrue(self.answered.wait_count(3))  # the older report came, and changed nothing
         self.assertEqual(leadership.term, 9)
         self.assertTrue(leadership.resign())
 
@@ -147,7 +146,7 @@ class CampaignTest(FakeServerCase, unittest.TestCase):
         # The leadership is given back (half-closed: the server resigns it), and the stream's
         # end reports nothing a second time.
         self.assertTrue(self.elections.wait_for(lambda: self.elections.campaign_ends == ["half-closed"]), self.elections.campaign_ends)
-        time.sleep(0.2)
+        self.assertIsNotNone(leadership._stream.wait_end(5))  # the end was processed too
         self.assertEqual(len(calls), 1)
         late = []
         leadership.on_lost(late.append)
@@ -161,14 +160,15 @@ class CampaignTest(FakeServerCase, unittest.TestCase):
             context.abort(grpc.StatusCode.NOT_FOUND, "leadership of election 'e' is not held")
 
         self.elections.on_campaign = script
-        leadership = self.client.campaign("e", "v", ttl=0.5)
+        clock = ManualClock()
+        leadership = self.make_client(_clock=clock).campaign("e", "v", ttl=0.5)
         calls = []
         fired = threading.Event()
         leadership.on_lost(lambda e: (calls.append(e), fired.set()))
         self.assertTrue(fired.wait(5))
         self.assertEqual(calls[0].code, grpc.StatusCode.NOT_FOUND)
         self.assertFalse(leadership.is_leader())
-        time.sleep(max(0.0, leadership.deadline - time.monotonic()) + 0.1)  # past the timer
+        clock.advance(1)  # past the deadline: a timer still pending would run now, here
         self.assertEqual(len(calls), 1)
         with self.assertRaises(LeaseLost) as caught:
             leadership.proclaim("w")
@@ -193,7 +193,8 @@ class CampaignTest(FakeServerCase, unittest.TestCase):
 
     def test_resign_half_closes_once_and_reports_no_loss(self):
         self.elections.on_campaign = lambda requests, context: self._lead_then_answer_once(requests, 0.4)
-        leadership = self.client.campaign("e", "v", ttl=0.4)
+        clock = ManualClock()
+        leadership = self.make_client(_clock=clock).campaign("e", "v", ttl=0.4)
         errors = []
         leadership.on_lost(errors.append)
         self.assertTrue(leadership.is_leader())
@@ -201,7 +202,7 @@ class CampaignTest(FakeServerCase, unittest.TestCase):
         self.assertEqual(self.elections.campaign_ends, ["half-closed"])
         self.assertFalse(leadership.is_leader())
         self.assertFalse(leadership.resign())
-        time.sleep(max(0.0, leadership.deadline - time.monotonic()) + 0.1)  # past the old deadline
+        clock.advance(1)  # past the old deadline: a timer still pending would run now, here
         self.assertEqual(errors, [])
         self.assertIn("resigned", repr(leadership))
         with self.assertRaises(LeaseLost):
@@ -421,7 +422,7 @@ class ObserveTest(FakeServerCase, unittest.TestCase):
 
         self.elections.on_observe = script
         observation, events = self.observe(4)
-        time.sleep(0.1)  # nothing more comes
+        self.assertTrue(self.answered.wait_count(7))  # every state sent was processed
         observation.close()
         self.assertEqual(events, [None, Leader("a", 5), Leader("b", 6), None])
         calls = self.elections.observe_calls
@@ -471,7 +472,8 @@ class ObserveTest(FakeServerCase, unittest.TestCase):
         observation.close()
         self.assertFalse(inside.is_set())  # close waited for the callback under way
         closed.set()
-        time.sleep(0.3)
+        observation._thread.join(5)  # its reader ended: nothing can call back any more
+        self.assertFalse(observation._thread.is_alive())
         self.assertEqual(after_close, [])
         # A second close is harmless, and the stream was cancelled, not reopened.
         observation.close()
@@ -500,7 +502,8 @@ class ObserveTest(FakeServerCase, unittest.TestCase):
         holder["o"] = self.client.observe("e", close_at_once)
         ready.set()
         self.assertTrue(done.wait(5))
-        time.sleep(0.1)
+        holder["o"]._thread.join(5)
+        self.assertFalse(holder["o"]._thread.is_alive())
         self.assertEqual(len(events), 1)
         with self.client.observe("e", lambda state: None) as observation:
             self.assertIn("open", repr(observation))

@@ -29,7 +29,7 @@ except ModuleNotFoundError as _missing:
 from ._channel import channel
 from ._tokens import new_token
 from .client import LockClient
-from .election import Leader, Leadership, Observation
+from .election import Leader, LeaderStream, Leadership, Observation
 from .errors import LeaseLost, LockNotAcquired, LockServiceError
 from .lease import Lease
 from .retry import RetryPolicy
@@ -40,6 +40,7 @@ __all__ = [
     "Leadership",
     "Leader",
     "Observation",
+    "LeaderStream",
     "RetryPolicy",
     "LockServiceError",
     "LockNotAcquired",

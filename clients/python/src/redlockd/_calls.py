@@ -9,23 +9,52 @@ from __future__ import annotations
 import random
 import threading
 import time
-from typing import Any, Callable, Set, Tuple
+from typing import Any, Callable, Optional, Set, Tuple
 
 import grpc
 
+from ._clock import SYSTEM, Clock
 from ._proto import election_pb2_grpc, lock_pb2, lock_pb2_grpc
 from .errors import from_rpc_error
 from .retry import RetryPolicy
 
+#: The test-only hook: called with each answer of a kept stream once it is processed (the
+#: deadline moved, the waiters told), and with each state an observation took in.
+Answered = Optional[Callable[[Any], None]]
 
-class Calls:
-    """One channel's stubs and the client's call settings, shared by everything it hands out."""
 
-    def __init__(self, channel: grpc.Channel, call_timeout: float, retry: RetryPolicy) -> None:
-        self.lock_stub = lock_pb2_grpc.LockServiceStub(channel)
-        self.election_stub = election_pb2_grpc.ElectionServiceStub(channel)
+class CallSettings:
+    """What the sync and the asyncio clients share: the call timeout, the retry policy, the
+    clock, and the test-only "answer processed" hook."""
+
+    def __init__(self, call_timeout: float, retry: RetryPolicy, clock: Optional[Clock] = None,
+                 answered: Answered = None) -> None:
         self.call_timeout = call_timeout
         self.retry = retry
+        self.clock: Clock = SYSTEM if clock is None else clock
+        self.answered = answered
+
+    def resume_backoff(self, attempt: int) -> float:
+        """How long to wait before reopening a kept stream after failed attempt ``attempt``
+        (1-based): the policy's backoff (50 ms doubling up to 1 s by default), each wait a
+        random time between half and all of it, so that the holders of one replica that shut
+        down do not all come back at the same instant."""
+        return self.retry.backoff(attempt) * random.uniform(0.5, 1.0)
+
+    def processed(self, answer: Any) -> None:
+        if self.answered is not None:
+            self.answered(answer)
+
+
+class Calls(CallSettings):
+    """One channel's stubs and the client's call settings, shared by everything it hands out."""
+
+    def __init__(self, channel: grpc.Channel, call_timeout: float, retry: RetryPolicy,
+                 clock: Optional[Clock] = None, answered: Answered = None) -> None:
+        super().__init__(call_timeout, retry, clock, answered)
+        # The generated stubs are untyped (grpc has no type stubs): the calls on them are Any.
+        self.lock_stub: Any = lock_pb2_grpc.LockServiceStub(channel)  # type: ignore[no-untyped-call]
+        self.election_stub: Any = election_pb2_grpc.ElectionServiceStub(channel)  # type: ignore[no-untyped-call]
         # Fire-and-forget calls, kept referenced until done: gRPC cancels a call whose future
         # is garbage-collected.
         self._in_flight: Set[grpc.Future] = set()
@@ -37,7 +66,7 @@ class Calls:
         ``still_worth_it()``. Returns the answer and the send time of the attempt it answers."""
         attempt = 1
         while True:
-            sent = time.monotonic()
+            sent = self.clock.now()
             try:
                 return method(request, timeout=self.call_timeout), sent
             except grpc.RpcError as e:
@@ -62,10 +91,3 @@ class Calls:
     def _forget(self, future: grpc.Future) -> None:
         with self._in_flight_lock:
             self._in_flight.discard(future)
-
-    def resume_backoff(self, attempt: int) -> float:
-        """How long to wait before reopening a kept stream after failed attempt ``attempt``
-        (1-based): the policy's backoff (50 ms doubling up to 1 s by default), each wait a
-        random time between half and all of it, so that the holders of one replica that shut
-        down do not all come back at the same instant."""
-        return self.retry.backoff(attempt) * random.uniform(0.5, 1.0)

@@ -71,6 +71,13 @@ def target(addresses: Union[str, Sequence[str]]) -> str:
         "that resolves to every replica (it becomes dns:///NAME:PORT), or a load balancer")
 
 
+def with_defaults(options: Sequence[Tuple[str, Any]]) -> List[Tuple[str, Any]]:
+    """The channel options: the defaults above, unless ``options`` names them, then ``options``."""
+    given = {name for name, _ in options}
+    all_options: List[Tuple[str, Any]] = [o for o in _DEFAULTS if o[0] not in given]
+    return all_options + list(options)
+
+
 def channel(addresses: Union[str, Sequence[str]],
             credentials: Optional[grpc.ChannelCredentials] = None,
             options: Sequence[Tuple[str, Any]] = ()) -> grpc.Channel:
@@ -80,9 +87,7 @@ def channel(addresses: Union[str, Sequence[str]],
     comma-separated string, or one DNS name (``"redlockd.internal:50051"``, every address it
     resolves to). ``credentials``: TLS (``grpc.ssl_channel_credentials(...)``); None: plaintext.
     The channel is yours: close it when done (the client never does)."""
-    given = {name for name, _ in options}
-    all_options: List[Tuple[str, Any]] = [o for o in _DEFAULTS if o[0] not in given]
-    all_options += list(options)
+    all_options = with_defaults(options)
     where = target(addresses)
     if credentials is None:
         return grpc.insecure_channel(where, options=all_options)

@@ -24,4 +24,4 @@ def to_proto(value: float) -> Duration:
 
 
 def from_proto(d: Duration) -> float:
-    return d.seconds + d.nanos / 1e9
+    return float(d.seconds + d.nanos / 1e9)

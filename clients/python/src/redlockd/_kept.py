@@ -5,7 +5,8 @@ Two parts, as client-java's Lifetime and RenewalStream:
 - :class:`Lifetime`: the local deadline, the guard before it, and the loss reported once.
   The deadline is the send time of the request an answer echoes plus the validity it carries,
   on ``time.monotonic()``, moved only forward by answers; a ttl change sent through the stream
-  may cut it at once (rule 15). The check runs on the shared scheduler thread.
+  may cut it at once (rule 15). The check runs on the clock's timer (the shared
+  scheduler thread; the event loop in redlockd.aio, whose stream is aio/_stream.py).
 - :class:`KeptStream`: the stream itself. A request at once, then one every ttl/4 with a rising
   sequence (and one at once for each change); each answer dated by the send time of the
   request whose sequence it echoes. A stream that ends with a status that does not say the
@@ -33,7 +34,7 @@ from typing import Any, Callable, Iterator, List, Optional, Tuple
 
 import grpc
 
-from ._scheduler import SCHEDULER, Scheduled
+from ._clock import SYSTEM, Cancellable, Clock
 from .errors import LeaseLost
 
 _log = logging.getLogger("redlockd")
@@ -107,6 +108,12 @@ class SentRequests:
             return self._at.get(sequence)
 
 
+def on_a_thread(lose: Callable[[LeaseLost], None], error: LeaseLost, what: str) -> None:
+    """How the sync client runs a loss its timer found: not on the timer thread, so that a slow
+    callback does not delay other grants' checks."""
+    threading.Thread(target=lose, args=(error,), name=f"redlockd-lost {what}", daemon=True).start()
+
+
 def run_callback(callback: LostCallback, error: LeaseLost) -> None:
     try:
         callback(error)
@@ -126,8 +133,13 @@ class Lifetime:
     """
 
     def __init__(self, what: str, ttl: float, deadline: float,
-                 lock: "threading.Condition", on_loss: Callable[[LeaseLost], None]) -> None:
+                 lock: "threading.Condition", on_loss: Callable[[LeaseLost], None],
+                 clock: Clock = SYSTEM,
+                 dispatch: Callable[[Callable[[LeaseLost], None], LeaseLost, str], None]
+                 = on_a_thread) -> None:
         self.lock = lock
+        self._clock = clock
+        self._dispatch = dispatch
         self._what = what
         self._ttl = ttl
         self._guard = guard(ttl)
@@ -136,7 +148,7 @@ class Lifetime:
         self._finished = False  # released or resigned by the holder
         self._lost: Optional[LeaseLost] = None
         self._callbacks: List[LostCallback] = []
-        self._check: Optional[Scheduled] = None
+        self._check: Optional[Cancellable] = None
         with self.lock:
             self._schedule_check()
 
@@ -165,14 +177,14 @@ class Lifetime:
 
     def valid(self) -> bool:
         return (not self._finished and self._lost is None
-                and time.monotonic() < self._deadline - self._guard)
+                and self._clock.now() < self._deadline - self._guard)
 
     def remaining(self) -> float:
         """Seconds left while valid (up to the guard before the deadline); 0 once not valid."""
         with self.lock:
             if not self.valid():
                 return 0.0
-            return max(0.0, self._deadline - self._guard - time.monotonic())
+            return max(0.0, self._deadline - self._guard - self._clock.now())
 
     # --- moving the deadline -----------------------------------------------------------------
 
@@ -245,7 +257,7 @@ class Lifetime:
 
     def _schedule_check(self) -> None:  # under self.lock
         self._cancel_check()
-        self._check = SCHEDULER.at(self._deadline - self._guard, self._check_deadline)
+        self._check = self._clock.at(self._deadline - self._guard, self._check_deadline)
 
     def _cancel_check(self) -> None:  # under self.lock
         if self._check is not None:
@@ -258,15 +270,13 @@ class Lifetime:
             if self.over():
                 return
             due = self._deadline - self._guard
-            if time.monotonic() < due:  # renewed meanwhile: check again then
-                self._check = SCHEDULER.at(due, self._check_deadline)
+            if self._clock.now() < due:  # renewed meanwhile: check again then
+                self._check = self._clock.at(due, self._check_deadline)
                 return
             error = LeaseLost(grpc.StatusCode.DEADLINE_EXCEEDED,
                               f"{self._what} ran out: its local deadline came within "
                               f"{self._guard * 1000:.0f} ms without a renewal")
-        # Not on the timer thread: a slow callback must not delay other grants' checks.
-        threading.Thread(target=self.lose, args=(error,), name=f"redlockd-lost {self._what}",
-                         daemon=True).start()
+        self._dispatch(self.lose, error, self._what)
 
 
 # --- the stream ------------------------------------------------------------------------------
@@ -291,6 +301,55 @@ class Pending:
         self.floor = floor
         self.sequence: Optional[int] = None
         self.sent: Optional[float] = None
+
+
+class Sequencer:
+    """A kept grant's request sequences, shared by the sync and the asyncio streams: the next
+    sequence and its send time, the changes waiting for a request, the floor below which answers
+    are not dated (the latest ttl change), and the highest sequence an answer echoed. Not
+    locked: its stream calls it under its own lock (or on its event loop)."""
+
+    def __init__(self, clock: Clock) -> None:
+        self._clock = clock
+        self._sent = SentRequests()
+        self.sequence = 0
+        self._floor = 0  # answers echoing a lower sequence are dated None
+        self.answered = 0  # the highest sequence an accepted answer echoed
+        self.answers = 0
+        self.pending: List[Pending] = []
+
+    def next(self, build: Callable[[int, bool], Any], first: bool) -> Any:
+        """The next request, built by ``build(sequence, first)``; its send time recorded, and
+        handed to the changes it carries."""
+        self.sequence += 1
+        sequence = self.sequence
+        request = build(sequence, first)
+        # Recorded before gRPC sends it: an earlier send time only makes a deadline safer.
+        sent = self._clock.now()
+        self._sent.record(sequence, sent)
+        for pending in self.pending:
+            pending.sequence, pending.sent = sequence, sent
+            if pending.floor:
+                self._floor = sequence
+            if pending.on_sent is not None:
+                pending.on_sent(sequence, sent)
+        self.pending = []
+        return request
+
+    def date(self, sequence: int) -> Optional[float]:
+        """The send time of the request an answer echoes, or None: unknown, too old, or sent
+        before the latest ttl change (such an answer must not move a deadline)."""
+        if sequence <= 0 or sequence < self._floor:
+            return None
+        return self._sent.sent_at(sequence)
+
+    def accepted(self, sequence: int, sent: Optional[float]) -> None:
+        if sent is not None and sequence > self.answered:
+            self.answered = sequence
+        self.answers += 1
+
+    def has_answered(self, pending: Pending) -> bool:
+        return pending.sequence is not None and self.answered >= pending.sequence
 
 
 class _NotOpened:
@@ -329,8 +388,12 @@ class KeptStream:
                  on_answer: Callable[[Any, Optional[float]], None],
                  on_end: Callable[[grpc.StatusCode, str, bool], None],
                  may_resume: Callable[[int], bool],
-                 backoff: Callable[[int], float]) -> None:
+                 backoff: Callable[[int], float],
+                 clock: Clock = SYSTEM,
+                 answered: Optional[Callable[[Any], None]] = None) -> None:
         self._name = name
+        self._clock = clock
+        self._answered_hook = answered
         self._lock = lock
         self._open_call = open_call
         self._build = build
@@ -339,12 +402,7 @@ class KeptStream:
         self._on_end = on_end
         self._may_resume = may_resume
         self._backoff = backoff
-        self._sent = SentRequests()
-        self._sequence = 0
-        self._floor = 0  # answers echoing a lower sequence are dated None
-        self._answered = 0  # the highest sequence an accepted answer echoed
-        self._answers = 0
-        self._pending: List[Pending] = []
+        self._seq = Sequencer(clock)
         self._control: Optional["queue.SimpleQueue[str]"] = None  # the open stream's, if any
         self._call: Any = None
         self._streams = 0
@@ -378,11 +436,16 @@ class KeptStream:
     def ending(self) -> Optional[Ending]:
         return self._ending
 
+    @property
+    def answers(self) -> int:
+        """How many answers were handled so far."""
+        return self._seq.answers
+
     def wait_answers(self, count: int, timeout: float) -> bool:
         """Waits until ``count`` answers were handled (or the stream ended); for tests."""
         with self._lock:
             return self._lock.wait_for(
-                lambda: self._answers >= count or self._ended.is_set(), timeout)
+                lambda: self._seq.answers >= count or self._ended.is_set(), timeout)
 
     # --- what the owner does -----------------------------------------------------------------
 
@@ -397,7 +460,7 @@ class KeptStream:
         pending = Pending(on_sent, floor)
         with self._lock:
             apply()
-            self._pending.append(pending)
+            self._seq.pending.append(pending)
             if self._control is not None:
                 self._control.put(_SEND)
         return pending
@@ -408,9 +471,8 @@ class KeptStream:
         ``stop()`` holds, the stream ended for good, or ``timeout`` passed (False)."""
         with self._lock:
             return self._lock.wait_for(
-                lambda: (pending.sequence is not None and self._answered >= pending.sequence)
-                or stop() or self._ended.is_set(), timeout) and (
-                    pending.sequence is not None and self._answered >= pending.sequence)
+                lambda: self._seq.has_answered(pending) or stop() or self._ended.is_set(),
+                timeout) and self._seq.has_answered(pending)
 
     def half_close(self, timeout: Optional[float]) -> Optional[Ending]:
         """Ends the requests (the server gives the grant back and ends the stream OK) and waits
@@ -450,20 +512,7 @@ class KeptStream:
 
     def _next(self, first: bool) -> Any:
         with self._lock:
-            self._sequence += 1
-            sequence = self._sequence
-            request = self._build(sequence, first)
-            # Recorded before gRPC sends it: an earlier send time only makes a deadline safer.
-            sent = time.monotonic()
-            self._sent.record(sequence, sent)
-            for pending in self._pending:
-                pending.sequence, pending.sent = sequence, sent
-                if pending.floor:
-                    self._floor = sequence
-                if pending.on_sent is not None:
-                    pending.on_sent(sequence, sent)
-            self._pending = []
-            return request
+            return self._seq.next(self._build, first)
 
     def _requests(self, control: "queue.SimpleQueue[str]", only_first: bool) -> Iterator[Any]:
         """One stream's requests: one at once, then one every period and one per change,
@@ -492,15 +541,13 @@ class KeptStream:
     def _accept(self, response: Any) -> None:
         sequence = response.sequence
         with self._lock:
-            sent = self._sent.sent_at(sequence) if sequence > 0 else None
-            if sequence < self._floor:
-                sent = None  # dated before the latest ttl change: moves nothing
+            sent = self._seq.date(sequence)
         self._on_answer(response, sent)
         with self._lock:
-            if sent is not None and sequence > self._answered:
-                self._answered = sequence
-            self._answers += 1
+            self._seq.accepted(sequence, sent)
             self._lock.notify_all()
+        if self._answered_hook is not None:
+            self._answered_hook(response)
 
     def _run(self) -> None:
         failures = 0

@@ -4,28 +4,23 @@ from __future__ import annotations
 import os
 import socket
 import time
-from typing import Any, Callable, Optional, Tuple, TypeVar
+from typing import Any, Callable, Optional, Tuple, TypeVar, overload
 
 import grpc
 
 from . import _durations
-from ._calls import Calls
-from ._proto import election_pb2, lock_pb2
-from ._tokens import new_token
-from .election import Leader, Leadership, Observation, campaign
-from .errors import LockNotAcquired, LockServiceError, from_rpc_error
+from ._acquiring import AcquirePlan
+from ._calls import Answered, Calls
+from ._clock import Clock
+from ._proto import election_pb2
+from .election import Leader, LeaderStream, Leadership, Observation, campaign
+from .errors import LeaseLost, LockNotAcquired
 from .lease import Lease
 from .retry import RetryPolicy
 
 __all__ = ["LockClient"]
 
 T = TypeVar("T")
-
-#: Re-asks of a grant that came with less than half its validity left; more means every
-#: answer is slow, not the wait.
-MAX_REFRESHES = 3
-
-_UNKNOWN_OUTCOME = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
 
 
 def _default_owner() -> str:
@@ -54,10 +49,14 @@ class LockClient:
     """
 
     def __init__(self, channel: grpc.Channel, *, call_timeout: _durations.Seconds = 5.0,
-                 retry: RetryPolicy = RetryPolicy(), owner: Optional[str] = None) -> None:
+                 retry: RetryPolicy = RetryPolicy(), owner: Optional[str] = None,
+                 _clock: Optional[Clock] = None, _answered: Answered = None) -> None:
+        # _clock and _answered are for tests only: a clock they move by hand, and a hook called
+        # with each answer once processed (deadline moved, waiters told, callback returned).
         self._call_timeout = _durations.seconds(call_timeout)
         self._retry = retry
-        self._calls = Calls(channel, self._call_timeout, retry)
+        self._calls = Calls(channel, self._call_timeout, retry, _clock, _answered)
+        self._clock = self._calls.clock
         self._stub = self._calls.lock_stub
         self._election_stub = self._calls.election_stub
         self._owner = _default_owner() if owner is None else owner
@@ -91,61 +90,28 @@ class LockClient:
         exhausted, or interrupted, e.g. by KeyboardInterrupt) sends a Release of its token in
         the background, since the server may have granted it after all.
         """
-        ttl_s = _durations.seconds(ttl)
-        wait_s = _durations.seconds(wait)
-        token = new_token()
-        start = time.monotonic()
-        attempt, refreshes = 1, 0
-        may_hold = False  # an earlier attempt may have been granted
-        settled = False  # the outcome is known: nothing left to give back on the way out
+        plan = AcquirePlan(resource, _durations.seconds(ttl), _durations.seconds(wait),
+                           self._owner, self._call_timeout, self._retry, self._clock,
+                           self._release_quietly)
         try:
             while True:
-                # The first attempt sends the wait as given (a negative one is the server's to
-                # refuse); a retry sends what is left of it.
-                wait_left = wait_s if not may_hold else max(0.0, wait_s - (time.monotonic() - start))
-                request = lock_pb2.AcquireRequest(
-                    resource=resource, ttl=_durations.to_proto(ttl_s),
-                    wait=_durations.to_proto(wait_left), owner=self._owner, token=token)
-                sent = time.monotonic()
-                future = self._stub.Acquire.future(
-                    request, timeout=max(0.0, wait_left) + self._call_timeout)
+                request, timeout = plan.request()
+                future = self._stub.Acquire.future(request, timeout=timeout)
                 try:
                     response = future.result()
                 except grpc.RpcError as e:
-                    code = e.code()
-                    unknown = code in _UNKNOWN_OUTCOME
-                    if unknown and attempt < self._retry.max_attempts:
-                        time.sleep(self._retry.backoff(attempt))
-                        attempt += 1
-                        may_hold = True
-                        continue
-                    settled = True
-                    if unknown or may_hold:
-                        self._release_quietly(resource, token)
-                    raise from_rpc_error(e) from None
+                    time.sleep(plan.failed(e))
+                    continue
                 except BaseException:
                     future.cancel()
                     raise
-                validity = _durations.from_proto(response.lease.validity)
-                deadline = sent + validity
-                left = deadline - time.monotonic()
-                if left < validity / 2 and refreshes < MAX_REFRESHES:
-                    # Typically after waiting longer than the ttl for another holder: the
-                    # deadline can only count from when the waiting call was sent. Asked again
-                    # under the same token, the refreshed answer comes at once.
-                    refreshes += 1
-                    may_hold = True
-                    continue
-                settled = True
-                if left <= 0:
-                    self._release_quietly(resource, token)
-                    raise LockServiceError(
-                        grpc.StatusCode.DEADLINE_EXCEEDED,
-                        f"resource '{resource}': each grant ran out before its answer arrived")
-                return Lease(self._calls, resource, token, response.lease.fencing_token, ttl_s, deadline)
+                granted = plan.answered(response)
+                if granted is not None:
+                    fencing_token, deadline = granted
+                    return Lease(self._calls, resource, plan.token, fencing_token, plan.ttl,
+                                 deadline)
         except BaseException:
-            if not settled:
-                self._release_quietly(resource, token)
+            plan.abandon()
             raise
 
     def try_acquire(self, resource: str, ttl: _durations.Seconds) -> Optional[Lease]:
@@ -208,10 +174,56 @@ class LockClient:
             return None
         return Leader(value=response.leader.value, term=response.leader.term)
 
-    def observe(self, election: str, callback: Callable[[Optional[Leader]], None]) -> Observation:
-        """Calls ``callback`` with the current leader of ``election`` (or None), then with every
-        change, from a thread of the observation's own, until the observation is closed.
-        The stream is reopened when it ends (backoff as the retry policy, no limit)."""
+    def lead(self, election: str, value: str, ttl: _durations.Seconds,
+             work: Callable[[Leadership], T], requeue: bool = False) -> T:
+        """Runs ``work(leadership)`` while leading ``election`` and returns its result.
+
+        Campaigns (as long as it takes), then runs ``work`` on this thread. A thread cannot be
+        interrupted: ``work`` polls ``leadership.lost`` (a :class:`threading.Event`, set the
+        moment the leadership is lost) or waits on it, and returns when it is set. When
+        ``work`` returns while still leading, resigns and returns its result. When the
+        leadership was lost meanwhile: raises the loss (:class:`LeaseLost`) once ``work``
+        returned, or, with ``requeue``, campaigns again and runs ``work`` again. ``work``
+        raising an error of its own: resigns and re-raises it (no requeue). An interrupt
+        (KeyboardInterrupt) while campaigning withdraws the candidacy.
+        """
+        while True:
+            with self.campaign(election, value, ttl) as leadership:
+                try:
+                    result = work(leadership)
+                except LeaseLost as e:
+                    if e is not leadership.lost_error:
+                        raise
+                    # work gave up on the loss it was told of: the loss, as below
+                else:
+                    if leadership.lost_error is None:
+                        return result
+                lost = leadership.lost_error
+                assert lost is not None
+                if not requeue:
+                    raise lost
+
+    @overload
+    def observe(self, election: str) -> LeaderStream: ...
+
+    @overload
+    def observe(self, election: str, callback: Callable[[Optional[Leader]], None]) -> Observation: ...
+
+    def observe(self, election: str, callback: Optional[Callable[[Optional[Leader]], None]] = None
+                ) -> "LeaderStream | Observation":
+        """The current leader of ``election`` (or None), then every change.
+
+        Without ``callback``: a :class:`LeaderStream`, an iterator that is also a context
+        manager (closing it ends the iteration)::
+
+            with client.observe("scheduler") as changes:
+                for leader in changes: ...
+
+        With ``callback``: calls it from a thread of the observation's own, until the returned
+        :class:`Observation` is closed. Either way the stream is reopened when it ends
+        (backoff as the retry policy, no limit)."""
+        if callback is None:
+            return LeaderStream(self._calls, election)
         return Observation(self._calls, election, callback)
 
     # --- plumbing ------------------------------------------------------------------------------

@@ -4,13 +4,13 @@ from __future__ import annotations
 import logging
 import threading
 from types import TracebackType
-from typing import Callable, Optional, Type
+from typing import Any, Callable, Optional, Type
 
 import grpc
 
 from . import _durations
-from ._calls import Calls
-from ._kept import MAX_GUARD, KeptStream, Lifetime, guard, stream_loss
+from ._calls import Calls, CallSettings
+from ._kept import MAX_GUARD, KeptStream, Lifetime, guard, on_a_thread, stream_loss
 from ._proto import lock_pb2
 from .errors import LeaseLost, LockServiceError
 
@@ -21,27 +21,25 @@ _log = logging.getLogger("redlockd")
 LostCallback = Callable[[LeaseLost], None]
 
 
-class Lease:
-    """A held lock on ``resource``. Use it as a context manager: leaving the block releases it.
+class LeaseState:
+    """What a lease is, for the sync :class:`Lease` and the asyncio one alike: the resource,
+    token and fencing token, the lifetime (deadline, guard, loss), and what its KeepAlive stream
+    sends and does with the answers. How calls are made is the subclass's."""
 
-    The local deadline is the send time of the request that granted or last renewed the lease
-    plus the validity the server returned, on ``time.monotonic()``. The lease counts as valid
-    until a guard before it, and is reported lost then unless a renewal moved it. The token
-    stays inside: it is in no ``repr``/``str`` and no error message.
-    """
-
-    def __init__(self, calls: Calls, resource: str, token: str, fencing_token: int,
-                 ttl: float, deadline: float) -> None:
-        self._calls = calls
+    def __init__(self, calls: CallSettings, resource: str, token: str, fencing_token: int,
+                 ttl: float, deadline: float,
+                 dispatch: Callable[[Callable[[LeaseLost], None], LeaseLost, str], None]
+                 = on_a_thread) -> None:
+        self._settings = calls
         self._resource = resource
         self._token = token
         self._fencing_token = fencing_token
         self._ttl = ttl  # what the KeepAlive requests carry
         self._lock = threading.Condition(threading.RLock())
         self._released = False
-        self._keeper: Optional[KeptStream] = None
+        self._keeper: Any = None  # the KeepAlive stream, once kept: has cancel()
         self._life = Lifetime(f"lease on resource '{resource}'", ttl, deadline, self._lock,
-                              self._lost_now)
+                              self._lost_now, calls.clock, dispatch)
 
     # --- what the holder reads -------------------------------------------------------------
 
@@ -82,6 +80,73 @@ class Lease:
         """Why the lease was lost, or None while it is not."""
         return self._life.lost
 
+    def on_lost(self, callback: LostCallback) -> "LeaseState":
+        """Calls ``callback(error)`` once, from a client thread, when the lease is lost; at once
+        (on this thread) if it already is. Keep it short: it runs on the client's threads."""
+        self._life.on_lost(callback)
+        return self
+
+    def __repr__(self) -> str:
+        state = "released" if self._released else "lost" if self._life.lost is not None else (
+            "valid" if self.valid else "expired")
+        return (f"{type(self).__name__}(resource={self._resource!r}, "
+                f"fencing_token={self._fencing_token}, {state}, "
+                f"remaining={self.remaining * 1000:.0f} ms)")
+
+    __str__ = __repr__
+
+    # --- the stream's side -------------------------------------------------------------------
+
+    def _raise_if_over(self) -> None:  # under self._lock
+        if self._released:
+            raise LeaseLost(grpc.StatusCode.FAILED_PRECONDITION,
+                            f"lease on resource '{self._resource}' was released")
+        if self._life.lost is not None:
+            raise self._life.lost
+
+    def _request(self, sequence: int, first: bool) -> lock_pb2.KeepAliveRequest:
+        return lock_pb2.KeepAliveRequest(resource=self._resource, token=self._token,
+                                         ttl=_durations.to_proto(self._ttl), sequence=sequence)
+
+    def _period(self) -> float:
+        return max(self._ttl / 4, 0.001)
+
+    def _answer(self, response: lock_pb2.KeepAliveResponse, sent: Optional[float]) -> None:
+        if sent is not None:  # an answer this client cannot date does not move the deadline
+            self._life.advance(sent + _durations.from_proto(response.lease.validity))
+
+    def _stream_ended(self, code: grpc.StatusCode, details: str, gave_up: bool) -> None:
+        self._life.lose(stream_loss(f"lease on resource '{self._resource}'", "KeepAlive stream",
+                                    f"resource '{self._resource}'", code, details, gave_up))
+
+    def _lost_now(self, error: LeaseLost) -> None:
+        """The loss was declared: stop renewing and give the lease back (fire and forget), so
+        that the next holder need not wait out the ttl. NOT_FOUND: there is nothing to give."""
+        with self._lock:
+            keeper = self._keeper
+        if keeper is not None:
+            keeper.cancel()
+        if error.code != grpc.StatusCode.NOT_FOUND:
+            self._give_back()
+
+    def _give_back(self) -> None:
+        raise NotImplementedError
+
+
+class Lease(LeaseState):
+    """A held lock on ``resource``. Use it as a context manager: leaving the block releases it.
+
+    The local deadline is the send time of the request that granted or last renewed the lease
+    plus the validity the server returned, on ``time.monotonic()``. The lease counts as valid
+    until a guard before it, and is reported lost then unless a renewal moved it. The token
+    stays inside: it is in no ``repr``/``str`` and no error message.
+    """
+
+    def __init__(self, calls: Calls, resource: str, token: str, fencing_token: int,
+                 ttl: float, deadline: float) -> None:
+        super().__init__(calls, resource, token, fencing_token, ttl, deadline)
+        self._calls = calls
+
     # --- what the holder does --------------------------------------------------------------
 
     def extend(self, ttl: _durations.Seconds) -> "Lease":
@@ -99,7 +164,7 @@ class Lease:
         ttl_s = _durations.seconds(ttl)
         with self._lock:
             self._raise_if_over()
-            keeper = self._keeper
+            keeper: Optional[KeptStream] = self._keeper
         if keeper is not None:
             return self._extend_kept(keeper, ttl_s)
         request = lock_pb2.ExtendRequest(
@@ -149,7 +214,7 @@ class Lease:
                     f"KeepAlive of resource '{self._resource}'", self._lock,
                     self._calls.lock_stub.KeepAlive, self._request, self._period,
                     self._answer, self._stream_ended, lambda failures: self._life.valid(),
-                    self._calls.resume_backoff)
+                    self._calls.resume_backoff, self._calls.clock, self._calls.answered)
                 self._keeper.start()
         return self
 
@@ -201,44 +266,5 @@ class Lease:
                  tb: Optional[TracebackType]) -> None:
         self.close()
 
-    def __repr__(self) -> str:
-        state = "released" if self._released else "lost" if self._life.lost is not None else (
-            "valid" if self.valid else "expired")
-        return (f"Lease(resource={self._resource!r}, fencing_token={self._fencing_token}, "
-                f"{state}, remaining={self.remaining * 1000:.0f} ms)")
-
-    __str__ = __repr__
-
-    # --- the stream's side -------------------------------------------------------------------
-
-    def _raise_if_over(self) -> None:  # under self._lock
-        if self._released:
-            raise LeaseLost(grpc.StatusCode.FAILED_PRECONDITION,
-                            f"lease on resource '{self._resource}' was released")
-        if self._life.lost is not None:
-            raise self._life.lost
-
-    def _request(self, sequence: int, first: bool) -> lock_pb2.KeepAliveRequest:
-        return lock_pb2.KeepAliveRequest(resource=self._resource, token=self._token,
-                                         ttl=_durations.to_proto(self._ttl), sequence=sequence)
-
-    def _period(self) -> float:
-        return max(self._ttl / 4, 0.001)
-
-    def _answer(self, response: lock_pb2.KeepAliveResponse, sent: Optional[float]) -> None:
-        if sent is not None:  # an answer this client cannot date does not move the deadline
-            self._life.advance(sent + _durations.from_proto(response.lease.validity))
-
-    def _stream_ended(self, code: grpc.StatusCode, details: str, gave_up: bool) -> None:
-        self._life.lose(stream_loss(f"lease on resource '{self._resource}'", "KeepAlive stream",
-                                    f"resource '{self._resource}'", code, details, gave_up))
-
-    def _lost_now(self, error: LeaseLost) -> None:
-        """The loss was declared: stop renewing and give the lease back (fire and forget), so
-        that the next holder need not wait out the ttl. NOT_FOUND: there is nothing to give."""
-        with self._lock:
-            keeper = self._keeper
-        if keeper is not None:
-            keeper.cancel()
-        if error.code != grpc.StatusCode.NOT_FOUND:
-            self._calls.release_quietly(self._resource, self._token)
+    def _give_back(self) -> None:
+        self._calls.release_quietly(self._resource, self._token)

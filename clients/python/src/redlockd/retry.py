@@ -31,4 +31,4 @@ class RetryPolicy:
 
     def backoff(self, attempt: int) -> float:
         """Seconds to wait after failed attempt number ``attempt`` (1-based)."""
-        return min(self.initial_backoff * (2 ** min(attempt - 1, 30)), self.max_backoff)
+        return float(min(self.initial_backoff * (2 ** min(attempt - 1, 30)), self.max_backoff))

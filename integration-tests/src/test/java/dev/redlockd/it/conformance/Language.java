@@ -12,6 +12,8 @@ import java.util.List;
 enum Language {
   JAVA("java"),
   PYTHON("python"),
+  /** Python's asyncio client (redlockd.aio), built and checked by the same clients/python/check.sh. */
+  PYTHON_AIO("python-aio"),
   NODE("node"),
   GO("go");
 
@@ -26,6 +28,7 @@ enum Language {
     return switch (this) {
       case JAVA -> List.of(javaBinary(), "-cp", System.getProperty("java.class.path"), JavaRunner.class.getName());
       case PYTHON -> List.of(venvPython(root), root.resolve("clients/python/conformance/runner.py").toString());
+      case PYTHON_AIO -> List.of(venvPython(root), root.resolve("clients/python/conformance/runner_aio.py").toString());
       case NODE -> List.of("node", root.resolve("clients/node/conformance/runner.mjs").toString());
       case GO -> List.of(root.resolve("clients/go/target/bin/redlockd-conformance").toString());
     };
@@ -36,6 +39,7 @@ enum Language {
     List<String> command = new ArrayList<>(switch (this) {
       case JAVA -> throw new UnsupportedOperationException("the Java example runs in-process: ReadmeClientExampleTest");
       case PYTHON -> List.of(venvPython(root), root.resolve("clients/python/examples/lock_example.py").toString());
+      case PYTHON_AIO -> List.of(venvPython(root), root.resolve("clients/python/examples/aio_example.py").toString());
       case NODE -> List.of("node", root.resolve("clients/node/examples/lock-example.mjs").toString());
       case GO -> List.of(root.resolve("clients/go/target/bin/redlockd-example").toString());
     });
@@ -45,7 +49,7 @@ enum Language {
 
   /** The build check of this language's client, or none (Java's is the Maven build itself). */
   Path checkScript(Path root) {
-    return this == JAVA ? null : root.resolve("clients/" + id + "/check.sh");
+    return this == JAVA ? null : root.resolve("clients/" + (this == PYTHON_AIO ? "python" : id) + "/check.sh");
   }
 
   private static String venvPython(Path root) {

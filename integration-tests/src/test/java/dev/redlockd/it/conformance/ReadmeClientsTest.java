@@ -27,6 +27,7 @@ class ReadmeClientsTest {
       case NODE -> root.resolve("clients/node/examples/lock-example.mjs");
       case GO -> root.resolve("clients/go/cmd/redlockd-example/main.go");
       case JAVA -> throw new IllegalArgumentException("ReadmeClientExampleTest checks Java's");
+      case PYTHON_AIO -> throw new IllegalArgumentException("PythonDocsExamplesTest checks python-aio's");
     };
     String comment = language == Language.PYTHON ? "#" : "//";
     Matcher m = Pattern.compile(Pattern.quote(comment) + " --- README example begins ---\\n(.*?)\\n\\s*"

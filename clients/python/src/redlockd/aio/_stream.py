@@ -1,0 +1,326 @@
+"""The asyncio side of the kept-stream machinery: a clock whose timer is the event loop, a
+signal for coroutines that wait on a condition, and :class:`AsyncKeptStream`, the asyncio twin
+of ``redlockd._kept.KeptStream``.
+
+The stream keeps the same rules as the sync one (see ``redlockd/_kept.py``): a request at once,
+then one every ttl/4 and one per change, each answer dated by the send time of the request whose
+sequence it echoes (the :class:`~redlockd._kept.Sequencer` both share), reopened after an end
+that does not say the grant is gone, while its owner says it is worth it. Everything runs on the
+event loop: one task per kept grant reads the answers and reopens; grpc.aio consumes the request
+generator.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+from typing import Any, AsyncIterator, Callable, Optional, Tuple, Union
+
+import grpc
+
+from .._clock import Cancellable, Clock
+from .._kept import _LIVED, FINAL_CODES, Ending, Pending, Sequencer
+from ..errors import LeaseLost
+
+_log = logging.getLogger("redlockd")
+
+_HALF_CLOSE = "half-close"
+_STOP = "stop"
+_SEND = "send"
+
+
+class LoopClock:
+    """``time.monotonic()``, with the running event loop as timer (the loop's own clock is
+    ``time.monotonic()`` too). Timers run on the loop."""
+
+    def now(self) -> float:
+        return time.monotonic()
+
+    def at(self, when: float, fn: Callable[[], None]) -> Cancellable:
+        return asyncio.get_running_loop().call_later(max(0.0, when - time.monotonic()), fn)
+
+
+LOOP_CLOCK = LoopClock()
+
+
+def on_the_loop(lose: Callable[[LeaseLost], None], error: LeaseLost, what: str) -> None:
+    """How the asyncio client runs a loss its timer found: at once, on the loop (the callbacks
+    and the cancellation of work must not wait for a thread)."""
+    lose(error)
+
+
+class Signal:
+    """Wakes the coroutines waiting for a condition to hold: ``pulse()`` after each change (from
+    the loop), ``await wait_for(predicate, timeout)`` to wait."""
+
+    def __init__(self) -> None:
+        self._event: Optional[asyncio.Event] = None
+
+    def pulse(self) -> None:
+        event, self._event = self._event, None
+        if event is not None:
+            event.set()
+
+    async def wait_for(self, predicate: Callable[[], bool], timeout: Optional[float]) -> bool:
+        until = None if timeout is None else time.monotonic() + timeout
+        while not predicate():
+            if self._event is None:
+                self._event = asyncio.Event()
+            event = self._event
+            if until is None:
+                await event.wait()
+                continue
+            left = until - time.monotonic()
+            if left <= 0:
+                return False
+            try:
+                await asyncio.wait_for(event.wait(), left)
+            except asyncio.TimeoutError:
+                return predicate()
+        return True
+
+
+class _NotOpened:
+    __slots__ = ("error",)
+
+    def __init__(self, error: Exception) -> None:
+        self.error = type(error).__name__
+
+
+Opened = Union[Any, _NotOpened]
+
+
+class AsyncKeptStream:
+    """One kept grant's stream on grpc.aio, reopened when it breaks, until its owner is done
+    with it. The owner supplies the same functions as to ``KeptStream`` (``open_call`` gets an
+    async iterator of requests)."""
+
+    def __init__(self, name: str, lock: "threading.Condition",
+                 open_call: Callable[[AsyncIterator[Any]], Any],
+                 build: Callable[[int, bool], Any],
+                 period: Callable[[], float],
+                 on_answer: Callable[[Any, Optional[float]], None],
+                 on_end: Callable[[grpc.StatusCode, str, bool], None],
+                 may_resume: Callable[[int], bool],
+                 backoff: Callable[[int], float],
+                 clock: Clock,
+                 answered: Optional[Callable[[Any], None]] = None) -> None:
+        self._name = name
+        self._lock = lock
+        self._open_call = open_call
+        self._build = build
+        self._period = period
+        self._on_answer = on_answer
+        self._on_end = on_end
+        self._may_resume = may_resume
+        self._backoff = backoff
+        self._answered_hook = answered
+        self._seq = Sequencer(clock)
+        self._control: Optional["asyncio.Queue[str]"] = None
+        self._call: Any = None
+        self._streams = 0
+        self._closing = False
+        self._cancelled = False
+        self._wake = asyncio.Event()
+        self._ending: Optional[Ending] = None
+        self._ended = asyncio.Event()
+        self.changed = Signal()
+        self._first: Optional[Tuple["asyncio.Queue[str]", Opened]] = None
+        self._task: Optional["asyncio.Task[None]"] = None
+
+    def start(self) -> "AsyncKeptStream":
+        """Opens the first stream now (its first request goes out at once) and starts the task
+        that reads it, and reopens."""
+        control: "asyncio.Queue[str]" = asyncio.Queue()
+        self._control = control
+        self._first = (control, self._open(control, False))
+        self._task = asyncio.get_running_loop().create_task(self._run(), name=self._name)
+        return self
+
+    @property
+    def streams(self) -> int:
+        return self._streams
+
+    @property
+    def ending(self) -> Optional[Ending]:
+        return self._ending
+
+    @property
+    def answers(self) -> int:
+        return self._seq.answers
+
+    # --- what the owner does -----------------------------------------------------------------
+
+    def request_now(self, apply: Callable[[], None],
+                    on_sent: Optional[Callable[[int, float], None]] = None,
+                    floor: bool = False) -> Pending:
+        pending = Pending(on_sent, floor)
+        with self._lock:
+            apply()
+            self._seq.pending.append(pending)
+        if self._control is not None:
+            self._control.put_nowait(_SEND)
+        return pending
+
+    async def wait_answered(self, pending: Pending, timeout: float,
+                            stop: Callable[[], bool]) -> bool:
+        await self.changed.wait_for(
+            lambda: self._seq.has_answered(pending) or stop() or self._ended.is_set(), timeout)
+        return self._seq.has_answered(pending)
+
+    async def half_close(self, timeout: Optional[float]) -> Optional[Ending]:
+        self.half_close_async()
+        try:
+            await asyncio.wait_for(self._ended.wait(), timeout)
+        except asyncio.TimeoutError:
+            return None
+        return self._ending
+
+    def half_close_async(self) -> None:
+        if self._closing or self._cancelled:
+            return
+        self._closing = True
+        if self._control is not None:
+            self._control.put_nowait(_HALF_CLOSE)
+        self._wake.set()
+
+    def cancel(self) -> None:
+        """Leaves the stream without giving the grant back: it runs out at its validity."""
+        self._cancelled = True
+        call = self._call
+        if self._control is not None:
+            self._control.put_nowait(_STOP)
+        self._wake.set()
+        if call is not None:
+            call.cancel()
+        self.changed.pulse()
+
+    async def wait_end(self, timeout: Optional[float]) -> Optional[Ending]:
+        try:
+            await asyncio.wait_for(self._ended.wait(), timeout)
+        except asyncio.TimeoutError:
+            return None
+        return self._ending
+
+    # --- the requests ------------------------------------------------------------------------
+
+    def _next(self, first: bool) -> Any:
+        with self._lock:
+            return self._seq.next(self._build, first)
+
+    async def _requests(self, control: "asyncio.Queue[str]",
+                        only_first: bool) -> AsyncIterator[Any]:
+        yield self._next(first=True)
+        if only_first:
+            return
+        due = time.monotonic() + self._period()
+        while True:
+            try:
+                signal = await asyncio.wait_for(control.get(), max(0.0, due - time.monotonic()))
+            except asyncio.TimeoutError:
+                due = max(due + self._period(), time.monotonic())
+                yield self._next(first=False)
+                continue
+            if signal == _SEND:
+                yield self._next(first=False)
+                due = time.monotonic() + self._period()
+                continue
+            return
+
+    # --- the answers and the end -------------------------------------------------------------
+
+    def _accept(self, response: Any) -> None:
+        sequence = response.sequence
+        with self._lock:
+            sent = self._seq.date(sequence)
+        self._on_answer(response, sent)
+        with self._lock:
+            self._seq.accepted(sequence, sent)
+        self.changed.pulse()
+        if self._answered_hook is not None:
+            self._answered_hook(response)
+
+    async def _run(self) -> None:
+        failures = 0
+        while True:
+            opened = time.monotonic()
+            if self._first is not None:
+                control, call = self._first
+                self._first = None
+            else:
+                if self._cancelled:
+                    self._end_here((grpc.StatusCode.CANCELLED, "left by the holder"))
+                    return
+                control = asyncio.Queue()
+                only_first = self._closing
+                self._control = control
+                self._wake.clear()
+                call = self._open(control, only_first)
+            code, details, answered = await self._read(call)
+            self._control = None
+            self._call = None
+            asked = self._closing or self._cancelled
+            control.put_nowait(_STOP)
+            if asked:
+                self._end_here((code, details))
+                return
+            if answered or time.monotonic() - opened >= _LIVED:
+                failures = 0
+            if code == grpc.StatusCode.OK or code in FINAL_CODES:
+                self._end_here((code, details))
+                self._on_end(code, details, False)
+                return
+            failures += 1
+            if not self._may_resume(failures):
+                self._end_here((code, details))
+                self._on_end(code, details, True)
+                return
+            delay = self._backoff(failures)
+            _log.debug("%s: stream ended %s (%s), reopening in %.0f ms", self._name, code.name,
+                       details, delay * 1000)
+            try:
+                await asyncio.wait_for(self._wake.wait(), delay)
+            except asyncio.TimeoutError:
+                pass
+
+    def _open(self, control: "asyncio.Queue[str]", only_first: bool) -> Opened:
+        try:
+            call = self._open_call(self._requests(control, only_first))
+        except Exception as e:  # e.g. the channel was closed under it
+            _log.debug("%s: cannot open a stream: %s", self._name, e)
+            return _NotOpened(e)
+        self._streams += 1
+        self._call = call
+        if self._cancelled:
+            call.cancel()
+        return call
+
+    async def _read(self, call: Opened) -> Tuple[grpc.StatusCode, str, bool]:
+        if isinstance(call, _NotOpened):
+            return grpc.StatusCode.UNAVAILABLE, f"cannot open a stream: {call.error}", False
+        answered = False
+        code, details = grpc.StatusCode.OK, ""
+        try:
+            async for response in call:
+                answered = True
+                self._accept(response)
+        except grpc.RpcError as e:
+            got = e.code()
+            code = got if isinstance(got, grpc.StatusCode) else grpc.StatusCode.UNKNOWN
+            details = e.details() or ""
+        except asyncio.CancelledError:
+            if not (self._cancelled or call.cancelled()):
+                raise  # this task was cancelled (the loop is closing)
+            code, details = grpc.StatusCode.CANCELLED, "cancelled by the holder"
+        except Exception as e:  # a bug here must still end the stream, not hang its owner
+            _log.exception("%s: reading the stream failed", self._name)
+            call.cancel()
+            code, details = grpc.StatusCode.UNKNOWN, type(e).__name__
+        return code, details, answered
+
+    def _end_here(self, ending: Ending) -> None:
+        self._ending = ending
+        self._ended.set()
+        self.changed.pulse()
+

@@ -1,0 +1,239 @@
+"""AsyncLockClient: the sync :class:`~redlockd.LockClient` on grpc.aio."""
+from __future__ import annotations
+
+import asyncio
+from types import TracebackType
+from typing import (Any, Awaitable, Callable, Coroutine, Generator, Generic, Optional, Type,
+                    TypeVar, Union, overload)
+
+import grpc
+import grpc.aio
+
+from .. import _durations
+from .._acquiring import AcquirePlan
+from .._calls import Answered
+from .._channel import target, with_defaults
+from .._clock import Clock
+from .._proto import election_pb2
+from ..client import _default_owner
+from ..election import Leader
+from ..errors import LeaseLost, LockNotAcquired
+from ..retry import RetryPolicy
+from ._calls import AsyncCalls
+from .election import AsyncLeaderStream, AsyncLeadership, AsyncObservation, campaign
+from .lease import AsyncLease
+
+__all__ = ["AsyncLockClient", "channel"]
+
+T = TypeVar("T")
+H = TypeVar("H", AsyncLease, AsyncLeadership)
+
+
+def channel(addresses: Union[str, "list[str]", "tuple[str, ...]"],
+            credentials: Optional[grpc.ChannelCredentials] = None,
+            options: "list[tuple[str, Any]] | tuple[tuple[str, Any], ...]" = ()
+            ) -> grpc.aio.Channel:
+    """A grpc.aio channel to the redlockd replicas at ``addresses``, as
+    :func:`redlockd.channel` (round_robin over every address). Make it on the event loop; it is
+    yours to close (``await channel.close()``)."""
+    where = target(addresses)
+    all_options = with_defaults(options)
+    if credentials is None:
+        return grpc.aio.insecure_channel(where, options=all_options)
+    return grpc.aio.secure_channel(where, credentials, options=all_options)
+
+
+class PendingHandle(Generic[H]):
+    """A lease or leadership on its way: ``await`` it, or ``async with`` it (leaving the block
+    releases or resigns)."""
+
+    def __init__(self, coroutine: Coroutine[Any, Any, H]) -> None:
+        self._coroutine: Coroutine[Any, Any, H] = coroutine
+        self._held: Optional[H] = None
+
+    def __await__(self) -> Generator[Any, None, H]:
+        held: H = yield from self._coroutine.__await__()
+        return held
+
+    async def __aenter__(self) -> H:
+        held: H = await self._coroutine
+        self._held = held
+        return held
+
+    async def __aexit__(self, exc_type: Optional[Type[BaseException]],
+                        exc: Optional[BaseException], tb: Optional[TracebackType]) -> None:
+        if self._held is not None:
+            await self._held.close()
+
+
+class AsyncLockClient:
+    """The redlockd client for asyncio, on a grpc.aio channel; the same names and rules as
+    :class:`redlockd.LockClient`::
+
+        client = AsyncLockClient(redlockd.aio.channel(["10.0.0.1:50051", "10.0.0.2:50051"]))
+        async with client.acquire("orders/42", ttl=10, wait=2) as lease:
+            await store.write(order, fencing_token=lease.fencing_token)
+
+    Nothing blocks the loop: the kept streams are tasks, the deadline checks loop timers, the
+    loss callbacks run on the loop. Use it from one event loop (the one its channel was made
+    on). The client never closes the channel.
+    """
+
+    def __init__(self, channel: grpc.aio.Channel, *, call_timeout: _durations.Seconds = 5.0,
+                 retry: RetryPolicy = RetryPolicy(), owner: Optional[str] = None,
+                 _clock: Optional[Clock] = None, _answered: Answered = None) -> None:
+        # _clock and _answered are for tests only, as LockClient's.
+        self._call_timeout = _durations.seconds(call_timeout)
+        self._retry = retry
+        self._calls = AsyncCalls(channel, self._call_timeout, retry, _clock, _answered)
+        self._owner = _default_owner() if owner is None else owner
+
+    @property
+    def owner(self) -> str:
+        return self._owner
+
+    @property
+    def call_timeout(self) -> float:
+        return self._call_timeout
+
+    @property
+    def retry(self) -> RetryPolicy:
+        return self._retry
+
+    def __repr__(self) -> str:
+        return (f"AsyncLockClient(owner={self._owner!r}, call_timeout={self._call_timeout}, "
+                f"retry={self._retry})")
+
+    __str__ = __repr__
+
+    # --- acquiring -----------------------------------------------------------------------------
+
+    def acquire(self, resource: str, ttl: _durations.Seconds,
+                wait: _durations.Seconds = 0.0) -> PendingHandle[AsyncLease]:
+        """Takes the lock, waiting up to ``wait`` while someone else holds it: ``lease = await
+        client.acquire(...)`` or ``async with client.acquire(...) as lease``. Raises as
+        :meth:`redlockd.LockClient.acquire`; a cancelled acquire gives its token back."""
+        return PendingHandle(self._acquire(resource, ttl, wait))
+
+    async def _acquire(self, resource: str, ttl: _durations.Seconds,
+                       wait: _durations.Seconds) -> AsyncLease:
+        plan = AcquirePlan(resource, _durations.seconds(ttl), _durations.seconds(wait),
+                           self._owner, self._call_timeout, self._retry, self._calls.clock,
+                           self._calls.release_quietly)
+        try:
+            while True:
+                request, timeout = plan.request()
+                try:
+                    response = await self._calls.lock_stub.Acquire(request, timeout=timeout)
+                except grpc.RpcError as e:
+                    await asyncio.sleep(plan.failed(e))
+                    continue
+                granted = plan.answered(response)
+                if granted is not None:
+                    fencing_token, deadline = granted
+                    return AsyncLease(self._calls, resource, plan.token, fencing_token, plan.ttl,
+                                      deadline)
+        except BaseException:
+            plan.abandon()
+            raise
+
+    async def try_acquire(self, resource: str, ttl: _durations.Seconds) -> Optional[AsyncLease]:
+        """One attempt without waiting: the lease, or None when someone else holds the lock."""
+        try:
+            return await self._acquire(resource, ttl, 0.0)
+        except LockNotAcquired:
+            return None
+
+    async def with_lock(self, resource: str, ttl: _durations.Seconds, wait: _durations.Seconds,
+                        fn: Callable[[AsyncLease], Awaitable[T]]) -> T:
+        """Runs ``await fn(lease)`` while holding the lock and returns its result: acquires,
+        keeps the lease alive, releases afterwards. Unlike a thread, the work can be stopped:
+        when the lease is lost, ``fn``'s task is cancelled, and :class:`LeaseLost` is raised
+        once it ended."""
+        async with self.acquire(resource, ttl, wait) as lease:
+            lease.keep_alive()
+            return await _run_while(lease, fn)
+
+    # --- elections ---------------------------------------------------------------------------
+
+    def campaign(self, election: str, value: str, ttl: _durations.Seconds,
+                 wait: Optional[_durations.Seconds] = None) -> PendingHandle[AsyncLeadership]:
+        """Runs for leader of ``election`` (``await`` it, or ``async with`` it: leaving the
+        block resigns); as :meth:`redlockd.LockClient.campaign`. Cancelling it withdraws the
+        candidacy."""
+        return PendingHandle(campaign(self._calls, election, value, ttl, wait))
+
+    async def leader(self, election: str) -> Optional[Leader]:
+        """The current leader of ``election`` (value and term), or None when it has none."""
+        response, _ = await self._calls.unary(self._calls.election_stub.Leader,
+                                              election_pb2.LeaderRequest(election=election))
+        if not response.HasField("leader"):
+            return None
+        return Leader(value=response.leader.value, term=response.leader.term)
+
+    @overload
+    def observe(self, election: str) -> AsyncLeaderStream: ...
+
+    @overload
+    def observe(self, election: str,
+                callback: Callable[[Optional[Leader]], None]) -> AsyncObservation: ...
+
+    def observe(self, election: str,
+                callback: Optional[Callable[[Optional[Leader]], None]] = None
+                ) -> "AsyncLeaderStream | AsyncObservation":
+        """The current leader of ``election`` (or None), then every change: without
+        ``callback`` an :class:`AsyncLeaderStream` (``async for`` it, ``async with`` it); with
+        ``callback``, called on the loop until the returned observation is closed."""
+        if callback is None:
+            return AsyncLeaderStream(self._calls, election)
+        return AsyncObservation(self._calls, election, callback)
+
+    async def lead(self, election: str, value: str, ttl: _durations.Seconds,
+                   work: Callable[[AsyncLeadership], Awaitable[T]], requeue: bool = False) -> T:
+        """Runs ``await work(leadership)`` while leading ``election`` and returns its result.
+
+        Campaigns (as long as it takes), then runs ``work`` as a task, cancelled the moment the
+        leadership is lost. When ``work`` returns while leading: resigns and returns its result.
+        When the leadership was lost: once ``work`` ended, raises the loss (:class:`LeaseLost`),
+        or with ``requeue`` campaigns again and runs ``work`` again. ``work`` raising an error of
+        its own: resigns and re-raises it. Cancelling ``lead`` cancels ``work``, waits for it,
+        resigns, and raises :class:`asyncio.CancelledError`.
+        """
+        while True:
+            async with self.campaign(election, value, ttl) as leadership:
+                try:
+                    return await _run_while(leadership, work)
+                except LeaseLost as e:
+                    if e is not leadership.lost_error or not requeue:
+                        raise
+
+
+async def _run_while(held: H, work: Callable[[H], Awaitable[T]]) -> T:
+    """Runs ``work(held)`` as a task cancelled the moment ``held`` is lost; its result, or the
+    loss once it ended (work told of the loss may return, raise the loss or be cancelled), or
+    the error of its own. Cancelled itself: cancels the work and waits for it."""
+    task: "asyncio.Future[T]" = asyncio.ensure_future(work(held))
+
+    def cancel_work(error: LeaseLost) -> None:
+        task.cancel()
+
+    held.on_lost(cancel_work)
+    try:
+        await asyncio.wait([task])
+    except asyncio.CancelledError:
+        task.cancel()
+        await asyncio.wait([task])
+        raise
+    lost = held.lost_error
+    if task.cancelled():
+        if lost is not None:
+            raise lost
+        raise asyncio.CancelledError()  # the work cancelled itself
+    error = task.exception()
+    if error is None:
+        if lost is not None:
+            raise lost
+        return task.result()
+    if lost is not None and (error is lost or isinstance(error, asyncio.CancelledError)):
+        raise lost from None
+    raise error
