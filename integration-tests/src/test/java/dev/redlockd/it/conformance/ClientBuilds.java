@@ -22,7 +22,8 @@ final class ClientBuilds {
   /** check.sh's exit code for "this language's runtime is not installed here". */
   private static final int RUNTIME_MISSING = 3;
   private static final Duration CHECK_TIMEOUT = Duration.ofMinutes(8);
-  private static final Map<Language, Runtimes.Result> CHECKED = new ConcurrentHashMap<>();
+  /** By script: Python's two runners (sync and asyncio) share one check. */
+  private static final Map<Path, Runtimes.Result> CHECKED = new ConcurrentHashMap<>();
 
   private ClientBuilds() {}
 
@@ -33,7 +34,7 @@ final class ClientBuilds {
     if (script == null) {
       return;
     }
-    Runtimes.Result result = CHECKED.computeIfAbsent(language, l -> check(root, script, l));
+    Runtimes.Result result = CHECKED.computeIfAbsent(script, s -> check(root, s, language));
     if (result.ok()) {
       return;
     }

@@ -26,7 +26,9 @@ enum Language {
   /** The command that runs this language's conformance runner, before its options. */
   List<String> runner(Path root) {
     return switch (this) {
-      case JAVA -> List.of(javaBinary(), "-cp", System.getProperty("java.class.path"), JavaRunner.class.getName());
+      // The flags the replicas get too: a short-lived runner gains nothing from the top compiler.
+      case JAVA -> List.of(javaBinary(), "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-cp",
+          System.getProperty("java.class.path"), JavaRunner.class.getName());
       case PYTHON -> List.of(venvPython(root), root.resolve("clients/python/conformance/runner.py").toString());
       case PYTHON_AIO -> List.of(venvPython(root), root.resolve("clients/python/conformance/runner_aio.py").toString());
       case NODE -> List.of("node", root.resolve("clients/node/conformance/runner.mjs").toString());
