@@ -2,7 +2,6 @@ package dev.redlockd.engine;
 
 import java.time.Duration;
 import java.util.Random;
-import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ScheduledExecutorService;
@@ -30,6 +29,8 @@ final class AcquireOperation {
   /** When the caller stops listening (its gRPC deadline), if it said: no round starts from then on. */
   private final long callDeadlineNanos;
   private final boolean hasCallDeadline;
+  /** The caller's deadline comes before the end of the wait it asked for: the wait ends with it. */
+  private final boolean waitEndsWithCaller;
   private final boolean releaseIfAbandoned;
   private final CompletableFuture<Grant> result = new CompletableFuture<>();
 
@@ -45,8 +46,6 @@ final class AcquireOperation {
   private boolean waiting; // guarded by this
   /** A release woke this call while a round was under way: the next round runs at once. */
   private boolean wokenDuringRound; // guarded by this
-  /** What the last round failed with: the answer for a call whose caller's deadline then passed. */
-  private Throwable lastFailure; // guarded by this
 
   AcquireOperation(Redlock redlock, Waiters waiters, ScheduledExecutorService scheduler, LongSupplier nanoClock,
       Random random, Duration retryDelay, String resource, String token, boolean tokenFromCaller, String owner,
@@ -66,7 +65,8 @@ final class AcquireOperation {
     this.callDeadlineNanos = hasCallDeadline ? now + saturatedNanos(callerLeavesIn) : 0;
     // The caller's deadline caps the wait: retries end when it does, whatever wait it asked for.
     long waitNanos = saturatedNanos(wait);
-    this.deadlineNanos = now + (hasCallDeadline ? Math.min(waitNanos, Math.max(0, callDeadlineNanos - now)) : waitNanos);
+    this.waitEndsWithCaller = hasCallDeadline && callDeadlineNanos - now <= waitNanos;
+    this.deadlineNanos = waitEndsWithCaller ? now + Math.max(0, callDeadlineNanos - now) : now + waitNanos;
     // A caller that chose its token may retry with it, and that retry may be granted before a
     // round of this abandoned call finishes: releasing then would take the lock away from the
     // retry, which believes it holds it. Such a lease is the caller's to release or to let expire.
@@ -130,8 +130,11 @@ final class AcquireOperation {
     if (!hasCallDeadline || nanoClock.getAsLong() - callDeadlineNanos < 0) {
       return null;
     }
-    return lastFailure != null ? lastFailure
-        : new CancellationException("resource '" + resource + "': the caller's deadline passed before a round began");
+    return callerDeadline();
+  }
+
+  private CallerDeadlineException callerDeadline() {
+    return new CallerDeadlineException("resource '" + resource + "': the caller's deadline passed while it waited");
   }
 
   private void afterRound(Grant lease, Throwable failure) {
@@ -151,7 +154,7 @@ final class AcquireOperation {
     long left = deadlineNanos - nanoClock.getAsLong();
     boolean retryable = cause instanceof LockHeldException || cause instanceof QuorumUnavailableException;
     if (!retryable || left <= 0) {
-      result.completeExceptionally(cause);
+      result.completeExceptionally(retryable && waitEndsWithCaller ? callerDeadline() : cause);
       synchronized (this) {
         roundUnderway = false;
       }
@@ -162,7 +165,6 @@ final class AcquireOperation {
     boolean first;
     synchronized (this) {
       roundUnderway = false;
-      lastFailure = cause;
       if (result.isDone()) {
         return;
       }

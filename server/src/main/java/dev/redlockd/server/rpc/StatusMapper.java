@@ -1,5 +1,6 @@
 package dev.redlockd.server.rpc;
 
+import dev.redlockd.engine.CallerDeadlineException;
 import dev.redlockd.engine.InvalidRequestException;
 import dev.redlockd.engine.LeaseNotHeldException;
 import dev.redlockd.engine.LimitExceededException;
@@ -39,6 +40,9 @@ public final class StatusMapper {
     if (cause instanceof Quotas.Exhausted) {
       // The message names the identity and its limit: which tenant is past its share, and of what.
       return Status.RESOURCE_EXHAUSTED.withDescription(cause.getMessage());
+    }
+    if (cause instanceof CallerDeadlineException) {
+      return Status.DEADLINE_EXCEEDED.withDescription(cause.getMessage());
     }
     if (cause instanceof CancellationException) {
       return Status.CANCELLED.withDescription("the call was cancelled");
