@@ -285,6 +285,35 @@ class Lifetime:
 #: failures in a row.
 _LIVED = 1.0
 
+
+class Reopening:
+    """What a kept stream does when one of its gRPC streams ends (rules 7 and 14): stop, because
+    its holder asked or the status is final, or reopen after a backoff, until ``may_resume``
+    says the guarded deadline has passed. The sync and the asyncio streams both ask it, so that
+    they cannot come to differ on when a lease is lost."""
+
+    def __init__(self, may_resume: Callable[[int], bool],
+                 backoff: Callable[[int], float]) -> None:
+        self._may_resume = may_resume
+        self._backoff = backoff
+        self._failures = 0
+
+    def after(self, code: grpc.StatusCode, answered: bool, lived: float,
+              asked: bool) -> Tuple[Optional[float], Optional[bool]]:
+        """``(delay, None)``: reopen after ``delay`` seconds. ``(None, resumable)``: the stream
+        is over; ``resumable`` is what to tell its owner (False: a final status, True: resuming
+        gave up), or None when the holder asked for the end and nothing is to be told."""
+        if asked:
+            return None, None
+        if answered or lived >= _LIVED:
+            self._failures = 0
+        if code == grpc.StatusCode.OK or code in FINAL_CODES:
+            return None, False
+        self._failures += 1
+        if not self._may_resume(self._failures):
+            return None, True
+        return self._backoff(self._failures), None
+
 _HALF_CLOSE = "half-close"  # end the requests: the server gives the grant back and ends OK
 _STOP = "stop"  # end the generator of a stream that is over or cancelled
 _SEND = "send"  # send a request now (a change)
@@ -550,7 +579,7 @@ class KeptStream:
             self._answered_hook(response)
 
     def _run(self) -> None:
-        failures = 0
+        reopening = Reopening(self._may_resume, self._backoff)
         while True:
             opened = time.monotonic()
             if self._first is not None:  # opened by start()
@@ -572,21 +601,12 @@ class KeptStream:
                 self._call = None
                 asked = self._closing or self._cancelled
             control.put(_STOP)  # wake the request generator so that gRPC's thread ends
-            if asked:
+            delay, resumable = reopening.after(code, answered, time.monotonic() - opened, asked)
+            if delay is None:
                 self._end_here((code, details))
+                if resumable is not None:
+                    self._on_end(code, details, resumable)
                 return
-            if answered or time.monotonic() - opened >= _LIVED:
-                failures = 0
-            if code == grpc.StatusCode.OK or code in FINAL_CODES:
-                self._end_here((code, details))
-                self._on_end(code, details, False)
-                return
-            failures += 1
-            if not self._may_resume(failures):
-                self._end_here((code, details))
-                self._on_end(code, details, True)
-                return
-            delay = self._backoff(failures)
             _log.debug("%s: stream ended %s (%s), reopening in %.0f ms", self._name, code.name,
                        details, delay * 1000)
             self._wake.wait(delay)  # half-close and cancel cut it short

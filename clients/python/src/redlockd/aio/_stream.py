@@ -20,7 +20,7 @@ from typing import Any, AsyncIterator, Callable, Optional, Tuple, Union
 import grpc
 
 from .._clock import Cancellable, Clock
-from .._kept import _LIVED, FINAL_CODES, Ending, Pending, Sequencer
+from .._kept import Ending, Pending, Reopening, Sequencer
 from ..errors import LeaseLost
 
 _log = logging.getLogger("redlockd")
@@ -242,7 +242,7 @@ class AsyncKeptStream:
             self._answered_hook(response)
 
     async def _run(self) -> None:
-        failures = 0
+        reopening = Reopening(self._may_resume, self._backoff)
         while True:
             opened = time.monotonic()
             if self._first is not None:
@@ -262,21 +262,12 @@ class AsyncKeptStream:
             self._call = None
             asked = self._closing or self._cancelled
             control.put_nowait(_STOP)
-            if asked:
+            delay, resumable = reopening.after(code, answered, time.monotonic() - opened, asked)
+            if delay is None:
                 self._end_here((code, details))
+                if resumable is not None:
+                    self._on_end(code, details, resumable)
                 return
-            if answered or time.monotonic() - opened >= _LIVED:
-                failures = 0
-            if code == grpc.StatusCode.OK or code in FINAL_CODES:
-                self._end_here((code, details))
-                self._on_end(code, details, False)
-                return
-            failures += 1
-            if not self._may_resume(failures):
-                self._end_here((code, details))
-                self._on_end(code, details, True)
-                return
-            delay = self._backoff(failures)
             _log.debug("%s: stream ended %s (%s), reopening in %.0f ms", self._name, code.name,
                        details, delay * 1000)
             try:
