@@ -59,6 +59,7 @@ class SimRedisDifferentialTest {
   private static final LuaScript FORCE_RELEASE = LuaScript.load(dev.redlockd.engine.LockEngine.class, "force_release");
   private static final LuaScript PROBE = LuaScript.load(dev.redlockd.engine.LockEngine.class, "probe");
   private static final LuaScript SEED = LuaScript.load(dev.redlockd.engine.LockEngine.class, "seed");
+  private static final LuaScript SETTLE = LuaScript.load(dev.redlockd.engine.LockEngine.class, "settle");
 
   private static RedisCluster cluster;
   private static RespClient real;
@@ -92,7 +93,7 @@ class SimRedisDifferentialTest {
   @Test
   void randomSequencesAgree() {
     SimRedis sim = new SimRedis("sim-0", System::currentTimeMillis);
-    for (LuaScript script : List.of(ACQUIRE, ABANDON, RAISE, EXTEND, RELEASE, DESCRIBE, FORCE_RELEASE, PROBE, SEED)) {
+    for (LuaScript script : List.of(ACQUIRE, ABANDON, RAISE, EXTEND, RELEASE, DESCRIBE, FORCE_RELEASE, PROBE, SEED, SETTLE)) {
       realCall("SCRIPT", "LOAD", script.source());
     }
     int operations = 0;
@@ -131,6 +132,7 @@ class SimRedisDifferentialTest {
         "acquire=0", "acquire=1", "acquire=2", "acquire=ERR", "raise=0", "raise=1", "raise=ERR",
         "extend=0", "extend=1", "release=0", "release=1", "describe=", "describe=holder", "force_release=0", "force_release=1",
         "probe=up", "probe=quarantined", "probe=served", "probe=blank", "seed=0", "seed=1", "seed=-1",
+        "settle=0", "settle=1",
         "INCR=ERR", "SET=OK", "SET=null");
     assertThat(bigFences).as("acquires granting a fence past 2^31").isPositive();
   }
@@ -235,6 +237,11 @@ class SimRedisDifferentialTest {
       } else if (roll < 80) {
         return script(SEED, List.of(INCARNATION, QUARANTINED_SINCE, QUARANTINE, FENCE_MAX),
             List.of(pick(incarnations), floor()), null);
+      } else if (roll < 84) {
+        // A low fence lowers a lease's stored one (settle=1); a high one, another token or no
+        // lock leaves it (settle=0).
+        String r = resource();
+        return script(SETTLE, List.of(lock(r)), List.of(token(r), rnd.nextBoolean() ? "1" : floor()), null);
       }
       return plain();
     }
