@@ -85,9 +85,6 @@ public final class NettyRedisNode implements RedisNode {
     address.password().ifPresent(password -> commands.add(address.user()
         .map(user -> List.of("AUTH", user, password))
         .orElse(List.of("AUTH", password))));
-    if (address.database() != 0) {
-      commands.add(List.of("SELECT", Integer.toString(address.database())));
-    }
     commands.add(List.of("CLIENT", "SETNAME", "redlockd"));
     return commands;
   }

@@ -17,7 +17,7 @@ import java.util.Optional;
  * than half-honoured.
  */
 public record NodeAddress(
-    String host, int port, boolean tls, Optional<String> user, Optional<String> password, int database) {
+    String host, int port, boolean tls, Optional<String> user, Optional<String> password) {
 
   public static final int DEFAULT_PORT = 6379;
 
@@ -73,7 +73,7 @@ public record NodeAddress(
     }
     int port = uri.getPort() < 0 ? DEFAULT_PORT : uri.getPort();
     boolean tls = "rediss".equals(scheme);
-    String shown = new NodeAddress(uri.getHost(), port, tls, user, password, 0).toString();
+    String shown = new NodeAddress(uri.getHost(), port, tls, user, password).toString();
     if (port < 1 || port > 65535) {
       throw new IllegalArgumentException("port " + port + " is out of range 1..65535: " + shown);
     }
@@ -90,7 +90,7 @@ public record NodeAddress(
       throw new IllegalArgumentException("a Redis URI takes no query parameters (?...) or fragment (#...), "
           + "they would be ignored: " + shown + (uri.getRawQuery() != null ? "?..." : "#..."));
     }
-    return new NodeAddress(uri.getHost(), port, tls, user, password, 0);
+    return new NodeAddress(uri.getHost(), port, tls, user, password);
   }
 
   /** Percent-escapes only: in a URI's user-info a '+' is a plus, not a space (base64 passwords). */
@@ -110,7 +110,6 @@ public record NodeAddress(
 
   @Override
   public String toString() {
-    return (tls ? "rediss://" : "redis://") + (password.isPresent() ? "***@" : "") + name()
-        + (database == 0 ? "" : "/" + database);
+    return (tls ? "rediss://" : "redis://") + (password.isPresent() ? "***@" : "") + name();
   }
 }

@@ -260,7 +260,7 @@ final class RedisConnection {
             break; // a write failed and dropped the connection
           }
           Call setup = new Call(command, null, true);
-          // A refused login or database fails the calls behind it with its reason, not NOAUTH.
+          // A refused login fails the calls behind it with its reason, not NOAUTH.
           boolean required = !command.get(0).equals("CLIENT");
           setup.result.whenComplete((reply, failure) -> {
             if (failure != null && required && attempt == generation) {

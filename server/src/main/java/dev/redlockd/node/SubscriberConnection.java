@@ -126,7 +126,7 @@ final class SubscriberConnection implements Subscriber {
       } else {
         handshakeLeft.clear();
         for (List<String> command : node.handshake()) {
-          // Login and database must succeed; naming the connection is a courtesy.
+          // Login must succeed; naming the connection is a courtesy.
           handshakeLeft.add(!command.get(0).equals("CLIENT"));
           write(command);
         }

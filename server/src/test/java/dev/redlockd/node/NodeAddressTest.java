@@ -13,7 +13,7 @@ class NodeAddressTest {
   void parsesUserPasswordAndTls() {
     NodeAddress a = NodeAddress.parse("rediss://app:s%40cret@redis.example:6380");
     assertThat(a).isEqualTo(new NodeAddress("redis.example", 6380, true, Optional.of("app"),
-        Optional.of("s@cret"), 0));
+        Optional.of("s@cret")));
     assertThat(NodeAddress.parse("redis://h:1/0")).isEqualTo(NodeAddress.parse("redis://h:1/"))
         .isEqualTo(NodeAddress.parse("redis://h:1"));
   }
