@@ -4,11 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 import static org.awaitility.Awaitility.await;
 
-import io.grpc.ManagedChannel;
-import io.grpc.Server;
 import io.grpc.Status;
-import io.grpc.inprocess.InProcessChannelBuilder;
-import io.grpc.inprocess.InProcessServerBuilder;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -26,31 +22,24 @@ import org.junit.jupiter.api.Test;
 class ElectionClientTest {
   private static final Duration WAIT_LONG = Duration.ofSeconds(5);
 
-  private final FakeElectionService fake = new FakeElectionService();
-  private Server server;
-  private ManagedChannel channel;
+  private FakeElectionServer election;
+  private FakeElectionService fake;
   private LockClient client;
 
   @BeforeEach
   void start() throws Exception {
-    String name = InProcessServerBuilder.generateName();
-    server = InProcessServerBuilder.forName(name).addService(fake).build().start();
-    channel = InProcessChannelBuilder.forName(name).build();
-    client = LockClient.builder(channel)
-        .callTimeout(Duration.ofSeconds(2))
-        .retryPolicy(new RetryPolicy(3, Duration.ofMillis(10), Duration.ofMillis(40)))
-        .build();
+    election = FakeElectionServer.start();
+    fake = election.fake;
+    client = election.client;
   }
 
   @AfterEach
   void stop() throws Exception {
-    channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
-    server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+    election.close();
   }
 
   private FakeElectionService.Candidate candidate(int index) {
-    await().atMost(WAIT_LONG).until(() -> fake.candidates.size() > index && !fake.candidates.get(index).requests.isEmpty());
-    return fake.candidates.get(index);
+    return election.candidate(index);
   }
 
   @Test
