@@ -4,29 +4,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.redlockd.it.support.LiveServer;
 import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.List;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
 /** The Java election example in docs/clients.md is ReadmeElectionExample, and it runs. */
 class ReadmeElectionExampleTest {
-  private static final Path MODULE = Path.of(System.getProperty("user.dir"));
-
   @Test
   void theClientsPageShowsTheExampleVerbatim() throws IOException {
-    String source = Files.readString(MODULE.resolve("src/test/java/dev/redlockd/it/client/ReadmeElectionExample.java"));
-    Matcher m = Pattern.compile("// README:election-example:begin\\n(.*?)\\n\\s*// README:election-example:end",
-        Pattern.DOTALL).matcher(source);
-    assertThat(m.find()).isTrue();
-    List<String> lines = m.group(1).lines().toList();
-    int indent = lines.stream().filter(l -> !l.isBlank()).mapToInt(l -> l.length() - l.stripLeading().length())
-        .min().orElse(0);
-    String example = String.join("\n", lines.stream().map(l -> l.isBlank() ? "" : l.substring(indent)).toList());
-    assertThat(Files.readString(MODULE.resolve("../docs/clients.md"))).as("docs/clients.md's Java election example")
-        .contains("```java\n" + example + "\n```");
+    ReadmeExamples.assertQuoted(ReadmeElectionExample.class, "election-example");
   }
 
   @Test

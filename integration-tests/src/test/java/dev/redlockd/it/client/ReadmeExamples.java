@@ -10,13 +10,15 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /** Checks that docs/clients.md quotes an example class's code between its README markers, verbatim. */
-final class ReadmeExamples {
+public final class ReadmeExamples {
   private static final Path MODULE = Path.of(System.getProperty("user.dir"));
 
   private ReadmeExamples() {}
 
-  static void assertQuoted(String exampleFile, String marker) throws IOException {
-    String source = Files.readString(MODULE.resolve("src/test/java/dev/redlockd/it/client/" + exampleFile));
+  /** {@code exampleClass}'s source, between {@code // README:<marker>:begin} and {@code :end}, is in the page. */
+  public static void assertQuoted(Class<?> exampleClass, String marker) throws IOException {
+    String exampleFile = exampleClass.getSimpleName() + ".java";
+    String source = Files.readString(MODULE.resolve("src/test/java/" + exampleClass.getName().replace('.', '/') + ".java"));
     Matcher m = Pattern.compile("// README:" + Pattern.quote(marker) + ":begin\\n(.*?)\\n\\s*// README:"
         + Pattern.quote(marker) + ":end", Pattern.DOTALL).matcher(source);
     assertThat(m.find()).as("README markers " + marker + " in " + exampleFile).isTrue();

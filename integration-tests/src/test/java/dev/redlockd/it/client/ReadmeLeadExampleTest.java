@@ -11,7 +11,7 @@ import org.junit.jupiter.api.Test;
 class ReadmeLeadExampleTest {
   @Test
   void theClientsPageShowsTheExampleVerbatim() throws IOException {
-    ReadmeExamples.assertQuoted("ReadmeLeadExample.java", "lead-example");
+    ReadmeExamples.assertQuoted(ReadmeLeadExample.class, "lead-example");
   }
 
   @Test

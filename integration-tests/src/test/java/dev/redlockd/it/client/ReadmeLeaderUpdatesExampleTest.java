@@ -18,7 +18,7 @@ import org.junit.jupiter.api.Test;
 class ReadmeLeaderUpdatesExampleTest {
   @Test
   void theClientsPageShowsTheExampleVerbatim() throws IOException {
-    ReadmeExamples.assertQuoted("ReadmeLeaderUpdatesExample.java", "leader-updates-example");
+    ReadmeExamples.assertQuoted(ReadmeLeaderUpdatesExample.class, "leader-updates-example");
   }
 
   @Test
