@@ -22,6 +22,7 @@ import type { Lease as _redlock_v1_Lease, Lease__Output as _redlock_v1_Lease__Ou
 import type { LockServiceClient as _redlock_v1_LockServiceClient, LockServiceDefinition as _redlock_v1_LockServiceDefinition } from './redlock/v1/LockService';
 import type { ObserveRequest as _redlock_v1_ObserveRequest, ObserveRequest__Output as _redlock_v1_ObserveRequest__Output } from './redlock/v1/ObserveRequest';
 import type { ObserveResponse as _redlock_v1_ObserveResponse, ObserveResponse__Output as _redlock_v1_ObserveResponse__Output } from './redlock/v1/ObserveResponse';
+import type { PermitHolder as _redlock_v1_PermitHolder, PermitHolder__Output as _redlock_v1_PermitHolder__Output } from './redlock/v1/PermitHolder';
 import type { ReleaseRequest as _redlock_v1_ReleaseRequest, ReleaseRequest__Output as _redlock_v1_ReleaseRequest__Output } from './redlock/v1/ReleaseRequest';
 import type { ReleaseResponse as _redlock_v1_ReleaseResponse, ReleaseResponse__Output as _redlock_v1_ReleaseResponse__Output } from './redlock/v1/ReleaseResponse';
 
@@ -80,6 +81,7 @@ export interface ProtoGrpcType {
       LockService: SubtypeConstructor<typeof grpc.Client, _redlock_v1_LockServiceClient> & { service: _redlock_v1_LockServiceDefinition }
       ObserveRequest: MessageTypeDefinition<_redlock_v1_ObserveRequest, _redlock_v1_ObserveRequest__Output>
       ObserveResponse: MessageTypeDefinition<_redlock_v1_ObserveResponse, _redlock_v1_ObserveResponse__Output>
+      PermitHolder: MessageTypeDefinition<_redlock_v1_PermitHolder, _redlock_v1_PermitHolder__Output>
       ReleaseRequest: MessageTypeDefinition<_redlock_v1_ReleaseRequest, _redlock_v1_ReleaseRequest__Output>
       ReleaseResponse: MessageTypeDefinition<_redlock_v1_ReleaseResponse, _redlock_v1_ReleaseResponse__Output>
     }

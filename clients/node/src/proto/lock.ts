@@ -14,6 +14,7 @@ import type { KeepAliveRequest as _redlock_v1_KeepAliveRequest, KeepAliveRequest
 import type { KeepAliveResponse as _redlock_v1_KeepAliveResponse, KeepAliveResponse__Output as _redlock_v1_KeepAliveResponse__Output } from './redlock/v1/KeepAliveResponse';
 import type { Lease as _redlock_v1_Lease, Lease__Output as _redlock_v1_Lease__Output } from './redlock/v1/Lease';
 import type { LockServiceClient as _redlock_v1_LockServiceClient, LockServiceDefinition as _redlock_v1_LockServiceDefinition } from './redlock/v1/LockService';
+import type { PermitHolder as _redlock_v1_PermitHolder, PermitHolder__Output as _redlock_v1_PermitHolder__Output } from './redlock/v1/PermitHolder';
 import type { ReleaseRequest as _redlock_v1_ReleaseRequest, ReleaseRequest__Output as _redlock_v1_ReleaseRequest__Output } from './redlock/v1/ReleaseRequest';
 import type { ReleaseResponse as _redlock_v1_ReleaseResponse, ReleaseResponse__Output as _redlock_v1_ReleaseResponse__Output } from './redlock/v1/ReleaseResponse';
 
@@ -58,6 +59,7 @@ export interface ProtoGrpcType {
        * certificate or bearer token).
        */
       LockService: SubtypeConstructor<typeof grpc.Client, _redlock_v1_LockServiceClient> & { service: _redlock_v1_LockServiceDefinition }
+      PermitHolder: MessageTypeDefinition<_redlock_v1_PermitHolder, _redlock_v1_PermitHolder__Output>
       ReleaseRequest: MessageTypeDefinition<_redlock_v1_ReleaseRequest, _redlock_v1_ReleaseRequest__Output>
       ReleaseResponse: MessageTypeDefinition<_redlock_v1_ReleaseResponse, _redlock_v1_ReleaseResponse__Output>
     }

@@ -14,7 +14,7 @@ _sym_db = _symbol_database.Default()
 from google.protobuf import duration_pb2 as google_dot_protobuf_dot_duration__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x15redlock/v1/lock.proto\x12\nredlock.v1\x1a\x1egoogle/protobuf/duration.proto\"\x91\x01\n\x0e\x41\x63quireRequest\x12\x10\n\x08resource\x18\x01 \x01(\t\x12&\n\x03ttl\x18\x02 \x01(\x0b\x32\x19.google.protobuf.Duration\x12\'\n\x04wait\x18\x03 \x01(\x0b\x32\x19.google.protobuf.Duration\x12\r\n\x05owner\x18\x04 \x01(\t\x12\r\n\x05token\x18\x05 \x01(\t\"3\n\x0f\x41\x63quireResponse\x12 \n\x05lease\x18\x01 \x01(\x0b\x32\x11.redlock.v1.Lease\"l\n\x05Lease\x12\x10\n\x08resource\x18\x01 \x01(\t\x12\r\n\x05token\x18\x02 \x01(\t\x12+\n\x08validity\x18\x03 \x01(\x0b\x32\x19.google.protobuf.Duration\x12\x15\n\rfencing_token\x18\x04 \x01(\x04\"X\n\rExtendRequest\x12\x10\n\x08resource\x18\x01 \x01(\t\x12\r\n\x05token\x18\x02 \x01(\t\x12&\n\x03ttl\x18\x03 \x01(\x0b\x32\x19.google.protobuf.Duration\"2\n\x0e\x45xtendResponse\x12 \n\x05lease\x18\x01 \x01(\x0b\x32\x11.redlock.v1.Lease\"1\n\x0eReleaseRequest\x12\x10\n\x08resource\x18\x01 \x01(\t\x12\r\n\x05token\x18\x02 \x01(\t\"#\n\x0fReleaseResponse\x12\x10\n\x08released\x18\x01 \x01(\x08\"m\n\x10KeepAliveRequest\x12\x10\n\x08resource\x18\x01 \x01(\t\x12\r\n\x05token\x18\x02 \x01(\t\x12&\n\x03ttl\x18\x03 \x01(\x0b\x32\x19.google.protobuf.Duration\x12\x10\n\x08sequence\x18\x04 \x01(\x04\"n\n\x11KeepAliveResponse\x12 \n\x05lease\x18\x01 \x01(\x0b\x32\x11.redlock.v1.Lease\x12%\n\x05state\x18\x02 \x01(\x0e\x32\x16.redlock.v1.LeaseState\x12\x10\n\x08sequence\x18\x03 \x01(\x04\"#\n\x0f\x44\x65scribeRequest\x12\x10\n\x08resource\x18\x01 \x01(\t\"\xa0\x01\n\x10\x44\x65scribeResponse\x12\x0c\n\x04held\x18\x01 \x01(\x08\x12\r\n\x05owner\x18\x02 \x01(\t\x12\x30\n\rremaining_ttl\x18\x03 \x01(\x0b\x32\x19.google.protobuf.Duration\x12\x15\n\rfencing_token\x18\x04 \x01(\x04\x12\r\n\x05nodes\x18\x05 \x03(\t\x12\x17\n\x0fholder_identity\x18\x06 \x01(\t\"\'\n\x13\x46orceReleaseRequest\x12\x10\n\x08resource\x18\x01 \x01(\t\"(\n\x14\x46orceReleaseResponse\x12\x10\n\x08released\x18\x01 \x01(\x08*Y\n\nLeaseState\x12\x1b\n\x17LEASE_STATE_UNSPECIFIED\x10\x00\x12\x14\n\x10LEASE_STATE_HELD\x10\x01\x12\x18\n\x14LEASE_STATE_JEOPARDY\x10\x02\x32\xbe\x03\n\x0bLockService\x12\x42\n\x07\x41\x63quire\x12\x1a.redlock.v1.AcquireRequest\x1a\x1b.redlock.v1.AcquireResponse\x12?\n\x06\x45xtend\x12\x19.redlock.v1.ExtendRequest\x1a\x1a.redlock.v1.ExtendResponse\x12\x42\n\x07Release\x12\x1a.redlock.v1.ReleaseRequest\x1a\x1b.redlock.v1.ReleaseResponse\x12L\n\tKeepAlive\x12\x1c.redlock.v1.KeepAliveRequest\x1a\x1d.redlock.v1.KeepAliveResponse(\x01\x30\x01\x12\x45\n\x08\x44\x65scribe\x12\x1b.redlock.v1.DescribeRequest\x1a\x1c.redlock.v1.DescribeResponse\x12Q\n\x0c\x46orceRelease\x12\x1f.redlock.v1.ForceReleaseRequest\x1a .redlock.v1.ForceReleaseResponseBI\n\x15\x64\x65v.redlockd.proto.v1B\tLockProtoP\x01Z#redlockd.dev/go/redlockv1;redlockv1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x15redlock/v1/lock.proto\x12\nredlock.v1\x1a\x1egoogle/protobuf/duration.proto\"\xa2\x01\n\x0e\x41\x63quireRequest\x12\x10\n\x08resource\x18\x01 \x01(\t\x12&\n\x03ttl\x18\x02 \x01(\x0b\x32\x19.google.protobuf.Duration\x12\'\n\x04wait\x18\x03 \x01(\x0b\x32\x19.google.protobuf.Duration\x12\r\n\x05owner\x18\x04 \x01(\t\x12\r\n\x05token\x18\x05 \x01(\t\x12\x0f\n\x07permits\x18\x06 \x01(\r\"3\n\x0f\x41\x63quireResponse\x12 \n\x05lease\x18\x01 \x01(\x0b\x32\x11.redlock.v1.Lease\"|\n\x05Lease\x12\x10\n\x08resource\x18\x01 \x01(\t\x12\r\n\x05token\x18\x02 \x01(\t\x12+\n\x08validity\x18\x03 \x01(\x0b\x32\x19.google.protobuf.Duration\x12\x15\n\rfencing_token\x18\x04 \x01(\x04\x12\x0e\n\x06permit\x18\x05 \x01(\r\"h\n\rExtendRequest\x12\x10\n\x08resource\x18\x01 \x01(\t\x12\r\n\x05token\x18\x02 \x01(\t\x12&\n\x03ttl\x18\x03 \x01(\x0b\x32\x19.google.protobuf.Duration\x12\x0e\n\x06permit\x18\x04 \x01(\r\"2\n\x0e\x45xtendResponse\x12 \n\x05lease\x18\x01 \x01(\x0b\x32\x11.redlock.v1.Lease\"A\n\x0eReleaseRequest\x12\x10\n\x08resource\x18\x01 \x01(\t\x12\r\n\x05token\x18\x02 \x01(\t\x12\x0e\n\x06permit\x18\x03 \x01(\r\"#\n\x0fReleaseResponse\x12\x10\n\x08released\x18\x01 \x01(\x08\"}\n\x10KeepAliveRequest\x12\x10\n\x08resource\x18\x01 \x01(\t\x12\r\n\x05token\x18\x02 \x01(\t\x12&\n\x03ttl\x18\x03 \x01(\x0b\x32\x19.google.protobuf.Duration\x12\x10\n\x08sequence\x18\x04 \x01(\x04\x12\x0e\n\x06permit\x18\x05 \x01(\r\"n\n\x11KeepAliveResponse\x12 \n\x05lease\x18\x01 \x01(\x0b\x32\x11.redlock.v1.Lease\x12%\n\x05state\x18\x02 \x01(\x0e\x32\x16.redlock.v1.LeaseState\x12\x10\n\x08sequence\x18\x03 \x01(\x04\"#\n\x0f\x44\x65scribeRequest\x12\x10\n\x08resource\x18\x01 \x01(\t\"\xf2\x01\n\x10\x44\x65scribeResponse\x12\x0c\n\x04held\x18\x01 \x01(\x08\x12\r\n\x05owner\x18\x02 \x01(\t\x12\x30\n\rremaining_ttl\x18\x03 \x01(\x0b\x32\x19.google.protobuf.Duration\x12\x15\n\rfencing_token\x18\x04 \x01(\x04\x12\r\n\x05nodes\x18\x05 \x03(\t\x12\x17\n\x0fholder_identity\x18\x06 \x01(\t\x12\x0f\n\x07permits\x18\x07 \x01(\r\x12\x14\n\x0c\x66ree_permits\x18\x08 \x01(\r\x12)\n\x07holders\x18\t \x03(\x0b\x32\x18.redlock.v1.PermitHolder\"\x9e\x01\n\x0cPermitHolder\x12\x0e\n\x06permit\x18\x01 \x01(\r\x12\r\n\x05owner\x18\x02 \x01(\t\x12\x30\n\rremaining_ttl\x18\x03 \x01(\x0b\x32\x19.google.protobuf.Duration\x12\x15\n\rfencing_token\x18\x04 \x01(\x04\x12\r\n\x05nodes\x18\x05 \x03(\t\x12\x17\n\x0fholder_identity\x18\x06 \x01(\t\"7\n\x13\x46orceReleaseRequest\x12\x10\n\x08resource\x18\x01 \x01(\t\x12\x0e\n\x06permit\x18\x02 \x01(\r\"(\n\x14\x46orceReleaseResponse\x12\x10\n\x08released\x18\x01 \x01(\x08*Y\n\nLeaseState\x12\x1b\n\x17LEASE_STATE_UNSPECIFIED\x10\x00\x12\x14\n\x10LEASE_STATE_HELD\x10\x01\x12\x18\n\x14LEASE_STATE_JEOPARDY\x10\x02\x32\xbe\x03\n\x0bLockService\x12\x42\n\x07\x41\x63quire\x12\x1a.redlock.v1.AcquireRequest\x1a\x1b.redlock.v1.AcquireResponse\x12?\n\x06\x45xtend\x12\x19.redlock.v1.ExtendRequest\x1a\x1a.redlock.v1.ExtendResponse\x12\x42\n\x07Release\x12\x1a.redlock.v1.ReleaseRequest\x1a\x1b.redlock.v1.ReleaseResponse\x12L\n\tKeepAlive\x12\x1c.redlock.v1.KeepAliveRequest\x1a\x1d.redlock.v1.KeepAliveResponse(\x01\x30\x01\x12\x45\n\x08\x44\x65scribe\x12\x1b.redlock.v1.DescribeRequest\x1a\x1c.redlock.v1.DescribeResponse\x12Q\n\x0c\x46orceRelease\x12\x1f.redlock.v1.ForceReleaseRequest\x1a .redlock.v1.ForceReleaseResponseBI\n\x15\x64\x65v.redlockd.proto.v1B\tLockProtoP\x01Z#redlockd.dev/go/redlockv1;redlockv1b\x06proto3')
 
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, globals())
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'redlockd._proto.lock_pb2', globals())
@@ -22,34 +22,36 @@ if _descriptor._USE_C_DESCRIPTORS == False:
 
   DESCRIPTOR._options = None
   DESCRIPTOR._serialized_options = b'\n\025dev.redlockd.proto.v1B\tLockProtoP\001Z#redlockd.dev/go/redlockv1;redlockv1'
-  _LEASESTATE._serialized_start=1116
-  _LEASESTATE._serialized_end=1205
+  _LEASESTATE._serialized_start=1456
+  _LEASESTATE._serialized_end=1545
   _ACQUIREREQUEST._serialized_start=70
-  _ACQUIREREQUEST._serialized_end=215
-  _ACQUIRERESPONSE._serialized_start=217
-  _ACQUIRERESPONSE._serialized_end=268
-  _LEASE._serialized_start=270
-  _LEASE._serialized_end=378
-  _EXTENDREQUEST._serialized_start=380
-  _EXTENDREQUEST._serialized_end=468
-  _EXTENDRESPONSE._serialized_start=470
-  _EXTENDRESPONSE._serialized_end=520
-  _RELEASEREQUEST._serialized_start=522
-  _RELEASEREQUEST._serialized_end=571
-  _RELEASERESPONSE._serialized_start=573
-  _RELEASERESPONSE._serialized_end=608
-  _KEEPALIVEREQUEST._serialized_start=610
-  _KEEPALIVEREQUEST._serialized_end=719
-  _KEEPALIVERESPONSE._serialized_start=721
-  _KEEPALIVERESPONSE._serialized_end=831
-  _DESCRIBEREQUEST._serialized_start=833
-  _DESCRIBEREQUEST._serialized_end=868
-  _DESCRIBERESPONSE._serialized_start=871
-  _DESCRIBERESPONSE._serialized_end=1031
-  _FORCERELEASEREQUEST._serialized_start=1033
-  _FORCERELEASEREQUEST._serialized_end=1072
-  _FORCERELEASERESPONSE._serialized_start=1074
-  _FORCERELEASERESPONSE._serialized_end=1114
-  _LOCKSERVICE._serialized_start=1208
-  _LOCKSERVICE._serialized_end=1654
+  _ACQUIREREQUEST._serialized_end=232
+  _ACQUIRERESPONSE._serialized_start=234
+  _ACQUIRERESPONSE._serialized_end=285
+  _LEASE._serialized_start=287
+  _LEASE._serialized_end=411
+  _EXTENDREQUEST._serialized_start=413
+  _EXTENDREQUEST._serialized_end=517
+  _EXTENDRESPONSE._serialized_start=519
+  _EXTENDRESPONSE._serialized_end=569
+  _RELEASEREQUEST._serialized_start=571
+  _RELEASEREQUEST._serialized_end=636
+  _RELEASERESPONSE._serialized_start=638
+  _RELEASERESPONSE._serialized_end=673
+  _KEEPALIVEREQUEST._serialized_start=675
+  _KEEPALIVEREQUEST._serialized_end=800
+  _KEEPALIVERESPONSE._serialized_start=802
+  _KEEPALIVERESPONSE._serialized_end=912
+  _DESCRIBEREQUEST._serialized_start=914
+  _DESCRIBEREQUEST._serialized_end=949
+  _DESCRIBERESPONSE._serialized_start=952
+  _DESCRIBERESPONSE._serialized_end=1194
+  _PERMITHOLDER._serialized_start=1197
+  _PERMITHOLDER._serialized_end=1355
+  _FORCERELEASEREQUEST._serialized_start=1357
+  _FORCERELEASEREQUEST._serialized_end=1412
+  _FORCERELEASERESPONSE._serialized_start=1414
+  _FORCERELEASERESPONSE._serialized_end=1454
+  _LOCKSERVICE._serialized_start=1548
+  _LOCKSERVICE._serialized_end=1994
 # @@protoc_insertion_point(module_scope)

@@ -32,6 +32,16 @@ export interface AcquireRequest {
    * the server makes one. Anything else is INVALID_ARGUMENT.
    */
   'token'?: (string);
+  /**
+   * permits is 0 (the default) for a lock: at most one holder. N >= 1 asks for one of N
+   * permits on the resource, a semaphore: at most N holders at once, each with a lease of its
+   * own (Lease.permit says which). Semaphores and locks are separate: a semaphore on "jobs"
+   * and a lock on "jobs" do not exclude each other. Every caller of one semaphore must give the
+   * same N while any permit on it is held: another N is FAILED_PRECONDITION (the message gives
+   * both). At most 1024, otherwise INVALID_ARGUMENT. See docs/guarantees.md for why the bound
+   * holds across nodes.
+   */
+  'permits'?: (number);
 }
 
 /**
@@ -64,4 +74,14 @@ export interface AcquireRequest__Output {
    * the server makes one. Anything else is INVALID_ARGUMENT.
    */
   'token': (string);
+  /**
+   * permits is 0 (the default) for a lock: at most one holder. N >= 1 asks for one of N
+   * permits on the resource, a semaphore: at most N holders at once, each with a lease of its
+   * own (Lease.permit says which). Semaphores and locks are separate: a semaphore on "jobs"
+   * and a lock on "jobs" do not exclude each other. Every caller of one semaphore must give the
+   * same N while any permit on it is held: another N is FAILED_PRECONDITION (the message gives
+   * both). At most 1024, otherwise INVALID_ARGUMENT. See docs/guarantees.md for why the bound
+   * holds across nodes.
+   */
+  'permits': (number);
 }

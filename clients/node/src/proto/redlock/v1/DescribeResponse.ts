@@ -1,6 +1,7 @@
 // Original file: proto/redlock/v1/lock.proto
 
 import type { Duration as _google_protobuf_Duration, Duration__Output as _google_protobuf_Duration__Output } from '../../google/protobuf/Duration';
+import type { PermitHolder as _redlock_v1_PermitHolder, PermitHolder__Output as _redlock_v1_PermitHolder__Output } from '../../redlock/v1/PermitHolder';
 import type { Long } from '@grpc/proto-loader';
 
 /**
@@ -40,6 +41,19 @@ export interface DescribeResponse {
    * identity of a bearer token. Empty when the server that granted it ran without a policy.
    */
   'holderIdentity'?: (string);
+  /**
+   * permits is the semaphore's N when the resource is a semaphore with a permit held (the
+   * fields above then describe nothing and stay empty); 0 otherwise.
+   */
+  'permits'?: (number);
+  /**
+   * free_permits is permits minus the permits held by a quorum, as read.
+   */
+  'freePermits'?: (number);
+  /**
+   * holders lists the held permits, in permit order.
+   */
+  'holders'?: (_redlock_v1_PermitHolder)[];
 }
 
 /**
@@ -79,4 +93,17 @@ export interface DescribeResponse__Output {
    * identity of a bearer token. Empty when the server that granted it ran without a policy.
    */
   'holderIdentity': (string);
+  /**
+   * permits is the semaphore's N when the resource is a semaphore with a permit held (the
+   * fields above then describe nothing and stay empty); 0 otherwise.
+   */
+  'permits': (number);
+  /**
+   * free_permits is permits minus the permits held by a quorum, as read.
+   */
+  'freePermits': (number);
+  /**
+   * holders lists the held permits, in permit order.
+   */
+  'holders': (_redlock_v1_PermitHolder__Output)[];
 }

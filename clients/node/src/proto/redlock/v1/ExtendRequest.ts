@@ -18,6 +18,10 @@ export interface ExtendRequest {
    * ttl is the lease's new time to live, counted from now (same bounds as in AcquireRequest).
    */
   'ttl'?: (_google_protobuf_Duration | null);
+  /**
+   * permit is the lease's Lease.permit: 0 for a lock.
+   */
+  'permit'?: (number);
 }
 
 /**
@@ -36,4 +40,8 @@ export interface ExtendRequest__Output {
    * ttl is the lease's new time to live, counted from now (same bounds as in AcquireRequest).
    */
   'ttl': (_google_protobuf_Duration__Output | null);
+  /**
+   * permit is the lease's Lease.permit: 0 for a lock.
+   */
+  'permit': (number);
 }

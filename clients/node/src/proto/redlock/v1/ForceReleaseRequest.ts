@@ -9,6 +9,10 @@ export interface ForceReleaseRequest {
    * resource is the name of the lock (same rules as in AcquireRequest).
    */
   'resource'?: (string);
+  /**
+   * permit is 0 for the lock; 1..1024 deletes that permit of the semaphore on the resource.
+   */
+  'permit'?: (number);
 }
 
 /**
@@ -19,4 +23,8 @@ export interface ForceReleaseRequest__Output {
    * resource is the name of the lock (same rules as in AcquireRequest).
    */
   'resource': (string);
+  /**
+   * permit is 0 for the lock; 1..1024 deletes that permit of the semaphore on the resource.
+   */
+  'permit': (number);
 }

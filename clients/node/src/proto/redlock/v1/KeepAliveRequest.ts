@@ -26,6 +26,10 @@ export interface KeepAliveRequest {
    * from when it sent that request rather than from when the answer arrived.
    */
   'sequence'?: (number | string | Long);
+  /**
+   * permit is the lease's Lease.permit: 0 for a lock; later requests must carry the same one.
+   */
+  'permit'?: (number);
 }
 
 /**
@@ -51,4 +55,8 @@ export interface KeepAliveRequest__Output {
    * from when it sent that request rather than from when the answer arrived.
    */
   'sequence': (string);
+  /**
+   * permit is the lease's Lease.permit: 0 for a lock; later requests must carry the same one.
+   */
+  'permit': (number);
 }

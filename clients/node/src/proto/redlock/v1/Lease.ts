@@ -29,9 +29,16 @@ export interface Lease {
    * that hold it agree on it (a node that took the lock but answered too late, with a higher
    * one of its own, does not change it); after a fault that leaves no such quorum a renewal may
    * report a higher one, never a lower one, and every later grant's token is higher still.
-   * Either may be used.
+   * Either may be used. For a permit (see AcquireRequest.permits) all of this holds per
+   * permit: fencing tokens rise per (resource, permit), and a protected resource that takes
+   * writes from several holders at once keeps the highest it has seen per permit.
    */
   'fencingToken'?: (number | string | Long);
+  /**
+   * permit is 0 for a lock. For a semaphore's permit, which one of the N it is (1..N): pass it
+   * back in Extend, Release and KeepAlive with the token.
+   */
+  'permit'?: (number);
 }
 
 /**
@@ -60,7 +67,14 @@ export interface Lease__Output {
    * that hold it agree on it (a node that took the lock but answered too late, with a higher
    * one of its own, does not change it); after a fault that leaves no such quorum a renewal may
    * report a higher one, never a lower one, and every later grant's token is higher still.
-   * Either may be used.
+   * Either may be used. For a permit (see AcquireRequest.permits) all of this holds per
+   * permit: fencing tokens rise per (resource, permit), and a protected resource that takes
+   * writes from several holders at once keeps the highest it has seen per permit.
    */
   'fencingToken': (string);
+  /**
+   * permit is 0 for a lock. For a semaphore's permit, which one of the N it is (1..N): pass it
+   * back in Extend, Release and KeepAlive with the token.
+   */
+  'permit': (number);
 }

@@ -13,6 +13,10 @@ export interface ReleaseRequest {
    * token is the lease's token (same rules as in AcquireRequest, but required).
    */
   'token'?: (string);
+  /**
+   * permit is the lease's Lease.permit: 0 for a lock.
+   */
+  'permit'?: (number);
 }
 
 /**
@@ -27,4 +31,8 @@ export interface ReleaseRequest__Output {
    * token is the lease's token (same rules as in AcquireRequest, but required).
    */
   'token': (string);
+  /**
+   * permit is the lease's Lease.permit: 0 for a lock.
+   */
+  'permit': (number);
 }
