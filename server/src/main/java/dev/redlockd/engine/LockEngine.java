@@ -1,6 +1,7 @@
 package dev.redlockd.engine;
 
 import dev.redlockd.node.RedisNode;
+import dev.redlockd.node.ScriptBatch;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.LinkedHashMap;
@@ -53,7 +54,12 @@ public final class LockEngine implements AutoCloseable {
     return new Leases(shared, spaceRules, keys, redlock, new OperatorRounds(nodes, keys, monitor));
   }
 
-  public static Builder builder(List<RedisNode> nodes, EngineConfig config) {
+  /** What the nodes should batch: the engine's scripts, called one pass of a loop at a time. */
+  public static ScriptBatch scriptBatch() {
+    return Scripts.BATCH;
+  }
+
+    public static Builder builder(List<RedisNode> nodes, EngineConfig config) {
     return new Builder(nodes, config);
   }
 
