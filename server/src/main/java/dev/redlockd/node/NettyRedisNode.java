@@ -137,7 +137,7 @@ public final class NettyRedisNode implements RedisNode {
       return call.result;
     }
     RedisConnection connection = pick();
-    Pipelining.queue(connection, () -> connection.submit(call));
+    Pipelining.queue(connection, call);
     return call.result;
   }
 

@@ -249,6 +249,23 @@ final class RedisConnection {
     }
   }
 
+  /** From any thread: these calls, in this order, sent in one pass of the loop. */
+  void submitAll(List<Call> batch) {
+    long deadline = System.nanoTime() + timeoutNanos;
+    for (Call call : batch) {
+      call.deadline = deadline;
+    }
+    if (loop.inEventLoop()) {
+      batch.forEach(this::send);
+      return;
+    }
+    try {
+      loop.execute(() -> batch.forEach(this::send));
+    } catch (RejectedExecutionException e) {
+      batch.forEach(call -> call.result.completeExceptionally(node.closedFailure()));
+    }
+  }
+
   /** Connects now rather than on the first call, which then need not fit a connect in its timeout. */
   void open() {
     try {

@@ -96,6 +96,22 @@ class ScriptBatchTest {
   }
 
   @Test
+  void scriptsMadeTogetherOffTheLoopsGoAsOneCall() throws Exception {
+    cluster.call(0, "SCRIPT", "LOAD", BATCH.script().source());
+    List<CompletableFuture<Object>> calls = new ArrayList<>();
+    // As the engine's renewals are made: on a thread of its own, handed to the loop in one task.
+    Pipelining.together(() -> {
+      for (int i = 0; i < 20; i++) {
+        calls.add(node.eval(SET, List.of("t" + i), List.of("v")));
+      }
+    });
+    for (CompletableFuture<Object> call : calls) {
+      assertThat(call.get(2, TimeUnit.SECONDS)).isEqualTo("OK");
+    }
+    assertThat(calls("evalsha")).as("EVALSHA calls for 20 scripts made together").isEqualTo(1);
+  }
+
+  @Test
   void oneFailingScriptAnswersItsOwnErrorAndTheOthersStillRun() throws Exception {
     cluster.call(0, "SET", "text", "not a number");
     List<CompletableFuture<Object>> calls = inOnePass(made -> {
