@@ -297,6 +297,40 @@ func TestDoNotRetryOnAKeptStreamIsALossWithUnavailable(t *testing.T) {
 	}
 }
 
+func TestACampaignRefusedWithPushbackCampaignsAgainAfterItWithTheSameToken(t *testing.T) {
+	var a arrivals
+	e := &fakeElections{campaign: func(stream redlockv1.ElectionService_CampaignServer) error {
+		req, err := stream.Recv()
+		if err != nil {
+			return err
+		}
+		if a.note(req.Token) <= 2 {
+			return refusal(stream.Context(), "150")
+		}
+		for {
+			if err := stream.Send(&redlockv1.CampaignResponse{Term: 7, Value: req.Value,
+				Validity: durationpb.New(req.Ttl.AsDuration() * 99 / 100), State: redlockv1.LeaseState_LEASE_STATE_HELD,
+				Sequence: req.Sequence}); err != nil {
+				return err
+			}
+			if req, err = stream.Recv(); err != nil {
+				return nil // half-closed: resigned
+			}
+		}
+	}}
+	l, err := startElections(t, e, pushbackRetry).Campaign(context.Background(), "jobs", "a", 3*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Term() != 7 {
+		t.Fatalf("term %d", l.Term())
+	}
+	a.assertWaitedWithJitter(t, 2, 150*time.Millisecond)
+	if ok, err := l.Resign(context.Background()); !ok || err != nil {
+		t.Fatalf("resign: %v %v", ok, err)
+	}
+}
+
 func TestAnObserveReopenWaitsAtLeastThePushback(t *testing.T) {
 	var a arrivals
 	e := &fakeElections{observe: func(req *redlockv1.ObserveRequest, stream redlockv1.ElectionService_ObserveServer, n int) error {

@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
 import { LockClient } from '../dist/index.js';
 import { DO_NOT_RETRY, jittered, parsePushback } from '../dist/pushback.js';
-import { eventually, lease, millis, sleep, startFake, status } from './fake-server.mjs';
+import { duration, eventually, lease, millis, sleep, startFake, status } from './fake-server.mjs';
 
 // The client's own backoff (10 ms doubling to 40 ms) is far below the pushbacks used here.
 const retry = { maxAttempts: 5, initialBackoffMs: 10, maxBackoffMs: 40 };
@@ -144,6 +144,22 @@ test('"do not retry" on a kept stream is a loss with UNAVAILABLE, and the lease 
   assert.ok(!held.valid);
   assert.equal(fake.seen.streams.length, 1);
   assert.ok(await eventually(() => fake.seen.release.length === 1), 'given back');
+});
+
+test('a Campaign refused with a pushback campaigns again after it, with the same token', async (t) => {
+  const opened = [];
+  const { fake, client } = await setup(t, {
+    campaign(stream, request, n) {
+      if (n === 1) opened.push(performance.now());
+      if (n === 1 && opened.length <= 2) stream.emit('error', refusal('150'));
+      else stream.write({ term: '7', value: request.value, validity: duration(2970), state: 'LEASE_STATE_HELD', sequence: request.sequence });
+    },
+  });
+  const leadership = await client.campaign('jobs', 'a', { ttlMs: 3000 });
+  assert.equal(leadership.term, 7n);
+  assertWaitedWithJitter(opened, 2, 150);
+  assert.equal(new Set(fake.seen.campaign.map((c) => c.request.token)).size, 1);
+  assert.equal(await leadership.resign(), true);
 });
 
 test('an Observe reopen waits at least the pushback', async (t) => {

@@ -9,7 +9,7 @@ import unittest
 
 import grpc
 
-from fakeserver import FakeServerCase, Replica
+from fakeserver import FakeServerCase, Replica, campaign_answer
 from redlockd import LeaseLost, LockServiceError, RetryPolicy
 from redlockd._proto import election_pb2
 from redlockd._pushback import DO_NOT_RETRY, jittered, parse
@@ -180,6 +180,23 @@ class SyncPushbackTest(FakeServerCase, Checks, unittest.TestCase):
         self.assertFalse(lease.valid)
         self.assertTrue(self.fake.wait_for(lambda: len(self.fake.releases) == 1))  # given back
         self.assertEqual(len(arrivals.times), 1)
+
+    def test_a_campaign_refused_with_a_pushback_campaigns_again_after_it_with_the_same_token(self):
+        arrivals = Arrivals()
+
+        def script(requests, context):
+            first = next(requests)
+            if arrivals.note(first) <= 2:
+                refuse(context, "150")
+            yield campaign_answer(first, 7)
+            for request in requests:
+                yield campaign_answer(request, 7)
+        self.elections.on_campaign = script
+        leadership = self.client.campaign("jobs", "a", ttl=3)
+        self.assertEqual(leadership.term, 7)
+        self.assert_waited_with_jitter(arrivals.times, 2, 0.15)
+        self.assertEqual(len({f.token for f in arrivals.firsts}), 1)
+        self.assertTrue(leadership.resign())
 
     def test_an_observe_reopen_waits_at_least_the_pushback(self):
         def script(request, context, n):

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
 import static org.awaitility.Awaitility.await;
 
 import dev.redlockd.proto.v1.AcquireRequest;
+import dev.redlockd.proto.v1.CampaignRequest;
 import dev.redlockd.proto.v1.ElectionServiceGrpc;
 import dev.redlockd.proto.v1.KeepAliveRequest;
 import dev.redlockd.proto.v1.LockServiceGrpc;
@@ -18,6 +19,7 @@ import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
@@ -181,6 +183,25 @@ class PushbackTest {
     assertThat(lease.isValid()).isFalse();
     // Given back by a Release: there is no stream left to half-close.
     await().atMost(WAIT_LONG).until(() -> !fake.locks.containsKey("orders/1"));
+  }
+
+  @Test
+  void aCampaignRefusedWithPushbackCampaignsAgainAfterItWithTheSameToken() throws Exception {
+    RefusingInterceptor refusing = new RefusingInterceptor(ElectionServiceGrpc.getCampaignMethod().getFullMethodName(), 2, "150");
+    start(refusing);
+
+    CompletableFuture<Leadership> campaign = CompletableFuture.supplyAsync(
+        () -> client.campaign("jobs", "a", Duration.ofSeconds(3)));
+    await().atMost(WAIT_LONG).until(() -> elections.candidates.size() == 1
+        && !elections.candidates.get(0).requests.isEmpty());
+    elections.candidates.get(0).lead(7);
+    Leadership leading = campaign.get(10, TimeUnit.SECONDS);
+
+    assertThat(leading.term()).isEqualTo(7);
+    assertWaitedAtLeastWithJitter(refusing.gapsMs(), 2, 150);
+    String token = elections.candidates.get(0).requests.get(0).getToken();
+    assertThat(refusing.refused).allSatisfy(r -> assertThat(((CampaignRequest) r).getToken()).isEqualTo(token));
+    assertThat(leading.resign()).isTrue();
   }
 
   @Test
