@@ -84,9 +84,11 @@ func (c *Client) Acquire(ctx context.Context, resource string, ttl, wait time.Du
 		}
 		code := status.Code(err)
 		unknown := code == codes.Unavailable || code == codes.DeadlineExceeded
-		if unknown && attempt < c.retry.maxAttempts {
+		// A pushback's wait comes out of the Acquire's wait too: the retry sends what is left.
+		pause, retry := retryWait(err, c.retry.backoff(attempt))
+		if unknown && attempt < c.retry.maxAttempts && retry {
 			mayHold = true
-			if serr := sleep(ctx, c.retry.backoff(attempt)); serr != nil {
+			if serr := sleep(ctx, pause); serr != nil {
 				c.releaseQuietly(resource, token)
 				return nil, abandonedError("acquire", resource, serr, nil)
 			}

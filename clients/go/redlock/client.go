@@ -133,11 +133,12 @@ func (c *Client) unary(ctx context.Context, worthIt func() bool, call func(ctx c
 		if err == nil {
 			return nil
 		}
-		if status.Code(err) != codes.Unavailable || attempt >= c.retry.maxAttempts ||
+		wait, retry := retryWait(err, c.retry.backoff(attempt))
+		if status.Code(err) != codes.Unavailable || attempt >= c.retry.maxAttempts || !retry ||
 			ctx.Err() != nil || (worthIt != nil && !worthIt()) {
 			return err
 		}
-		if sleep(ctx, c.retry.backoff(attempt)) != nil {
+		if sleep(ctx, wait) != nil {
 			return err
 		}
 	}

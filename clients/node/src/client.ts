@@ -11,6 +11,7 @@ import type { AcquireResponse__Output } from './proto/redlock/v1/AcquireResponse
 import type { ElectionServiceClient } from './proto/redlock/v1/ElectionService';
 import type { LeaderResponse__Output } from './proto/redlock/v1/LeaderResponse';
 import type { LockServiceClient } from './proto/redlock/v1/LockService';
+import { retryWaitMs } from './pushback';
 import { RetryPolicy, type RetryOptions } from './retry';
 import { loadProto } from './service';
 import { fromDuration, now, sleep, toDuration } from './time';
@@ -167,10 +168,12 @@ export class LockClient {
       }
       const unknownOutcome = outcome.code === grpc.status.UNAVAILABLE
         || outcome.code === grpc.status.DEADLINE_EXCEEDED;
-      if (unknownOutcome && attempt < this.retry.maxAttempts) {
+      // A pushback's wait comes out of the Acquire's wait too: the retry sends what is left.
+      const wait = retryWaitMs(outcome.pushbackMs, this.retry.backoffMs(attempt));
+      if (unknownOutcome && attempt < this.retry.maxAttempts && wait !== undefined) {
         mayHold = true;
         try {
-          await sleep(this.retry.backoffMs(attempt), signal);
+          await sleep(wait, signal);
         } catch {
           this.#transport.releaseQuietly(resource, token);
           throw aborted();

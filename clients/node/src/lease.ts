@@ -320,8 +320,9 @@ export class Lease {
     this.#failTtlWaiters(error);
     // A live stream is cancelled, which grpc-js does by half-closing first: the server releases.
     const cancelled = this.#kept?.cancel() ?? false;
-    if (!cancelled && error.code === Status.DEADLINE_EXCEEDED) {
-      // Ran out with no stream open (never kept, or waiting to reopen): a Release instead.
+    if (!cancelled && (error.code === Status.DEADLINE_EXCEEDED || error.code === Status.UNAVAILABLE)) {
+      // Ran out with no stream open (never kept, or waiting to reopen), or the server refused
+      // the stream with "do not retry" (rule 17): a Release instead.
       this.#transport.releaseQuietly(this.resource, this.#token);
     }
   }

@@ -11,6 +11,7 @@ import grpc
 from . import _durations
 from ._clock import Clock
 from ._proto import lock_pb2
+from ._pushback import DO_NOT_RETRY, jittered, pushback_of
 from ._tokens import new_token
 from .errors import LockServiceError, from_rpc_error
 from .retry import RetryPolicy
@@ -81,8 +82,10 @@ class AcquirePlan:
         error (giving the token back if an attempt may have been granted)."""
         code = error.code()
         unknown = code in _UNKNOWN_OUTCOME
-        if unknown and self._attempt < self._retry.max_attempts:
-            delay = self._retry.backoff(self._attempt)
+        pushback = pushback_of(error)
+        if unknown and self._attempt < self._retry.max_attempts and pushback != DO_NOT_RETRY:
+            # A pushback's wait comes out of the Acquire's wait too: the retry sends what is left.
+            delay = self._retry.backoff(self._attempt) if pushback is None else jittered(pushback)
             self._attempt += 1
             self._may_hold = True
             return delay

@@ -15,6 +15,7 @@ import grpc
 
 from ._clock import SYSTEM, Clock
 from ._proto import election_pb2_grpc, lock_pb2, lock_pb2_grpc
+from ._pushback import DO_NOT_RETRY, jittered, pushback_of
 from .errors import from_rpc_error
 from .retry import RetryPolicy
 
@@ -40,6 +41,24 @@ class CallSettings:
         random time between half and all of it, so that the holders of one replica that shut
         down do not all come back at the same instant."""
         return self.retry.backoff(attempt) * random.uniform(0.5, 1.0)
+
+    def retry_wait(self, attempt: int, error: Any) -> Optional[float]:
+        """How long to wait before retrying a call that failed ``error`` on attempt ``attempt``
+        (1-based): the server's pushback with jitter if it sent one (rule 17), else the policy's
+        backoff; None when it said "do not retry"."""
+        pushback = pushback_of(error)
+        if pushback is None:
+            return self.retry.backoff(attempt)
+        if pushback == DO_NOT_RETRY:
+            return None
+        return jittered(pushback)
+
+    def reopen_wait(self, attempt: int, error: Any) -> float:
+        """How long an observer waits before reopening after ``error`` (None: a plain end): as
+        :meth:`retry_wait`, but "do not retry" is the longest backoff, since it has no limit and
+        nobody to fail."""
+        wait = self.retry_wait(attempt, error)
+        return self.retry.max_backoff if wait is None else wait
 
     def processed(self, answer: Any) -> None:
         if self.answered is not None:
@@ -70,10 +89,11 @@ class Calls(CallSettings):
             try:
                 return method(request, timeout=self.call_timeout), sent
             except grpc.RpcError as e:
+                wait = self.retry_wait(attempt, e)
                 if (e.code() != grpc.StatusCode.UNAVAILABLE or attempt >= self.retry.max_attempts
-                        or not still_worth_it()):
+                        or wait is None or not still_worth_it()):
                     raise from_rpc_error(e) from None
-            time.sleep(self.retry.backoff(attempt))
+            time.sleep(wait)
             attempt += 1
 
     def release_quietly(self, resource: str, token: str) -> None:

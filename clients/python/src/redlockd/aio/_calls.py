@@ -37,10 +37,11 @@ class AsyncCalls(CallSettings):
             try:
                 return await method(request, timeout=self.call_timeout), sent
             except grpc.RpcError as e:
+                wait = self.retry_wait(attempt, e)
                 if (e.code() != grpc.StatusCode.UNAVAILABLE or attempt >= self.retry.max_attempts
-                        or not still_worth_it()):
+                        or wait is None or not still_worth_it()):
                     raise from_rpc_error(e) from None
-            await asyncio.sleep(self.retry.backoff(attempt))
+            await asyncio.sleep(wait)
             attempt += 1
 
     def release_quietly(self, resource: str, token: str) -> None:

@@ -171,6 +171,11 @@ public final class Lease implements AutoCloseable {
     }
   }
 
+  /** A fire-and-forget Release (a kept stream refused "do not retry" has no stream to half-close). */
+  void releaseInBackground() {
+    client.releaseQuietly(resource, token);
+  }
+
   /** Releases; never throws for a lease that expired or could not be reached (it runs out by itself). */
   @Override
   public void close() {

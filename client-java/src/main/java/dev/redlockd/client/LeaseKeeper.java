@@ -115,6 +115,11 @@ final class LeaseKeeper extends RenewalStream<KeepAliveRequest, KeepAliveRespons
   }
 
   @Override
+  void giveBackWithoutStream() {
+    lease.releaseInBackground();
+  }
+
+  @Override
   void endedUnexpectedly(Status status) {
     lease.lost(status);
     failChanges(new LeaseLostException(status));

@@ -131,9 +131,17 @@ public final class LockClient {
     return retry;
   }
 
-  /** Runs the retry that follows failed attempt number {@code attempt}, after the policy's backoff. */
-  void scheduleRetry(Runnable retryAttempt, int attempt) {
-    SCHEDULER.schedule(retryAttempt, retry.backoff(attempt).toNanos(), TimeUnit.NANOSECONDS);
+  /**
+   * Runs the retry that follows failed attempt number {@code attempt}, after the policy's
+   * backoff, or after the server's pushback (with jitter) when the failure carried one.
+   */
+  void scheduleRetry(Runnable retryAttempt, int attempt, long pushbackNanos) {
+    SCHEDULER.schedule(retryAttempt, retryWaitNanos(attempt, pushbackNanos), TimeUnit.NANOSECONDS);
+  }
+
+  /** The wait before the retry after failed attempt {@code attempt}: the pushback's if there is one. */
+  private long retryWaitNanos(int attempt, long pushbackNanos) {
+    return pushbackNanos >= 0 ? Pushback.jittered(pushbackNanos) : retry.backoff(attempt).toNanos();
   }
 
   /**
@@ -309,6 +317,7 @@ public final class LockClient {
   private <S extends AbstractStub<S>, Resp> Resp call(S service, BiConsumer<S, StreamObserver<Resp>> method,
       BooleanSupplier stillWorthIt) {
     for (int attempt = 1; ; attempt++) {
+      long pushback;
       UnaryCall<Object, Resp> call = new UnaryCall<>();
       method.accept(service.withDeadlineAfter(callTimeout.toNanos(), TimeUnit.NANOSECONDS), call);
       try {
@@ -319,12 +328,13 @@ public final class LockClient {
         throw new LockServiceException(Status.CANCELLED.withDescription("interrupted"), e);
       } catch (ExecutionException e) {
         Status status = CallStatus.of(e.getCause());
+        pushback = Pushback.of(e.getCause());
         if (status.getCode() != Status.Code.UNAVAILABLE || attempt >= retry.maxAttempts()
-            || !stillWorthIt.getAsBoolean()) {
+            || pushback == Pushback.STOP || !stillWorthIt.getAsBoolean()) {
           throw LockServiceException.of(status, e.getCause());
         }
       }
-      sleep(retry.backoff(attempt));
+      sleep(Duration.ofNanos(retryWaitNanos(attempt, pushback)));
     }
   }
 

@@ -100,8 +100,11 @@ final class PendingAcquire {
   private void failed(Status status, Throwable failure, int attempt, int refreshes, boolean mayHold) {
     boolean unknownOutcome = status.getCode() == Status.Code.UNAVAILABLE
         || status.getCode() == Status.Code.DEADLINE_EXCEEDED;
-    if (unknownOutcome && attempt < client.retryPolicy().maxAttempts() && !result.isDone()) {
-      client.scheduleRetry(() -> attempt(attempt + 1, refreshes, true), attempt);
+    long pushback = Pushback.of(failure);
+    if (unknownOutcome && attempt < client.retryPolicy().maxAttempts() && pushback != Pushback.STOP
+        && !result.isDone()) {
+      // A pushback's wait is taken from the Acquire's wait too: the retry sends what is left.
+      client.scheduleRetry(() -> attempt(attempt + 1, refreshes, true), attempt, pushback);
       return;
     }
     if (unknownOutcome || mayHold) {
