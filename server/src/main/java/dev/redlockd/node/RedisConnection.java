@@ -545,12 +545,14 @@ final class RedisConnection {
    * the stuck bound and a new call comes.
    */
   private void armTimer() {
-    if (calls.isEmpty()) {
+    Call oldest = calls.peek();
+    Call next = watched.peek();
+    if (oldest == null && next == null) {
       return;
     }
     long now = System.nanoTime();
-    long at = calls.peek().deadline + STUCK_NANOS;
-    Call next = watched.peek();
+    // A call held for this pass's batch is watched before it is written.
+    long at = oldest != null ? oldest.deadline + STUCK_NANOS : next.deadline;
     if (next != null && next.deadline - at < 0) {
       at = next.deadline;
     }

@@ -112,6 +112,26 @@ class ScriptBatchTest {
   }
 
   @Test
+  void scriptsHeldForABatchStillTimeOutWhenTheNodeIsFrozen() throws Exception {
+    cluster.call(0, "SCRIPT", "LOAD", BATCH.script().source());
+    cluster.pause(0);
+    try {
+      CompletableFuture<Object> alone = node.eval(SET, List.of("frozen-alone"), List.of("v"));
+      List<CompletableFuture<Object>> batched = inOnePass(made -> {
+        made.add(node.eval(SET, List.of("frozen-1"), List.of("v")));
+        made.add(node.eval(GET, List.of("frozen-1"), List.of()));
+      });
+      for (CompletableFuture<Object> call : List.of(alone, batched.get(0), batched.get(1))) {
+        // The node timeout is 2 s: each fails by its own deadline, none waits for the node.
+        assertThat(call).failsWithin(4, TimeUnit.SECONDS).withThrowableOfType(ExecutionException.class)
+            .havingCause().isInstanceOf(java.util.concurrent.TimeoutException.class);
+      }
+    } finally {
+      cluster.resume(0);
+    }
+  }
+
+  @Test
   void oneFailingScriptAnswersItsOwnErrorAndTheOthersStillRun() throws Exception {
     cluster.call(0, "SET", "text", "not a number");
     List<CompletableFuture<Object>> calls = inOnePass(made -> {
