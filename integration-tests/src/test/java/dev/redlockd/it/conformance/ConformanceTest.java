@@ -315,59 +315,24 @@ class ConformanceTest {
    * permit the holders follow one another with rising fencing tokens.
    */
   private void permits(RunnerProcess runner, String resource, ReplicaSet replicas) throws Exception {
-    record Held(int worker, int permit, long fence, long start, long end) {}
-    List<Held> held = new ArrayList<>();
+    PermitHolds holds = new PermitHolds(PERMITS);
     long[] lastRead = {0};
     JsonObject r = runner.result(STEP, "permit", e -> {
-      held.add(new Held(e.get("worker").getAsInt(), e.get("permit").getAsInt(),
-          Long.parseUnsignedLong(e.get("fencing_token").getAsString()),
-          Long.parseLong(e.get("start_ns").getAsString()), Long.parseLong(e.get("end_ns").getAsString())));
+      holds.add(e);
       if (System.nanoTime() - lastRead[0] > TimeUnit.MILLISECONDS.toNanos(100)) {
         lastRead[0] = System.nanoTime();
         rememberPermitTokens(resource); // for the check that none appears in the output
       }
     });
     assertThat(r.getAsJsonArray("errors")).as("errors the workers met").isEmpty();
-    assertThat(r.get("acquired").getAsInt()).as("grants, against the permit lines").isEqualTo(held.size());
-    assertThat(held.size()).as("acquisitions in 4 s").isGreaterThanOrEqualTo(PERMITS + 1);
+    assertThat(r.get("acquired").getAsInt()).as("grants, against the permit lines").isEqualTo(holds.size());
+    assertThat(holds.size()).as("acquisitions in 4 s").isGreaterThanOrEqualTo(PERMITS + 1);
     List<Integer> seen = new ArrayList<>();
     r.getAsJsonArray("permits_seen").forEach(p -> seen.add(p.getAsInt()));
-    assertThat(seen).as("permits_seen").isEqualTo(held.stream().map(Held::permit).distinct().sorted().toList());
-    assertThat(held).allSatisfy(h -> assertThat(h.permit()).as("permit of %s", h).isBetween(1, PERMITS));
-    assertThat(held).allSatisfy(h -> assertThat(h.end()).as("end of %s", h).isGreaterThanOrEqualTo(h.start()));
-
-    // At no instant more than N: a sweep over the intervals' ends, an end before a start at the same instant.
-    record Edge(long at, int delta, Held of) {}
-    List<Edge> edges = new ArrayList<>();
-    for (Held h : held) {
-      edges.add(new Edge(h.start(), 1, h));
-      edges.add(new Edge(h.end(), -1, h));
-    }
-    edges.sort(Comparator.comparingLong(Edge::at).thenComparingInt(Edge::delta));
-    int holding = 0;
-    int most = 0;
-    for (Edge e : edges) {
-      holding += e.delta();
-      most = Math.max(most, holding);
-      assertThat(holding).as("holders at once, when %s began", e.of()).isLessThanOrEqualTo(PERMITS);
-    }
-
-    // Per permit: one holder after another, fencing tokens rising in the order they began.
-    for (int permit = 1; permit <= PERMITS; permit++) {
-      int k = permit;
-      List<Held> ofPermit = held.stream().filter(h -> h.permit() == k).sorted(Comparator.comparingLong(Held::start))
-          .toList();
-      for (int i = 1; i < ofPermit.size(); i++) {
-        Held before = ofPermit.get(i - 1);
-        Held next = ofPermit.get(i);
-        assertThat(next.start()).as("permit %d: %s began before %s ended", k, next, before)
-            .isGreaterThanOrEqualTo(before.end());
-        assertThat(Long.compareUnsigned(next.fence(), before.fence())).as("permit %d: fencing tokens rise: %s then %s",
-            k, before, next).isPositive();
-      }
-    }
+    assertThat(seen).as("permits_seen").isEqualTo(holds.permitsSeen());
+    holds.check();
     assertThat(tokens).as("permit tokens the harness read from the nodes during the run").isNotEmpty();
-    System.out.println("permits: " + held.size() + " grants, at most " + most + " of " + PERMITS
+    System.out.println("permits: " + holds.size() + " grants, at most " + holds.mostAtOnce() + " of " + PERMITS
         + " held at once, permits " + seen);
 
     // Every permit was given back: the semaphore has no holder left, on either replica.
