@@ -22,7 +22,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * A semaphore's permits through the client (rule 18 of clients/conformance/README.md; rule 17 is the pushback): the
+ * A semaphore's permits through the client (rule 18 of clients/conformance/README.md): the
  * permit is asked for, carried in every later request of its lease, kept across same-token
  * retries, given back when abandoned, and named (never the token) in strings. Over the scripted
  * in-process fake; the bound itself is tested against the real server and real Redis.
