@@ -19,6 +19,9 @@ final class Scripts {
   static final LuaScript PROBE = load("probe");
   static final LuaScript SEED = load("seed");
   static final LuaScript DESCRIBE = load("describe");
+  static final LuaScript ACQUIRE_PERMIT = load("acquire_permit");
+  static final LuaScript EXTEND_PERMITS = load("extend_permits");
+  static final LuaScript DESCRIBE_PERMITS = load("describe_permits");
   static final LuaScript FORCE_RELEASE = load("force_release");
 
   /** The one script call a node gets for several of these made in one pass of an event loop. */
