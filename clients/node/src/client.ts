@@ -223,6 +223,19 @@ export class LockClient {
     }
   }
 
+  /** One attempt: a permit's lease, or null when every permit is held. */
+  async tryAcquirePermit(resource: string, permits: number,
+    opts: { ttlMs: number; signal?: AbortSignal }): Promise<Lease | null> {
+    try {
+      return await this.acquirePermit(resource, permits, { ttlMs: opts.ttlMs, waitMs: 0, signal: opts.signal });
+    } catch (e) {
+      if (e instanceof LockNotAcquiredError) {
+        return null;
+      }
+      throw e;
+    }
+  }
+
   /**
    * Runs `work` while holding the lock: acquires (waiting up to `waitMs`), keeps the lease
    * alive, awaits the work and releases. Resolves with the work's result. If the lease was

@@ -100,6 +100,15 @@ test('given up after an answer named the permit, that permit is given back', asy
   assert.deepEqual(fake.seen.release.map((r) => r.request.permit), [2]);
 });
 
+test('tryAcquirePermit is null when every permit is held', async (t) => {
+  const { fake, client } = await setup(t, {
+    acquire: (call, cb) => cb(failure(status.ABORTED, "semaphore 'jobs': no free permit of 3")),
+  });
+  assert.equal(await client.tryAcquirePermit('jobs', 3, { ttlMs: 1000 }), null);
+  assert.equal(fake.seen.acquire[0].request.permits, 3);
+  assert.equal(millis(fake.seen.acquire[0].request.wait), 0);
+});
+
 test('permits must be a positive integer', async (t) => {
   const { fake, client } = await setup(t);
   for (const bad of [0, -1, 1.5, NaN, '3', true]) {

@@ -83,6 +83,15 @@ class AcquirePermitTest(FakeServerCase, unittest.TestCase):
         threading.Event().wait(0.2)  # no other Release follows
         self.assertEqual([r.permit for r in self.fake.releases], [2])
 
+    def test_try_acquire_permit_is_none_when_every_permit_is_held(self):
+        def all_held(request, context, n):
+            context.abort(grpc.StatusCode.ABORTED, "semaphore 'jobs': no free permit of 3")
+
+        self.fake.on_acquire = all_held
+        self.assertIsNone(self.client.try_acquire_permit("jobs", 3, ttl=10))
+        request = self.fake.acquires[0][0]
+        self.assertEqual((request.permits, request.wait.seconds, request.wait.nanos), (3, 0, 0))
+
     def test_permits_must_be_a_positive_int(self):
         for bad in (0, -1, True, 2.0, "3"):
             with self.assertRaises(ValueError):
@@ -218,6 +227,8 @@ class AsyncPermitTest(unittest.IsolatedAsyncioTestCase):
             return held.permit * 10
 
         self.assertEqual(await self.client.with_permit("jobs", 7, 10, 1, work), 70)
+        self.fake.on_acquire = lambda request, context, n: context.abort(grpc.StatusCode.ABORTED, "all held")
+        self.assertIsNone(await self.client.try_acquire_permit("jobs", 7, ttl=10))
         with self.assertRaises(ValueError):
             await self.client.acquire_permit("jobs", 0, ttl=10)
 

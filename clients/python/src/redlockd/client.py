@@ -140,6 +140,14 @@ class LockClient:
         except LockNotAcquired:
             return None
 
+    def try_acquire_permit(self, resource: str, permits: int,
+                           ttl: _durations.Seconds) -> Optional[Lease]:
+        """One attempt without waiting: a permit's lease, or None when every permit is held."""
+        try:
+            return self.acquire_permit(resource, permits, ttl, 0.0)
+        except LockNotAcquired:
+            return None
+
     def with_lock(self, resource: str, ttl: _durations.Seconds, wait: _durations.Seconds,
                   fn: Callable[[Lease], T]) -> T:
         """Runs ``fn(lease)`` while holding the lock and returns its result.

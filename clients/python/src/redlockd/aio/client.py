@@ -153,6 +153,14 @@ class AsyncLockClient:
         except LockNotAcquired:
             return None
 
+    async def try_acquire_permit(self, resource: str, permits: int,
+                                 ttl: _durations.Seconds) -> Optional[AsyncLease]:
+        """One attempt without waiting: a permit's lease, or None when every permit is held."""
+        try:
+            return await self.acquire_permit(resource, permits, ttl, 0.0)
+        except LockNotAcquired:
+            return None
+
     async def with_lock(self, resource: str, ttl: _durations.Seconds, wait: _durations.Seconds,
                         fn: Callable[[AsyncLease], Awaitable[T]]) -> T:
         """Runs ``await fn(lease)`` while holding the lock and returns its result: acquires,
