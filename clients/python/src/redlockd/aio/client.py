@@ -264,7 +264,7 @@ class AsyncLockClient:
 class KeptPermit:
     """``async with client.with_permit(...) as lease``: the permit kept alive in the block and
     released after it; its loss raised when the block ends (chained to the block's own
-    exception, if it raised one)."""
+    exception, if it raised one; a cancellation is left as it is)."""
 
     def __init__(self, pending: PendingHandle[AsyncLease]) -> None:
         self._pending = pending
@@ -281,7 +281,8 @@ class KeptPermit:
             return
         await lease.close()
         lost = lease.lost_error
-        if lost is not None and lost is not exc:
+        # A cancellation (or an interrupt) goes on as it is: the task must still see it.
+        if lost is not None and lost is not exc and (exc is None or isinstance(exc, Exception)):
             raise lost from exc
 
 
