@@ -91,10 +91,18 @@ export class Transport {
     }
   }
 
-  /** Fire and forget: a Release nobody waits for (the lease runs out by itself if it fails). */
-  releaseQuietly(resource: string, token: string): void {
-    // A closed channel throws as the call starts: nothing to do then.
-    this.once((stub, options, callback) => stub.Release({ resource, token }, options, callback),
-      this.callTimeoutMs).catch(() => {});
+  /**
+   * Fire and forget: a Release nobody waits for (the lease runs out by itself if it fails), one
+   * per permit in `permits` (0: the lock), each sent when the one before it ended, so that giving
+   * back every permit of a large semaphore is no burst.
+   */
+  releaseQuietly(resource: string, token: string, permits: readonly number[] = [0]): void {
+    void (async () => {
+      for (const permit of permits) {
+        // A closed channel throws as the call starts: nothing to do then.
+        await this.once((stub, options, callback) => stub.Release({ resource, token, permit }, options, callback),
+          this.callTimeoutMs);
+      }
+    })().catch(() => {});
   }
 }

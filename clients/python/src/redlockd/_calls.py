@@ -9,7 +9,7 @@ from __future__ import annotations
 import random
 import threading
 import time
-from typing import Any, Callable, Optional, Set, Tuple
+from typing import Any, Callable, Optional, Sequence, Set, Tuple
 
 import grpc
 
@@ -96,17 +96,33 @@ class Calls(CallSettings):
             time.sleep(wait)
             attempt += 1
 
-    def release_quietly(self, resource: str, token: str) -> None:
+    def release_quietly(self, resource: str, token: str, permits: Sequence[int] = (0,)) -> None:
         """Fire and forget: a Release nobody waits for (the lease runs out by itself if it
-        fails)."""
+        fails), one per permit in ``permits`` (0: the lock). Several go one after another from
+        a thread of their own, so that giving back every permit of a large semaphore is no
+        burst."""
+        if len(permits) > 1:
+            threading.Thread(target=self._release_each, args=(resource, token, tuple(permits)),
+                             name="redlockd-give-back", daemon=True).start()
+            return
         try:
             future = self.lock_stub.Release.future(
-                lock_pb2.ReleaseRequest(resource=resource, token=token), timeout=self.call_timeout)
+                lock_pb2.ReleaseRequest(resource=resource, token=token, permit=permits[0]),
+                timeout=self.call_timeout)
         except Exception:  # a closed channel: nothing to give back through
             return
         with self._in_flight_lock:
             self._in_flight.add(future)
         future.add_done_callback(self._forget)
+
+    def _release_each(self, resource: str, token: str, permits: Sequence[int]) -> None:
+        for permit in permits:
+            try:
+                self.lock_stub.Release(
+                    lock_pb2.ReleaseRequest(resource=resource, token=token, permit=permit),
+                    timeout=self.call_timeout)
+            except Exception:  # not held, or unreachable: it runs out by itself
+                pass
 
     def _forget(self, future: grpc.Future) -> None:
         with self._in_flight_lock:
