@@ -201,7 +201,7 @@ public final class Lease implements AutoCloseable {
 
   /** A fire-and-forget Release (a kept stream refused "do not retry" has no stream to half-close). */
   void releaseInBackground() {
-    client.releaseQuietly(resource, token);
+    client.releaseQuietly(resource, permit, token);
   }
 
   /** Releases; never throws for a lease that expired or could not be reached (it runs out by itself). */
