@@ -19,6 +19,9 @@ class SemaphoreLimitTest {
   @BeforeAll
   static void start() {
     h = EngineHarness.start(3, EngineHarness.testConfig(), Duration.ofMillis(250));
+    // On a busy machine the new cluster may still be seeding when start() gives up waiting.
+    org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> h.engine.nodeStates().values()
+        .stream().allMatch(s -> s == NodeState.UP));
   }
 
   @AfterAll
