@@ -13,6 +13,9 @@ final class Scripts {
   static final LuaScript PROBE = LuaScript.load(Scripts.class, "probe");
   static final LuaScript SEED = LuaScript.load(Scripts.class, "seed");
   static final LuaScript DESCRIBE = LuaScript.load(Scripts.class, "describe");
+  static final LuaScript ACQUIRE_PERMIT = LuaScript.load(Scripts.class, "acquire_permit");
+  static final LuaScript EXTEND_PERMITS = LuaScript.load(Scripts.class, "extend_permits");
+  static final LuaScript DESCRIBE_PERMITS = LuaScript.load(Scripts.class, "describe_permits");
   static final LuaScript FORCE_RELEASE = LuaScript.load(Scripts.class, "force_release");
 
   private Scripts() {}
