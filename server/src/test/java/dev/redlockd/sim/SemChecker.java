@@ -32,6 +32,8 @@ final class SemChecker {
   private final Map<String, Map<String, Integer>> permitOf = new HashMap<>();
   private long overLimitWithNoNodeOver;
   private long grants;
+  /** Grants and renewals that left exactly N holders valid: the bound was reached, not kept by a stricter lock. */
+  private long full;
 
   private static final class Held {
     final int permit;
@@ -145,6 +147,9 @@ final class SemChecker {
       }
     }
     int limit = limits.get(resource);
+    if (valid.size() == limit) {
+      full++;
+    }
     if (valid.size() > limit) {
       base.violation(resource + " (limit " + limit + "): " + valid.size() + " holders valid at once: "
           + witness(resource, valid, limit));
@@ -199,15 +204,33 @@ final class SemChecker {
   private int holding(String resource, String token, long since) {
     int n = 0;
     for (SimHost host : hosts) {
-      if (host.lastRestartNanos() >= since || semaphore.holdersOn(host, resource).contains(token)) {
+      if (host.lastRestartNanos() >= since
+          || (semaphore.votes(host) && semaphore.holdersOn(host, resource).contains(token))) {
         n++;
       }
     }
     return n;
   }
 
+  long full() {
+    return full;
+  }
+
   long grants() {
     return grants;
+  }
+
+  /** At the end, with faults healed and every client gone: no permit of a token that was given back. */
+  void leftBehind(java.util.Set<String> excused) {
+    for (SimHost host : hosts) {
+      for (String resource : limits.keySet()) {
+        for (String token : semaphore.holdersOn(host, resource)) {
+          if (!excused.contains(token)) {
+            base.violation(host.name + ": a permit of " + resource + " left behind by " + SimChecker.tag(token));
+          }
+        }
+      }
+    }
   }
 
   /** How many bound violations had every node at or under the limit: the naive design's flaw, not a lost count. */

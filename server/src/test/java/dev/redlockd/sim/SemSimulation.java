@@ -1,5 +1,6 @@
 package dev.redlockd.sim;
 
+import dev.redlockd.engine.LockEngine;
 import dev.redlockd.node.RedisNode;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -18,7 +19,8 @@ import java.util.function.BiConsumer;
 final class SemSimulation {
   /** Makes one replica of the semaphore under test, on its own links to the nodes. */
   interface Implementation {
-    SimSemaphore replica(SimLoop loop, List<RedisNode> links, SimExecutor executor, Random random, SimChecker checker);
+    SimSemaphore replica(SimLoop loop, List<RedisNode> links, SimExecutor executor, Random random,
+        Map<String, Integer> limits);
 
     /** Whether nodes are restarted empty: the mutant has no quarantine, and its test is about counting. */
     boolean restarts();
@@ -36,7 +38,44 @@ final class SemSimulation {
   }
 
   /** What one run did and found; {@code naiveFlaws} counts bound violations with no node over its limit. */
-  record Result(long seed, long operations, long grants, List<String> violations, long naiveFlaws, String trace) {}
+  record Result(long seed, long operations, long grants, long full, List<String> violations, long naiveFlaws,
+      String trace) {}
+
+  /** The real engine's permits: replicas as the lock simulation builds them. */
+  static final Implementation ENGINE = new Implementation() {
+    @Override
+    public SimSemaphore replica(SimLoop loop, List<RedisNode> links, SimExecutor executor, Random random,
+        Map<String, Integer> limits) {
+      LockEngine engine = LockEngine.builder(links, Simulation.config())
+          .scheduler(executor)
+          .nanoClock(executor.nanoClock())
+          .wallMicros(() -> 1_700_000_000_000_000L + loop.now() / 1000)
+          .jitter(new Random(random.nextLong()))
+          .tokens(new SimClient.SeededRandom(random.nextLong()))
+          .build();
+      engine.startAsync(Duration.ofSeconds(1));
+      return new EngineSemaphore(engine, limits, Simulation.PREFIX);
+    }
+
+    @Override
+    public boolean restarts() {
+      return true;
+    }
+  };
+
+  /** The naive majority count, a mutant; without restarts, so that what is caught is the counting. */
+  static final Implementation NAIVE = new Implementation() {
+    @Override
+    public SimSemaphore replica(SimLoop loop, List<RedisNode> links, SimExecutor executor, Random random,
+        Map<String, Integer> limits) {
+      return new NaiveSemaphore(loop, links, Simulation.config(), random);
+    }
+
+    @Override
+    public boolean restarts() {
+      return false;
+    }
+  };
 
   private final long seed;
   private final Shape shape;
@@ -85,7 +124,7 @@ final class SemSimulation {
       for (SimHost host : hosts) {
         links.add(new SimLink(loop, host, network, Simulation.NODE_TIMEOUT.toNanos(), lost, base::event, "replica" + r));
       }
-      replicas.add(implementation.replica(loop, links, executor, new Random(random.nextLong()), base));
+      replicas.add(implementation.replica(loop, links, executor, new Random(random.nextLong()), shape.semaphores()));
     }
     checker.watch(replicas.get(0));
     List<SemClient> clients = new ArrayList<>();
@@ -108,6 +147,7 @@ final class SemSimulation {
     }
     loop.runUntil(loop.now() + Duration.ofSeconds(2).toNanos()); // late deliveries land
     base.leftBehind();
+    checker.leftBehind(base.excused());
     for (SimSemaphore replica : replicas) {
       if (replica instanceof AutoCloseable closeable) {
         try {
@@ -117,7 +157,7 @@ final class SemSimulation {
         }
       }
     }
-    return new Result(seed, operations, checker.grants(), base.violations(), checker.overLimitWithNoNodeOver(),
+    return new Result(seed, operations, checker.grants(), checker.full(), base.violations(), checker.overLimitWithNoNodeOver(),
         base.firstTrace());
   }
 

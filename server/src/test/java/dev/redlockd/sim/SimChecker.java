@@ -168,6 +168,10 @@ final class SimChecker {
     excused.add(token);
   }
 
+  Set<String> excused() {
+    return excused;
+  }
+
   /** A failure an engine call completed with: only the contract's kinds are allowed. */
   void failed(String client, String what, Throwable failure) {
     Throwable cause = failure;

@@ -33,4 +33,9 @@ interface SimSemaphore {
 
   /** The tokens one node counts as holders of the semaphore now (read from its keyspace, for the checker). */
   Set<String> holdersOn(SimHost host, String resource);
+
+  /** Whether the node's holders count towards a quorum. */
+  default boolean votes(SimHost host) {
+    return true;
+  }
 }
