@@ -149,7 +149,10 @@ final class AcquireOperation {
         ? failure.getCause() : failure;
     long left = deadlineNanos - nanoClock.getAsLong();
     boolean retryable = cause instanceof LockHeldException || cause instanceof QuorumUnavailableException;
-    if (!retryable || left <= 0) {
+    // A refusal that shows where to go (the permit this token holds, another permit free on a
+    // quorum) is followed at once, even by a call that does not wait: it is the same attempt.
+    boolean atOnce = retryable && rounds.retryAtOnce(cause);
+    if (!retryable || (left <= 0 && !atOnce)) {
       result.completeExceptionally(retryable && waitEndsWithCaller ? callerDeadline() : cause);
       synchronized (this) {
         roundUnderway = false;
@@ -157,7 +160,7 @@ final class AcquireOperation {
       return;
     }
     long half = retryDelay.toNanos() / 2;
-    long delay = rounds.retryAtOnce(cause) ? 0 : Math.min(left, half + (long) (random.nextDouble() * half));
+    long delay = atOnce ? 0 : Math.min(left, half + (long) (random.nextDouble() * half));
     boolean first;
     synchronized (this) {
       roundUnderway = false;
@@ -169,8 +172,10 @@ final class AcquireOperation {
         delay = 0;
       }
       pendingRound = scheduler.schedule(this::round, delay, TimeUnit.NANOSECONDS);
-      first = !waiting;
-      waiting = true;
+      // A round that goes at once is still the same attempt: the call waits (and listens for
+      // releases) only once a round is refused with nowhere to go.
+      first = !waiting && !atOnce;
+      waiting = waiting || !atOnce;
     }
     if (first) {
       waiters.add(this);

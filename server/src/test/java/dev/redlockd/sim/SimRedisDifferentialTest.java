@@ -60,6 +60,12 @@ class SimRedisDifferentialTest {
   private static final LuaScript PROBE = LuaScript.load(dev.redlockd.engine.LockEngine.class, "probe");
   private static final LuaScript SEED = LuaScript.load(dev.redlockd.engine.LockEngine.class, "seed");
   private static final LuaScript SETTLE = LuaScript.load(dev.redlockd.engine.LockEngine.class, "settle");
+  private static final LuaScript ACQUIRE_PERMIT = LuaScript.load(dev.redlockd.engine.LockEngine.class,
+      "acquire_permit");
+  private static final LuaScript EXTEND_PERMITS = LuaScript.load(dev.redlockd.engine.LockEngine.class,
+      "extend_permits");
+  private static final LuaScript DESCRIBE_PERMITS = LuaScript.load(dev.redlockd.engine.LockEngine.class,
+      "describe_permits");
 
   private static RedisCluster cluster;
   private static RespClient real;
@@ -93,7 +99,8 @@ class SimRedisDifferentialTest {
   @Test
   void randomSequencesAgree() {
     SimRedis sim = new SimRedis("sim-0", System::currentTimeMillis);
-    for (LuaScript script : List.of(ACQUIRE, ABANDON, RAISE, EXTEND, RELEASE, DESCRIBE, FORCE_RELEASE, PROBE, SEED, SETTLE)) {
+    for (LuaScript script : List.of(ACQUIRE, ABANDON, RAISE, EXTEND, RELEASE, DESCRIBE, FORCE_RELEASE, PROBE, SEED, SETTLE,
+        ACQUIRE_PERMIT, EXTEND_PERMITS, DESCRIBE_PERMITS)) {
       realCall("SCRIPT", "LOAD", script.source());
     }
     int operations = 0;
@@ -133,6 +140,8 @@ class SimRedisDifferentialTest {
         "extend=0", "extend=1", "release=0", "release=1", "describe=", "describe=holder", "force_release=0", "force_release=1",
         "probe=up", "probe=quarantined", "probe=served", "probe=blank", "seed=0", "seed=1", "seed=-1",
         "settle=0", "settle=1",
+        "acquire_permit=0", "acquire_permit=1", "acquire_permit=2", "acquire_permit=3", "acquire_permit=4",
+        "extend_permits=0", "extend_permits=1", "describe_permits=", "describe_permits=holder",
         "INCR=ERR", "SET=OK", "SET=null");
     assertThat(bigFences).as("acquires granting a fence past 2^31").isPositive();
   }
@@ -160,6 +169,20 @@ class SimRedisDifferentialTest {
         return "0";
       case "describe":
         return "".equals(list.get(0)) ? "" : "holder";
+      case "extend_permits":
+        for (int i = 1; i < list.size(); i += 2) {
+          if (Long.valueOf(1).equals(list.get(i))) {
+            return "1";
+          }
+        }
+        return "0";
+      case "describe_permits":
+        for (int i = 2; i < list.size(); i += 4) {
+          if (!"".equals(list.get(i))) {
+            return "holder";
+          }
+        }
+        return "";
       case "acquire":
         if (Long.valueOf(1).equals(list.get(0)) && list.get(1) instanceof String fence
             && Long.parseLong(fence) > Integer.MAX_VALUE) {
@@ -176,6 +199,8 @@ class SimRedisDifferentialTest {
 
   /** Where a reply holds a ttl: null nowhere, -1 the reply itself, k element k of the array. */
   private static final int WHOLE = -1;
+  /** describe_permits.lua's reply: a ttl at element 3 and every fourth after it. */
+  private static final int PERMIT_TTLS = -3;
 
   /** The seeded random operations of one sequence, drawing on small pools so they collide. */
   private static final class Sequence {
@@ -242,8 +267,63 @@ class SimRedisDifferentialTest {
         // lock leaves it (settle=0).
         String r = resource();
         return script(SETTLE, List.of(lock(r)), List.of(token(r), rnd.nextBoolean() ? "1" : floor()), null);
+      } else if (roll < 92) {
+        return permitOp();
       }
       return plain();
+    }
+
+    /**
+     * The semaphore scripts, on N of 2 or 3 (so that callers disagree on N, the mismatch branch),
+     * with releases and clean-ups of permits so that they are taken again.
+     */
+    private Op permitOp() {
+      String r = resource();
+      int n = 2 + rnd.nextInt(2);
+      int k = 1 + rnd.nextInt(n);
+      int roll = rnd.nextInt(100);
+      if (roll < 45) {
+        List<String> keys = new ArrayList<>(List.of(permit(r, k), INCARNATION, permitFence(r, k), FENCE_MAX,
+            limit(r)));
+        for (int i = 1; i <= n; i++) {
+          keys.add(permit(r, i));
+        }
+        return script(ACQUIRE_PERMIT, keys, List.of(permitToken(r, k), ttl(),
+            rnd.nextBoolean() ? "" : pick(OWNERS), round(), Integer.toString(n), Integer.toString(k)), null);
+      } else if (roll < 65) {
+        int leases = 1 + rnd.nextInt(2);
+        List<String> keys = new ArrayList<>(List.of(INCARNATION));
+        List<String> args = new ArrayList<>();
+        for (int i = 0; i < leases; i++) {
+          String each = resource();
+          int p = 1 + rnd.nextInt(n);
+          keys.add(permit(each, p));
+          keys.add(limit(each));
+          args.addAll(List.of(permitToken(each, p), ttl()));
+        }
+        return script(EXTEND_PERMITS, keys, args, null);
+      } else if (roll < 80) {
+        List<String> keys = new ArrayList<>(List.of(INCARNATION, limit(r)));
+        for (int i = 1; i <= n; i++) {
+          keys.add(permit(r, i));
+        }
+        return script(DESCRIBE_PERMITS, keys, List.of(), PERMIT_TTLS);
+      } else if (roll < 92) {
+        return script(RELEASE, List.of(permit(r, k), INCARNATION),
+            List.of(permitToken(r, k), PREFIX + "semaphore:{" + r + "}:released", "n2"), null);
+      }
+      return script(ABANDON, List.of(permit(r, k), INCARNATION), List.of(permitToken(r, k), round()), null);
+    }
+
+    /** A permit's holder more often than chance, as {@link #token} does for locks. */
+    private String permitToken(String resource, int permit) {
+      if (rnd.nextInt(10) < 4) {
+        Object holder = sim.keyspace().execute("GET", permit(resource, permit));
+        if (holder instanceof String s) {
+          return s.split(" ", 2)[0];
+        }
+      }
+      return pick(tokens);
     }
 
     /** GET/SET NX PX/DEL/PEXPIRE/PTTL/INCR/EXISTS, and now and then FLUSHALL. */
@@ -379,6 +459,18 @@ class SimRedisDifferentialTest {
 
   private static String fence(String resource) {
     return PREFIX + "{" + resource + "}:fence";
+  }
+
+  private static String permit(String resource, int permit) {
+    return PREFIX + "semaphore:{" + resource + "}:permit:" + permit;
+  }
+
+  private static String permitFence(String resource, int permit) {
+    return PREFIX + "semaphore:{" + resource + "}:fence:" + permit;
+  }
+
+  private static String limit(String resource) {
+    return PREFIX + "semaphore:{" + resource + "}:limit";
   }
 
   // ---- focused checks ------------------------------------------------------------------------
@@ -642,7 +734,7 @@ class SimRedisDifferentialTest {
         return false;
       }
       for (int i = 0; i < e.size(); i++) {
-        boolean ttl = ttlAt != null && ttlAt == i;
+        boolean ttl = ttlAt != null && (ttlAt == i || ttlAt == PERMIT_TTLS && i >= 3 && (i - 3) % 4 == 0);
         if (!(ttl ? sameTtl(e.get(i), a.get(i)) : same(e.get(i), a.get(i), null))) {
           return false;
         }
