@@ -89,17 +89,14 @@ final class EngineSemaphore implements SimSemaphore, AutoCloseable {
   /** Tokens in the permit keys of the semaphore (any node, voting or not: see {@link #votes}). */
   @Override
   public Set<String> holdersOn(SimHost host, String resource) {
-    String keyPrefix = prefix + "semaphore:{" + resource + "}:permit:";
     SimKeyspace keys = host.redis.keyspace();
     Set<String> tokens = new HashSet<>();
-    for (String key : keys.keys()) {
-      if (key.startsWith(keyPrefix)) {
-        Object value = keys.execute("GET", key);
-        if (value != null) {
-          String text = value.toString();
-          int space = text.indexOf(' ');
-          tokens.add(space < 0 ? text : text.substring(0, space));
-        }
+    for (int k = 1; k <= limits.get(resource); k++) {
+      Object value = keys.execute("GET", prefix + "semaphore:{" + resource + "}:permit:" + k);
+      if (value != null) {
+        String text = value.toString();
+        int space = text.indexOf(' ');
+        tokens.add(space < 0 ? text : text.substring(0, space));
       }
     }
     return tokens;

@@ -19,7 +19,7 @@ import java.util.function.BiConsumer;
 final class SemSimulation {
   /** Makes one replica of the semaphore under test, on its own links to the nodes. */
   interface Implementation {
-    SimSemaphore replica(SimLoop loop, List<RedisNode> links, SimExecutor executor, Random random,
+    SimSemaphore replica(int index, SimLoop loop, List<RedisNode> links, SimExecutor executor, Random random,
         Map<String, Integer> limits);
 
     /** Whether nodes are restarted empty: the mutant has no quarantine, and its test is about counting. */
@@ -44,12 +44,15 @@ final class SemSimulation {
   /** The real engine's permits: replicas as the lock simulation builds them. */
   static final Implementation ENGINE = new Implementation() {
     @Override
-    public SimSemaphore replica(SimLoop loop, List<RedisNode> links, SimExecutor executor, Random random,
+    public SimSemaphore replica(int index, SimLoop loop, List<RedisNode> links, SimExecutor executor, Random random,
         Map<String, Integer> limits) {
+      // As in the lock simulation: the second replica's wall clock (the fencing floor of a
+      // rejoining node) is up to a minute behind.
+      long behind = index == 0 ? 0 : (long) (random.nextDouble() * 60_000_000);
       LockEngine engine = LockEngine.builder(links, Simulation.config())
           .scheduler(executor)
           .nanoClock(executor.nanoClock())
-          .wallMicros(() -> 1_700_000_000_000_000L + loop.now() / 1000)
+          .wallMicros(() -> 1_700_000_000_000_000L + loop.now() / 1000 - behind)
           .jitter(new Random(random.nextLong()))
           .tokens(new SimClient.SeededRandom(random.nextLong()))
           .build();
@@ -66,7 +69,7 @@ final class SemSimulation {
   /** The naive majority count, a mutant; without restarts, so that what is caught is the counting. */
   static final Implementation NAIVE = new Implementation() {
     @Override
-    public SimSemaphore replica(SimLoop loop, List<RedisNode> links, SimExecutor executor, Random random,
+    public SimSemaphore replica(int index, SimLoop loop, List<RedisNode> links, SimExecutor executor, Random random,
         Map<String, Integer> limits) {
       return new NaiveSemaphore(loop, links, Simulation.config(), random);
     }
@@ -124,7 +127,7 @@ final class SemSimulation {
       for (SimHost host : hosts) {
         links.add(new SimLink(loop, host, network, Simulation.NODE_TIMEOUT.toNanos(), lost, base::event, "replica" + r));
       }
-      replicas.add(implementation.replica(loop, links, executor, new Random(random.nextLong()), shape.semaphores()));
+      replicas.add(implementation.replica(r, loop, links, executor, new Random(random.nextLong()), shape.semaphores()));
     }
     checker.watch(replicas.get(0));
     List<SemClient> clients = new ArrayList<>();
