@@ -68,7 +68,10 @@ final class PermitRounds implements LeaseRounds {
     }
     int quorum = redlock.quorum();
     boolean promising;
-    if (held.mine() != 0) {
+    // A token that holds a permit gets it back: a quorum holding it for this token answers
+    // with it. One that is free of other tokens on fewer than a quorum cannot be got back (it
+    // is a stale write of a failed round, say, on a few nodes): the call looks elsewhere.
+    if (held.mine() != 0 && held.freeOn(held.mine()) >= quorum) {
       permit = held.mine();
       promising = true;
     } else {

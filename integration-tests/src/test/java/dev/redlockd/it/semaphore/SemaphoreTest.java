@@ -337,9 +337,9 @@ class SemaphoreTest {
 
   @Test
   void aKeptPermitResumesOnTheOtherReplicaWithItsFencingToken() throws Exception {
-    try (LiveServer own = new LiveServer(3);
+    try (LiveServer own = new LiveServer(3, "--node-timeout", "250ms");
         RedlockdServer second = RedlockdServer.start(
-            ServerConfig.parse("--port", "0", "--redis", own.cluster.redisFlag()))) {
+            ServerConfig.parse("--port", "0", "--redis", own.cluster.redisFlag(), "--node-timeout", "250ms"))) {
       String r = resource();
       Lease lease = own.blocking.acquire(permitRequest(r, 2, Duration.ofSeconds(30), Duration.ZERO, "")).getLease();
       KeepAliveRequest keep = KeepAliveRequest.newBuilder().setResource(r).setToken(lease.getToken())
@@ -373,7 +373,7 @@ class SemaphoreTest {
 
   @Test
   void aMajorityRestartedEmptyDoesNotLetAThirdHolderInWhileTwoHold() throws Exception {
-    try (LiveServer own = new LiveServer(5, "--max-ttl", "3s")) {
+    try (LiveServer own = new LiveServer(5, "--max-ttl", "3s", "--node-timeout", "250ms")) {
       String r = resource();
       Lease a = own.blocking.acquire(permitRequest(r, 2, Duration.ofSeconds(3), Duration.ZERO, "")).getLease();
       Lease b = own.blocking.acquire(permitRequest(r, 2, Duration.ofSeconds(3), Duration.ZERO, "")).getLease();

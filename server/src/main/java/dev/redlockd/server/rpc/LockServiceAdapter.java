@@ -177,6 +177,12 @@ public final class LockServiceAdapter extends LockServiceGrpc.LockServiceImplBas
   @Override
   public void describe(DescribeRequest request, StreamObserver<DescribeResponse> responses) {
     String resource = request.getResource();
+    try {
+      engine.rules().resource(resource); // a bad name is refused in a lock's words, as before semaphores
+    } catch (InvalidRequestException e) {
+      reply(responses, CompletableFuture.<DescribeResponse>failedFuture(e), d -> d, d -> { });
+      return;
+    }
     CompletableFuture<DescribeResponse> described = engine.describeSemaphore(resource)
         .thenCompose(semaphore -> semaphore.holders().isEmpty()
             ? engine.describe(resource).thenApply(LockServiceAdapter::toProto)
