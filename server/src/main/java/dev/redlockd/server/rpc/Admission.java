@@ -20,17 +20,41 @@ import java.util.function.Supplier;
  * open streams, Extend, Release, ForceRelease and Describe are never refused here: refusing a
  * renewal could lose a lease, refusing a release would keep one held longer.
  *
+ * <p>A new KeepAlive stream usually comes from a holder whose lease is already granted and
+ * running out (a restart storm: the holders of a replica that restarted come back through the
+ * others), while a new Acquire has nothing to lose by waiting: so streams are refused only past
+ * twice the bound, and told to come back sooner (at most {@link #MAX_STREAM_PUSHBACK}, twice
+ * that with the spread), so that a refused holder can try again well within a lease of seconds.
+ *
  * <p>The pushback is drawn at random from {@code [p, 2p)}, where {@code p} is four times how
- * late the rounds run (at least the node timeout, at most {@link #MAX_PUSHBACK}): the deeper the
- * backlog, the longer the wait, and the refused callers come back spread over a window as long
- * as the wait itself rather than all at once.
+ * late the rounds run for an Acquire, twice for a stream (at least the node timeout, at most
+ * the cap): the deeper the backlog, the longer the wait, and the refused callers come back
+ * spread over a window as long as the wait itself rather than all at once.
  */
 public final class Admission {
   /** The trailer gRPC defines for "retry after this many milliseconds"; grpc-java's retries honour it too. */
   public static final Metadata.Key<String> PUSHBACK =
       Metadata.Key.of("grpc-retry-pushback-ms", Metadata.ASCII_STRING_MARSHALLER);
   static final Duration MAX_PUSHBACK = Duration.ofSeconds(2);
-  private static final int PUSHBACK_PER_LATENESS = 4;
+  static final Duration MAX_STREAM_PUSHBACK = Duration.ofMillis(250);
+
+  /** What is asked for: a new lease, or renewals of a lease its caller may already hold. */
+  enum Call {
+    ACQUIRE("Acquire", 1, 4, MAX_PUSHBACK),
+    KEEP_ALIVE("KeepAlive", 2, 2, MAX_STREAM_PUSHBACK);
+
+    final String rpc;
+    final int boundFactor;
+    final int pushbackPerLateness;
+    final Duration maxPushback;
+
+    Call(String rpc, int boundFactor, int pushbackPerLateness, Duration maxPushback) {
+      this.rpc = rpc;
+      this.boundFactor = boundFactor;
+      this.pushbackPerLateness = pushbackPerLateness;
+      this.maxPushback = maxPushback;
+    }
+  }
 
   private final Supplier<Duration> lateness;
   private final Duration bound;
@@ -57,29 +81,30 @@ public final class Admission {
     return new Admission(() -> Duration.ZERO, Duration.ZERO, Duration.ofMillis(50), new Random(), rpc -> { });
   }
 
-  /** Null when {@code rpc} (a new Acquire or KeepAlive) may go ahead, else the error to end it with at once. */
-  StatusRuntimeException refusal(String rpc) {
+  /** Null when the call may go ahead, else the error to end it with at once. */
+  StatusRuntimeException refusal(Call call) {
     if (bound.isZero()) {
       return null;
     }
     Duration late = lateness.get();
-    if (late.compareTo(bound) <= 0) {
+    Duration limit = bound.multipliedBy(call.boundFactor);
+    if (late.compareTo(limit) <= 0) {
       return null;
     }
-    long pushbackMs = pushbackMillis(late);
-    refused.accept(rpc);
+    long pushbackMs = pushbackMillis(call, late);
+    refused.accept(call.rpc);
     Metadata trailers = new Metadata();
     trailers.put(PUSHBACK, Long.toString(pushbackMs));
     return Status.UNAVAILABLE.withDescription("redlockd is overloaded: its Redis rounds wait "
-            + late.toMillis() + "ms for a quorum (admission bound " + bound.toMillis() + "ms); nothing was "
+            + late.toMillis() + "ms for a quorum (admission bound " + limit.toMillis() + "ms); nothing was "
             + "done: retry after " + pushbackMs + "ms (the grpc-retry-pushback-ms trailer)")
         .asRuntimeException(trailers);
   }
 
-  /** Drawn from [p, 2p), p = 4 x lateness, clamped to [node timeout, MAX_PUSHBACK]. */
-  long pushbackMillis(Duration late) {
-    long p = Math.min(MAX_PUSHBACK.toMillis(),
-        Math.max(nodeTimeout.toMillis(), PUSHBACK_PER_LATENESS * late.toMillis()));
+  /** Drawn from [p, 2p), p = k x lateness, clamped to [node timeout, the call's cap]. */
+  long pushbackMillis(Call call, Duration late) {
+    long p = Math.min(call.maxPushback.toMillis(),
+        Math.max(nodeTimeout.toMillis(), call.pushbackPerLateness * late.toMillis()));
     p = Math.max(1, p);
     return p + (long) (random.nextDouble() * p);
   }

@@ -78,7 +78,7 @@ public final class LockServiceAdapter extends LockServiceGrpc.LockServiceImplBas
 
   @Override
   public void acquire(AcquireRequest request, StreamObserver<AcquireResponse> responses) {
-    StatusRuntimeException overloaded = admission.refusal("Acquire");
+    StatusRuntimeException overloaded = admission.refusal(Admission.Call.ACQUIRE);
     if (overloaded != null) {
       responses.onError(overloaded);
       return;
@@ -215,7 +215,7 @@ public final class LockServiceAdapter extends LockServiceGrpc.LockServiceImplBas
 
   @Override
   public StreamObserver<KeepAliveRequest> keepAlive(StreamObserver<KeepAliveResponse> responses) {
-    StatusRuntimeException overloaded = admission.refusal("KeepAlive");
+    StatusRuntimeException overloaded = admission.refusal(Admission.Call.KEEP_ALIVE);
     if (overloaded != null) {
       // Refused before it keeps anything: the caller's lease (if it holds one) is as it was.
       responses.onError(overloaded);
