@@ -28,6 +28,38 @@ final class MachineCpu {
     }
   }
 
+  /**
+   * Share of the machine's CPU time the hypervisor gave to other guests between two readings of
+   * {@link #readSteal()} (0 to 1): on a shared VM, a run with steal is slower than its figures say.
+   */
+  static double stealShare(long[] before, long[] after) {
+    long total = after[1] - before[1];
+    return total <= 0 ? 0 : (double) (after[0] - before[0]) / total;
+  }
+
+  /** {steal, total} jiffies since boot, from the first line of /proc/stat; zeros where it is missing. */
+  static long[] readSteal() {
+    Path stat = Path.of("/proc/stat");
+    if (!Files.isReadable(stat)) {
+      return new long[] {0, 0};
+    }
+    try {
+      return steal(Files.readAllLines(stat).get(0));
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /** {@code cpu user nice system idle iowait irq softirq steal ...}: {steal, total of the first eight}. */
+  static long[] steal(String cpuLine) {
+    String[] f = cpuLine.trim().split("\\s+");
+    long total = 0;
+    for (int i = 1; i < f.length && i <= 8; i++) {
+      total += Long.parseLong(f[i]);
+    }
+    return new long[] {f.length > 8 ? Long.parseLong(f[8]) : 0, total};
+  }
+
   static double busyCores(long[] before, long[] after) {
     long total = after[1] - before[1];
     if (total <= 0) {
