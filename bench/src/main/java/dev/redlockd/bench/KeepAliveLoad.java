@@ -107,6 +107,8 @@ public final class KeepAliveLoad {
     final CompletableFuture<Void> first = new CompletableFuture<>();
     final CompletableFuture<Status> end = new CompletableFuture<>();
     volatile boolean closing;
+    /** A stream is open (guarded by this). */
+    private boolean live;
     volatile long acquireSent;
     volatile long acquireAnswered;
     volatile long firstAnswered;
@@ -131,6 +133,7 @@ public final class KeepAliveLoad {
 
     @Override
     public void onNext(KeepAliveResponse response) {
+      answered = true;
       if (counted) {
         (response.getState() == LeaseState.LEASE_STATE_HELD ? held : jeopardy).incrementAndGet();
       }
@@ -142,6 +145,7 @@ public final class KeepAliveLoad {
 
     @Override
     public void onError(Throwable t) {
+      streamEnded();
       Status status = Status.fromThrowable(t);
       long pushbackMs = pushbackMillis(t);
       if (pushbackMs >= 0 && firstAnswered == 0 && !closing) {
@@ -158,21 +162,40 @@ public final class KeepAliveLoad {
     }
 
     /** Opens (or opens again) the KeepAlive stream of the granted lease. */
-    void open() {
+    synchronized void open() {
       stub.keepAlive(this);
       requests.onNext(keep);
+      live = true;
       if (closing) {
         requests.onCompleted(); // the half-close came while it waited to open again
       }
     }
 
+    /** The holder lets go: half-closes its stream, or the one it opens next if it waits to open again. */
+    synchronized void halfClose() {
+      if (closing) {
+        return;
+      }
+      closing = true;
+      if (live) {
+        requests.onCompleted();
+      }
+    }
+
+    private synchronized void streamEnded() {
+      live = false;
+    }
+
     @Override
     public void onCompleted() {
+      streamEnded();
       finished(Status.OK);
     }
 
     /** The lease was granted and its stream ended before the holder half-closed it. */
     volatile boolean lostBeforeClose;
+    /** The stream has had an answer: it was not (or no longer) refused. */
+    volatile boolean answered;
 
     void finished(Status status) {
       if (counted && !closing) {
@@ -303,10 +326,7 @@ public final class KeepAliveLoad {
     for (int i = 0; i < holders.size(); i++) {
       pace(closeStart, i);
       Holder h = holders.get(i);
-      h.closing = true;
-      if (h.requests != null) {
-        h.requests.onCompleted();
-      }
+      h.halfClose();
     }
     CompletableFuture.allOf(holders.stream().map(h -> h.end).toArray(CompletableFuture[]::new))
         .get(2, TimeUnit.MINUTES);
@@ -434,10 +454,7 @@ public final class KeepAliveLoad {
         for (int i = 0; i < holders.size(); i++) {
           pace(closeStart, i);
           Holder h = holders.get(i);
-          h.closing = true;
-          if (h.requests != null) {
-            h.requests.onCompleted();
-          }
+          h.halfClose();
         }
         CompletableFuture.allOf(holders.stream().map(h -> h.end).toArray(CompletableFuture[]::new))
             .get(2, TimeUnit.MINUTES);
@@ -445,7 +462,11 @@ public final class KeepAliveLoad {
         int lost = 0;
         int neverOpened = 0;
         int refusedStreams = 0;
+        int lostUnanswered = 0;
         for (Holder h : holders) {
+          if (h.granted && h.lostBeforeClose && !h.answered) {
+            lostUnanswered++;
+          }
           if (h.refused > 0) {
             refusedStreams++;
           }
@@ -459,7 +480,8 @@ public final class KeepAliveLoad {
         }
         OpenRateSweep.Row row = new OpenRateSweep.Row(rate, streams, opened, refusedStreams, refusals.get(), lost,
             neverOpened, acquireTimes, openSeconds, GcPauses.read(gcLog), loadAtStart);
-        System.out.println("  " + row);
+        System.out.println("  " + row + "; lost without any answer on their stream: " + lostUnanswered
+            + "; stream endings " + endings);
         return row;
       } finally {
         pool.forEach(ManagedChannel::shutdownNow);
@@ -593,10 +615,7 @@ public final class KeepAliveLoad {
       acquireThenKeep(LockServiceGrpc.newStub(pool.get(i % pool.size())), h, AcquireRequest.newBuilder()
           .setResource("warmup-" + i).setTtl(ttl).setToken(LockTokens.newToken()).build(), 0);
       h.first.thenRun(() -> {
-        h.closing = true;
-        if (h.requests != null) {
-          h.requests.onCompleted();
-        }
+        h.halfClose();
       });
     }
     CompletableFuture.allOf(warm.stream().map(h -> h.end).toArray(CompletableFuture[]::new))
