@@ -83,25 +83,73 @@ final class KeepAliveCharts {
     return points;
   }
 
-  /** Draws the charts from the page's run sections, writes them beside it and links them from the page. */
+  /** One rate of the open-rate sweep, as its table row reads. */
+  record OpenRate(double rate, double opened, double refusedStreams, double lost, double neverOpened) {}
+
+  /** The rows of the open-rate section's table, by rate; empty without one. */
+  static List<OpenRate> openRates(String page) {
+    int at = page.indexOf(KeepAliveDoc.SWEEP_BEGIN);
+    if (at < 0) {
+      return List.of();
+    }
+    List<OpenRate> rows = new ArrayList<>();
+    for (List<String> r : PageCharts.tableAfter(page, at)) {
+      if (r.size() >= 6) {
+        rows.add(new OpenRate(PageCharts.number(r.get(0)), PageCharts.number(r.get(2)), PageCharts.number(r.get(3)),
+            PageCharts.number(r.get(4)), PageCharts.number(r.get(5))));
+      }
+    }
+    rows.sort(java.util.Comparator.comparingDouble(OpenRate::rate));
+    return rows;
+  }
+
+  static LineChart openRateChart(List<OpenRate> rows) {
+    return new LineChart("What becomes of streams opened at each rate", "streams opened per second", "streams")
+        .series("opened and kept", rows.stream().map(r -> new LineChart.Point(r.rate(), r.opened())).toList())
+        .series("refused early (UNAVAILABLE with a pushback), retried",
+            rows.stream().map(r -> new LineChart.Point(r.rate(), r.refusedStreams())).toList())
+        .series("lost (ended before the half-close)",
+            rows.stream().map(r -> new LineChart.Point(r.rate(), r.lost())).toList())
+        .series("never opened", rows.stream().map(r -> new LineChart.Point(r.rate(), r.neverOpened())).toList());
+  }
+
+  /** Draws the charts from the page's run and open-rate sections, writes them beside it and links them from the page. */
   static List<Path> write(Path doc) throws IOException {
     String page = Files.readString(doc);
     List<Run> runs = runs(page);
-    if (runs.isEmpty()) {
+    List<OpenRate> openRates = openRates(page);
+    if (runs.isEmpty() && openRates.isEmpty()) {
       return List.of();
     }
     String stem = doc.getFileName().toString().replaceFirst("\\.md$", "");
-    Path renewals = doc.resolveSibling(stem + "-renewals.svg");
-    Path open = doc.resolveSibling(stem + "-open-latency.svg");
-    renewalsChart(runs).write(renewals);
-    openLatencyChart(runs).write(open);
-    String block = "![KeepAlive renewals per second against open streams, measured and expected]("
-        + renewals.getFileName() + ")\n\n"
-        + "![Latency of opening a KeepAlive stream, per run](" + open.getFileName() + ")\n\n"
-        + "The charts are drawn from the run sections below by the command that measured them (or again, from "
-        + "the page, by `KeepAliveLoad --charts-only " + doc + "`); never by hand.\n";
+    List<Path> written = new ArrayList<>();
+    StringBuilder block = new StringBuilder();
+    if (!runs.isEmpty()) {
+      Path renewals = doc.resolveSibling(stem + "-renewals.svg");
+      Path open = doc.resolveSibling(stem + "-open-latency.svg");
+      renewalsChart(runs).write(renewals);
+      openLatencyChart(runs).write(open);
+      written.addAll(List.of(renewals, open));
+      block.append("![KeepAlive renewals per second against open streams, measured and expected](")
+          .append(renewals.getFileName()).append(")\n\n")
+          .append("![Latency of opening a KeepAlive stream, per run](").append(open.getFileName()).append(")\n\n");
+    }
+    if (!openRates.isEmpty()) {
+      Path curve = doc.resolveSibling(stem + "-open-rate.svg");
+      openRateChart(openRates).write(curve);
+      written.add(curve);
+      block.append("![What becomes of streams opened at each rate: opened, refused early, lost](")
+          .append(curve.getFileName()).append(")\n\n");
+    }
+    block.append("The charts are drawn from the run sections below by the command that measured them (or again, from "
+        + "the page, by `KeepAliveLoad --charts-only " + doc + "`); never by hand.\n");
     Matcher first = RUN.matcher(page);
-    Files.writeString(doc, PageCharts.place(page, BEGIN, END, block, first.find() ? first.start() : -1));
-    return List.of(renewals, open);
+    int firstSection = first.find() ? first.start() : -1;
+    int sweep = page.indexOf(KeepAliveDoc.SWEEP_BEGIN);
+    if (sweep >= 0 && (firstSection < 0 || sweep < firstSection)) {
+      firstSection = sweep;
+    }
+    Files.writeString(doc, PageCharts.place(page, BEGIN, END, block.toString(), firstSection));
+    return written;
   }
 }

@@ -37,6 +37,13 @@ import java.util.concurrent.atomic.AtomicLong;
  *     [--streams 10000] [--ttl-ms 3000] [--seconds 60] [--nodes 5] [--channels 8] [--rate 250] [--warmup-seconds 15]
  *     [--write docs/keepalive.md]</pre>
  *
+ * <p>{@code --open-rate 250,500,1000,2000} sweeps the rate at which the streams open instead: for
+ * each rate, a fresh server on the same Redis nodes, {@code --streams} opened at that rate, held
+ * for {@code --seconds}, then half-closed; it counts the streams opened and kept, those refused
+ * early (UNAVAILABLE with a {@code grpc-retry-pushback-ms} trailer, retried after the pushback
+ * with jitter), and those lost (ended before the half-close), and with {@code --write} puts the
+ * curve in a section of its own with a chart.
+ *
  * <p>{@code --write} also draws docs/keepalive-*.svg from every run section in the page;
  * {@code --charts-only docs/keepalive.md} redraws them from the page without measuring.
  */
@@ -58,6 +65,14 @@ public final class KeepAliveLoad {
   private final AtomicLong jeopardy = new AtomicLong();
   private final AtomicLong endedEarly = new AtomicLong();
   private final AtomicLong acquireRetries = new AtomicLong();
+  /** Calls refused early by the server's admission control (UNAVAILABLE with a pushback), retried after it. */
+  private final AtomicLong refusals = new AtomicLong();
+  /** Null: one run at {@link #rate}; else the rates of an open-rate sweep. */
+  private List<Integer> openRates;
+  /** Names the resources, so that the points of a sweep on the same nodes never meet. */
+  private String resourcePrefix = "load-";
+  /** Where the server's GC log goes; set per server started. */
+  private Path gcLog;
   private final ConcurrentHashMap<Status.Code, AtomicLong> endings = new ConcurrentHashMap<>();
 
   public static void main(String[] args) throws Exception {
@@ -71,6 +86,7 @@ public final class KeepAliveLoad {
         case "--nodes" -> load.nodes = Integer.parseInt(value);
         case "--channels" -> load.channels = Integer.parseInt(value);
         case "--rate" -> load.rate = Integer.parseInt(value);
+        case "--open-rate" -> load.openRates = OpenRateSweep.parseRates(value);
         case "--warmup-seconds" -> load.warmupSeconds = Integer.parseInt(value);
         case "--server-jar" -> load.serverJar = Path.of(value);
         case "--write" -> load.write = Path.of(value);
@@ -82,7 +98,7 @@ public final class KeepAliveLoad {
         default -> throw new IllegalArgumentException("unknown flag " + args[i]);
       }
     }
-    System.exit(load.run() ? 0 : 1);
+    System.exit((load.openRates != null ? OpenRateSweep.run(load) : load.run()) ? 0 : 1);
   }
 
   private final class Holder implements ClientResponseObserver<KeepAliveRequest, KeepAliveResponse> {
@@ -91,9 +107,19 @@ public final class KeepAliveLoad {
     final CompletableFuture<Void> first = new CompletableFuture<>();
     final CompletableFuture<Status> end = new CompletableFuture<>();
     volatile boolean closing;
+    /** A stream is open (guarded by this). */
+    private boolean live;
     volatile long acquireSent;
     volatile long acquireAnswered;
     volatile long firstAnswered;
+    /** The Acquire was granted: from here on an end before the half-close loses the lease. */
+    volatile boolean granted;
+    volatile int refused;
+    volatile long firstSent;
+    /** Until when the granted lease is valid without a renewal (System.nanoTime()). */
+    volatile long validUntil;
+    volatile LockServiceGrpc.LockServiceStub stub;
+    volatile KeepAliveRequest keep;
     ClientCallStreamObserver<KeepAliveRequest> requests;
 
     Holder(boolean counted) {
@@ -107,6 +133,7 @@ public final class KeepAliveLoad {
 
     @Override
     public void onNext(KeepAliveResponse response) {
+      answered = true;
       if (counted) {
         (response.getState() == LeaseState.LEASE_STATE_HELD ? held : jeopardy).incrementAndGet();
       }
@@ -118,17 +145,64 @@ public final class KeepAliveLoad {
 
     @Override
     public void onError(Throwable t) {
-      finished(Status.fromThrowable(t));
+      streamEnded();
+      Status status = Status.fromThrowable(t);
+      long pushbackMs = pushbackMillis(t);
+      if (pushbackMs >= 0 && firstAnswered == 0 && !closing) {
+        // Refused early, before the stream kept anything: the lease is as it was; come back after
+        // the pushback (with jitter) while the lease is still valid by then.
+        long delayMs = withJitter(pushbackMs);
+        if (System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(delayMs) < validUntil) {
+          refusedOnce(this);
+          CompletableFuture.delayedExecutor(delayMs, TimeUnit.MILLISECONDS).execute(this::open);
+          return;
+        }
+      }
+      finished(status);
+    }
+
+    /** Opens (or opens again) the KeepAlive stream of the granted lease. */
+    synchronized void open() {
+      stub.keepAlive(this);
+      requests.onNext(keep);
+      live = true;
+      if (closing) {
+        requests.onCompleted(); // the half-close came while it waited to open again
+      }
+    }
+
+    /** The holder lets go: half-closes its stream, or the one it opens next if it waits to open again. */
+    synchronized void halfClose() {
+      if (closing) {
+        return;
+      }
+      closing = true;
+      if (live) {
+        requests.onCompleted();
+      }
+    }
+
+    private synchronized void streamEnded() {
+      live = false;
     }
 
     @Override
     public void onCompleted() {
+      streamEnded();
       finished(Status.OK);
     }
+
+    /** The lease was granted and its stream ended before the holder half-closed it. */
+    volatile boolean lostBeforeClose;
+    /** The stream has had an answer: it was not (or no longer) refused. */
+    volatile boolean answered;
 
     void finished(Status status) {
       if (counted && !closing) {
         endedEarly.incrementAndGet();
+      }
+      if (granted && !closing) {
+        lostBeforeClose = true;
       }
       if (counted) {
         endings.computeIfAbsent(status.getCode(), c -> new AtomicLong()).incrementAndGet();
@@ -143,6 +217,8 @@ public final class KeepAliveLoad {
 
   boolean run() throws Exception {
     loadBefore = Machine.loadAverage();
+    Path dir = java.nio.file.Files.createTempDirectory("keepalive-load");
+    gcLog = dir.resolve("server-gc.log");
     try (DevCluster cluster = DevCluster.start(nodes);
         ServerUnderTest server = ServerUnderTest.start(serverJar, jvmArgs(),
             serverFlags(cluster))) {
@@ -155,6 +231,16 @@ public final class KeepAliveLoad {
         return measure(server, pool);
       } finally {
         pool.forEach(ManagedChannel::shutdownNow);
+      }
+    } finally {
+      deleteTree(dir);
+    }
+  }
+
+  static void deleteTree(Path dir) throws java.io.IOException {
+    try (var files = java.nio.file.Files.walk(dir)) {
+      for (Path f : files.sorted(java.util.Comparator.reverseOrder()).toList()) {
+        java.nio.file.Files.deleteIfExists(f);
       }
     }
   }
@@ -240,10 +326,7 @@ public final class KeepAliveLoad {
     for (int i = 0; i < holders.size(); i++) {
       pace(closeStart, i);
       Holder h = holders.get(i);
-      h.closing = true;
-      if (h.requests != null) {
-        h.requests.onCompleted();
-      }
+      h.halfClose();
     }
     CompletableFuture.allOf(holders.stream().map(h -> h.end).toArray(CompletableFuture[]::new))
         .get(2, TimeUnit.MINUTES);
@@ -269,13 +352,14 @@ public final class KeepAliveLoad {
         | streams ended OK after half-close | %,d of %,d |
         | server CPU | %.2f cores |
         | whole machine busy (server, load generator, Redis nodes, anything else) | %.2f cores of %d |
+        | server young-GC pauses (whole run, from -Xlog:gc) | %s |
         | server heap in use after a full GC | %d MiB |
         | server peak RSS | %d MiB |
         | time to open all streams (paced) and get their first answer | %.1f s |
         """, streams, ttlMs, nodes, elapsed, renewals / elapsed, streams / (ttlMs / 3000.0), warmupSeconds, rate,
         acquireTimes, firstAnswerTimes, acquireRetries.get(), jeopardyWhileOpening, jeopardyWhileHeld,
         jeopardyAroundGc, lost, stillHeld, sample, notRefused.isEmpty() ? "" : "; the others: " + notRefused, okEnds, streams, cpuCores, machineCores,
-        Runtime.getRuntime().availableProcessors(), heap, maxRss, openSeconds);
+        Runtime.getRuntime().availableProcessors(), GcPauses.read(gcLog).describe(), heap, maxRss, openSeconds);
     System.out.println();
     System.out.println(table);
     // JEOPARDY is the warning KeepAlive is built to give; it is counted, but only a lost lease fails.
@@ -290,26 +374,154 @@ public final class KeepAliveLoad {
     return pass;
   }
 
+  /** A copy of this command's settings for one point of an open-rate sweep. */
+  KeepAliveLoad forRate(int openRate) {
+    KeepAliveLoad point = new KeepAliveLoad();
+    point.streams = streams;
+    point.ttlMs = ttlMs;
+    point.seconds = seconds;
+    point.nodes = nodes;
+    point.channels = channels;
+    point.rate = openRate;
+    point.warmupSeconds = warmupSeconds;
+    point.serverJar = serverJar;
+    point.resourcePrefix = "r" + openRate + "-load-";
+    return point;
+  }
+
+  int streams() {
+    return streams;
+  }
+
+  long ttlMs() {
+    return ttlMs;
+  }
+
+  long seconds() {
+    return seconds;
+  }
+
+  int nodes() {
+    return nodes;
+  }
+
+  int warmupSeconds() {
+    return warmupSeconds;
+  }
+
+  List<Integer> openRates() {
+    return openRates;
+  }
+
+  Path write() {
+    return write;
+  }
+
+  /**
+   * One point of the sweep: a fresh server on {@code cluster}, the streams opened at this
+   * command's rate (refusals retried after their pushback), held for the measured window, then
+   * half-closed; what became of each stream.
+   */
+  OpenRateSweep.Row openRatePoint(DevCluster cluster, Path dir) throws Exception {
+    String loadAtStart = Machine.loadAverage();
+    gcLog = dir.resolve("server-gc-" + rate + ".log");
+    try (ServerUnderTest server = ServerUnderTest.start(serverJar, jvmArgs(), serverFlags(cluster))) {
+      List<ManagedChannel> pool = new ArrayList<>();
+      for (int i = 0; i < channels; i++) {
+        pool.add(Grpc.newChannelBuilder("127.0.0.1:" + server.port(), InsecureChannelCredentials.create()).build());
+      }
+      try {
+        com.google.protobuf.Duration ttl = com.google.protobuf.Duration.newBuilder()
+            .setSeconds(ttlMs / 1000).setNanos((int) (ttlMs % 1000) * 1_000_000).build();
+        warmUp(pool, ttl);
+        System.out.printf("open rate %,d/s: opening %,d streams (ttl %d ms)...%n", rate, streams, ttlMs);
+        List<Holder> holders = new ArrayList<>(streams);
+        long openStart = System.nanoTime();
+        for (int i = 0; i < streams; i++) {
+          pace(openStart, i);
+          Holder h = new Holder(true);
+          holders.add(h);
+          acquireThenKeep(LockServiceGrpc.newStub(pool.get(i % pool.size())), h, AcquireRequest.newBuilder()
+              .setResource(resourcePrefix + i).setTtl(ttl).setOwner("keepalive-load")
+              .setToken(LockTokens.newToken()).build(), 0);
+        }
+        CompletableFuture.allOf(holders.stream().map(h -> h.first).toArray(CompletableFuture[]::new))
+            .get(2 * OPEN_PATIENCE_NANOS, TimeUnit.NANOSECONDS);
+        double openSeconds = (System.nanoTime() - openStart) / 1e9;
+        String acquireTimes = percentiles(holders, h -> h.acquireAnswered - h.acquireSent);
+        Thread.sleep(TimeUnit.SECONDS.toMillis(seconds));
+        long closeStart = System.nanoTime();
+        for (int i = 0; i < holders.size(); i++) {
+          pace(closeStart, i);
+          Holder h = holders.get(i);
+          h.halfClose();
+        }
+        CompletableFuture.allOf(holders.stream().map(h -> h.end).toArray(CompletableFuture[]::new))
+            .get(2, TimeUnit.MINUTES);
+        int opened = 0;
+        int lost = 0;
+        int neverOpened = 0;
+        int refusedStreams = 0;
+        int lostUnanswered = 0;
+        for (Holder h : holders) {
+          if (h.granted && h.lostBeforeClose && !h.answered) {
+            lostUnanswered++;
+          }
+          if (h.refused > 0) {
+            refusedStreams++;
+          }
+          if (!h.granted) {
+            neverOpened++;
+          } else if (h.lostBeforeClose) {
+            lost++;
+          } else {
+            opened++;
+          }
+        }
+        OpenRateSweep.Row row = new OpenRateSweep.Row(rate, streams, opened, refusedStreams, refusals.get(), lost,
+            neverOpened, acquireTimes, openSeconds, GcPauses.read(gcLog), loadAtStart);
+        System.out.println("  " + row + "; lost without any answer on their stream: " + lostUnanswered
+            + "; stream endings " + endings);
+        return row;
+      } finally {
+        pool.forEach(ManagedChannel::shutdownNow);
+      }
+    }
+  }
+
   /**
    * Acquire, then keep the lease alive. UNAVAILABLE means "retry the same call": with the
    * same client-chosen token a retry cannot take a second lock.
    */
   private void acquireThenKeep(LockServiceGrpc.LockServiceStub stub, Holder h, AcquireRequest request, int attempt) {
     h.acquireSent = System.nanoTime();
+    if (h.firstSent == 0) {
+      h.firstSent = h.acquireSent;
+    }
     stub.acquire(request, new StreamObserver<>() {
       @Override
       public void onNext(AcquireResponse value) {
         h.acquireAnswered = System.nanoTime();
         Lease lease = value.getLease();
-        stub.keepAlive(h);
-        h.requests.onNext(KeepAliveRequest.newBuilder()
-            .setResource(lease.getResource()).setToken(lease.getToken()).setTtl(request.getTtl()).build());
+        h.validUntil = h.acquireSent + TimeUnit.SECONDS.toNanos(lease.getValidity().getSeconds())
+            + lease.getValidity().getNanos();
+        h.granted = true;
+        h.stub = stub;
+        h.keep = KeepAliveRequest.newBuilder()
+            .setResource(lease.getResource()).setToken(lease.getToken()).setTtl(request.getTtl()).build();
+        h.open();
       }
 
       @Override
       public void onError(Throwable t) {
         Status status = Status.fromThrowable(t);
-        if (status.getCode() == Status.Code.UNAVAILABLE && attempt < 5) {
+        long pushbackMs = pushbackMillis(t);
+        if (pushbackMs >= 0 && System.nanoTime() - h.firstSent < OPEN_PATIENCE_NANOS) {
+          // Refused early by admission control: nothing was done; retry after the pushback, with jitter.
+          refusedOnce(h);
+          CompletableFuture.delayedExecutor(withJitter(pushbackMs), TimeUnit.MILLISECONDS)
+              .execute(() -> acquireThenKeep(stub, h, request, attempt));
+        } else if (pushbackMs < 0 && status.getCode() == Status.Code.UNAVAILABLE && attempt < 5) {
           if (h.counted) {
             acquireRetries.incrementAndGet();
           }
@@ -325,6 +537,39 @@ public final class KeepAliveLoad {
     });
   }
 
+  /** A holder refused by the server's admission control keeps asking this long, then gives up (never opened). */
+  private static final long OPEN_PATIENCE_NANOS = TimeUnit.SECONDS.toNanos(60);
+
+  private void refusedOnce(Holder h) {
+    if (h.counted) {
+      refusals.incrementAndGet();
+      h.refused++;
+    }
+  }
+
+  /** The {@code grpc-retry-pushback-ms} trailer of an UNAVAILABLE, or -1 when there is none. */
+  static long pushbackMillis(Throwable t) {
+    Status status = Status.fromThrowable(t);
+    io.grpc.Metadata trailers = Status.trailersFromThrowable(t);
+    if (status.getCode() != Status.Code.UNAVAILABLE || trailers == null) {
+      return -1;
+    }
+    String value = trailers.get(PUSHBACK);
+    try {
+      return value == null ? -1 : Math.max(0, Long.parseLong(value.trim()));
+    } catch (NumberFormatException e) {
+      return -1;
+    }
+  }
+
+  static final io.grpc.Metadata.Key<String> PUSHBACK =
+      io.grpc.Metadata.Key.of("grpc-retry-pushback-ms", io.grpc.Metadata.ASCII_STRING_MARSHALLER);
+
+  /** The pushback plus up to half of it again, at random: refused holders do not all come back at once. */
+  static long withJitter(long pushbackMs) {
+    return pushbackMs + (long) (java.util.concurrent.ThreadLocalRandom.current().nextDouble() * pushbackMs / 2);
+  }
+
   /** -Dbench.serverJvm="-XX:StartFlightRecording=..." adds JVM flags to the server, e.g. to profile it. */
   /** -Dbench.serverFlags="--io-threads 1" adds server flags, e.g. to compare settings. */
   private List<String> serverFlags(DevCluster cluster) {
@@ -337,8 +582,11 @@ public final class KeepAliveLoad {
     return flags;
   }
 
-  private static List<String> jvmArgs() {
+  List<String> jvmArgs() {
     List<String> args = new ArrayList<>(List.of("-Xmx1g"));
+    if (gcLog != null) {
+      args.add(GcPauses.flag(gcLog));
+    }
     String extra = System.getProperty("bench.serverJvm", "").trim();
     if (!extra.isEmpty()) {
       args.addAll(List.of(extra.split("\\s+")));
@@ -367,10 +615,7 @@ public final class KeepAliveLoad {
       acquireThenKeep(LockServiceGrpc.newStub(pool.get(i % pool.size())), h, AcquireRequest.newBuilder()
           .setResource("warmup-" + i).setTtl(ttl).setToken(LockTokens.newToken()).build(), 0);
       h.first.thenRun(() -> {
-        h.closing = true;
-        if (h.requests != null) {
-          h.requests.onCompleted();
-        }
+        h.halfClose();
       });
     }
     CompletableFuture.allOf(warm.stream().map(h -> h.end).toArray(CompletableFuture[]::new))

@@ -73,6 +73,8 @@ public final class KeptLease {
   /** When the first renewal was asked for; before any succeeds, retries run for one ttl. */
   private long startedNanos = -1;
   private ScheduledFuture<?> next;
+  /** When the renewal under way (or the next one) fell (or falls) due; see {@link #dueNanos}. */
+  private long dueNanos;
   private boolean renewing;
   private boolean renewAgain;
   private boolean ended;
@@ -146,6 +148,7 @@ public final class KeptLease {
         return;
       }
       renewing = true;
+      dueNanos = now;
     }
     // Through the batch too: it sends at once, and holders asking at the same moment (Java
     // clients ask every ttl/4) then share each node's pipeline.
@@ -231,12 +234,15 @@ public final class KeptLease {
     return ended;
   }
 
-  /** A renewal as it begins: what to extend, and the holder's mark at that moment. */
-  record Start(Redlock.Extension extension, long mark) {}
+  /**
+   * A renewal as it begins: what to extend, the holder's mark at that moment, and when the
+   * renewal fell due (the batch measures the engine's lag by it).
+   */
+  record Start(Redlock.Extension extension, long mark, long dueNanos) {}
 
   /** What to renew now, for this lease alone or for a batch of renewals that fell due together. */
   synchronized Start start() {
-    return new Start(new Redlock.Extension(resource, token, ttl, permit), mark);
+    return new Start(new Redlock.Extension(resource, token, ttl, permit), mark, dueNanos);
   }
 
   /** Takes the outcome of a renewal that began as {@code start} and was sent at {@code sentNanos}. */
@@ -254,6 +260,9 @@ public final class KeptLease {
           again = renewAgain && !ended;
           renewAgain = false;
           renewing = again;
+          if (again) {
+            dueNanos = nanoClock.getAsLong();
+          }
         }
         if (again) {
           batch.add(this);
@@ -329,6 +338,7 @@ public final class KeptLease {
 
   /** When the last validity runs out during jeopardy, the lease is lost even if a renewal is still under way. */
   private void scheduleLocked(long delayNanos) {
+    dueNanos = nanoClock.getAsLong() + delayNanos;
     next = scheduler.schedule(this::renewWhenDue, delayNanos, TimeUnit.NANOSECONDS);
   }
 

@@ -46,12 +46,12 @@ public final class Leases {
     this.jitter = shared.jitter;
     this.tokens = shared.tokens;
     this.waitingCalls = shared.waitingCalls;
-    this.renewals = new RenewalBatch(this, scheduler, nanoClock);
+    this.renewals = new RenewalBatch(this, scheduler, nanoClock, shared.backlog);
   }
 
   /** What every space of one engine shares. */
   record Shared(EngineConfig config, NodeEvents events, ScheduledExecutorService scheduler,
-      LongSupplier nanoClock, Random jitter, SecureRandom tokens, AtomicInteger waitingCalls) {}
+      LongSupplier nanoClock, Random jitter, SecureRandom tokens, AtomicInteger waitingCalls, Backlog backlog) {}
 
   /**
    * Takes the lock, retrying while it is held by someone else until {@code wait} runs out,

@@ -34,6 +34,7 @@ public final class LockEngine implements AutoCloseable {
   private final ScheduledExecutorService scheduler;
   private final boolean ownsScheduler;
   private final AtomicInteger waitingCalls = new AtomicInteger();
+  private final Backlog backlog;
 
   private LockEngine(Builder b) {
     this.nodes = List.copyOf(b.nodes);
@@ -44,15 +45,16 @@ public final class LockEngine implements AutoCloseable {
     Keys keys = new Keys(config.keyPrefix());
     this.monitor = new NodeMonitor(nodes, keys, config, scheduler, b.wallMicros, b.nanoClock, b.tokens);
     this.events = new NodeEvents(nodes, b.notices);
+    this.backlog = new Backlog(b.nanoClock);
     Leases.Shared shared = new Leases.Shared(config, events, scheduler, b.nanoClock, b.jitter, b.tokens,
-        waitingCalls);
+        waitingCalls, backlog);
     this.locks = space(shared, rules, keys, b);
     this.elections = space(shared, rules.forElections(), keys.inSpace(Keys.ELECTIONS), b);
     this.semaphores = space(shared, rules.forSemaphores(), keys.inSpace(Keys.SEMAPHORES), b);
   }
 
   private Leases space(Leases.Shared shared, RequestRules spaceRules, Keys keys, Builder b) {
-    Redlock redlock = new Redlock(nodes, keys, config, b.nanoClock, monitor, b.tokens.nextLong());
+    Redlock redlock = new Redlock(nodes, keys, config, b.nanoClock, monitor, b.tokens.nextLong(), backlog);
     return new Leases(shared, spaceRules, keys, redlock, new OperatorRounds(nodes, keys, monitor));
   }
 
@@ -202,6 +204,11 @@ public final class LockEngine implements AutoCloseable {
   /** Acquire calls with a wait under way now: the count {@code maxWaitingAcquires} limits. */
   public int waitingAcquires() {
     return waitingCalls.get();
+  }
+
+  /** How far behind the engine's rounds run: what the server's admission control reads. */
+  public Backlog backlog() {
+    return backlog;
   }
 
   /** Whether a quorum of nodes voted at the last probe. */

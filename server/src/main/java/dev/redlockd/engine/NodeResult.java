@@ -22,6 +22,12 @@ record NodeResult<T>(RedisNode node, T value, Throwable failure) {
    */
   static <T> CompletableFuture<List<NodeResult<T>>> fromAll(
       List<RedisNode> nodes, Function<RedisNode, CompletableFuture<T>> call) {
+    return fromAll(nodes, call, null);
+  }
+
+  /** {@link #fromAll}, telling {@code timed} (if not null) as each node's call ends. */
+  static <T> CompletableFuture<List<NodeResult<T>>> fromAll(
+      List<RedisNode> nodes, Function<RedisNode, CompletableFuture<T>> call, Backlog.Round timed) {
     List<CompletableFuture<NodeResult<T>>> calls = new ArrayList<>(nodes.size());
     for (RedisNode node : nodes) {
       CompletableFuture<T> sent;
@@ -30,7 +36,12 @@ record NodeResult<T>(RedisNode node, T value, Throwable failure) {
       } catch (RuntimeException e) {
         sent = CompletableFuture.failedFuture(e);
       }
-      calls.add(sent.handle((value, failure) -> new NodeResult<>(node, value, failure)));
+      calls.add(sent.handle((value, failure) -> {
+        if (timed != null) {
+          timed.ended();
+        }
+        return new NodeResult<>(node, value, failure);
+      }));
     }
     return CompletableFuture.allOf(calls.toArray(CompletableFuture[]::new))
         .thenApply(ignored -> calls.stream().map(CompletableFuture::join).toList());
@@ -56,6 +67,12 @@ record NodeResult<T>(RedisNode node, T value, Throwable failure) {
   /** Sends to every node at once, as {@link #fromAll}, and also says when {@code enough} holds. */
   static <T> Round<T> untilEnough(List<RedisNode> nodes, Function<RedisNode, CompletableFuture<T>> call,
       Predicate<List<NodeResult<T>>> enough) {
+    return untilEnough(nodes, call, enough, null);
+  }
+
+  /** {@link #untilEnough}, telling {@code timed} (if not null) as each node's call ends. */
+  static <T> Round<T> untilEnough(List<RedisNode> nodes, Function<RedisNode, CompletableFuture<T>> call,
+      Predicate<List<NodeResult<T>>> enough, Backlog.Round timed) {
     int n = nodes.size();
     AtomicReferenceArray<NodeResult<T>> results = new AtomicReferenceArray<>(n);
     AtomicInteger left = new AtomicInteger(n);
@@ -70,6 +87,9 @@ record NodeResult<T>(RedisNode node, T value, Throwable failure) {
       }
       int index = i;
       sent.whenComplete((value, failure) -> {
+        if (timed != null) {
+          timed.ended();
+        }
         results.set(index, new NodeResult<>(node, value, failure));
         List<NodeResult<T>> sofar = snapshot(nodes, results);
         if (left.decrementAndGet() == 0) {

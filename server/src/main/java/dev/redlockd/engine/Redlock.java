@@ -26,9 +26,17 @@ final class Redlock {
   /** Names this engine's acquire rounds: random per engine, so replicas never share a name. */
   private final String roundPrefix;
   private final AtomicLong rounds = new AtomicLong();
+  /** Told how long each round waited for a quorum of answers: what admission control reads. */
+  private final Backlog backlog;
 
   Redlock(List<RedisNode> nodes, Keys keys, EngineConfig config, LongSupplier nanoClock, NodeMonitor monitor,
       long roundSeed) {
+    this(nodes, keys, config, nanoClock, monitor, roundSeed, new Backlog(nanoClock));
+  }
+
+  Redlock(List<RedisNode> nodes, Keys keys, EngineConfig config, LongSupplier nanoClock, NodeMonitor monitor,
+      long roundSeed, Backlog backlog) {
+    this.backlog = backlog;
     this.roundPrefix = Long.toUnsignedString(roundSeed, 36) + ".";
     this.nodes = nodes;
     this.keys = keys;
@@ -317,7 +325,8 @@ final class Redlock {
       args.add(Long.toString(e.ttl().toMillis()));
     }
     CompletableFuture<List<NodeResult<List<Replies.Extend>>>> replies = NodeResult.fromAll(nodes,
-            node -> node.eval(script, keyList, args).thenApply(reply -> Replies.extend(reply, chunk.size())))
+            node -> node.eval(script, keyList, args).thenApply(reply -> Replies.extend(reply, chunk.size())),
+            backlog.round(quorum()))
         .thenApply(results -> {
           monitor.observe(results, each -> each.get(0).incarnated());
           return results;
@@ -404,7 +413,7 @@ final class Redlock {
       List<String> args, Function<Object, T> reply, Predicate<T> incarnated, Predicate<T> yes) {
     NodeResult.Round<T> round = NodeResult.untilEnough(nodes,
         node -> node.eval(script, keyList, args).thenApply(reply),
-        sofar -> Tally.of(sofar, incarnated, yes).quorumSaidYes());
+        sofar -> Tally.of(sofar, incarnated, yes).quorumSaidYes(), backlog.round(quorum()));
     round.all().thenAccept(results -> monitor.observe(results, incarnated));
     return round;
   }

@@ -17,10 +17,12 @@ final class RenewalBatch {
   private final Leases space;
   private final ScheduledExecutorService scheduler;
   private final LongSupplier nanoClock;
+  private final Backlog backlog;
   private List<KeptLease> due = new ArrayList<>(); // guarded by this
 
-  RenewalBatch(Leases space, ScheduledExecutorService scheduler, LongSupplier nanoClock) {
+  RenewalBatch(Leases space, ScheduledExecutorService scheduler, LongSupplier nanoClock, Backlog backlog) {
     this.space = space;
+    this.backlog = backlog;
     this.scheduler = scheduler;
     this.nanoClock = nanoClock;
   }
@@ -46,6 +48,14 @@ final class RenewalBatch {
     List<KeptLease.Start> starts = batch.stream().map(KeptLease::start).toList();
     List<Redlock.Extension> extensions = starts.stream().map(KeptLease.Start::extension).toList();
     long sent = nanoClock.getAsLong();
+    if (!starts.isEmpty()) {
+      // The oldest renewal of the batch: how long it waited for the scheduler thread after it fell due.
+      long late = 0;
+      for (KeptLease.Start start : starts) {
+        late = Math.max(late, sent - start.dueNanos());
+      }
+      backlog.record(late);
+    }
     List<CompletableFuture<Grant>> renewed = new ArrayList<>();
     Pipelining.together(() -> renewed.addAll(space.extendAll(extensions)));
     for (int i = 0; i < batch.size(); i++) {

@@ -16,6 +16,7 @@ import dev.redlockd.server.access.PolicyWatch;
 import dev.redlockd.server.access.Shares;
 import dev.redlockd.server.dev.DevCluster;
 import dev.redlockd.server.metrics.Metrics;
+import dev.redlockd.server.rpc.Admission;
 import dev.redlockd.server.rpc.ElectionServiceAdapter;
 import dev.redlockd.server.rpc.LockServiceAdapter;
 import dev.redlockd.server.rpc.OpenStreams;
@@ -167,7 +168,7 @@ public final class RedlockdServer implements AutoCloseable {
           // policy inside it, so that it judges only requests that parsed.
           .addService(metrics.meter(UnparseableRequests.refuse(ServerInterceptors.intercept(
               new LockServiceAdapter(engine, streams, access, shares,
-                  config.allowForceRelease).bind(),
+                  config.allowForceRelease, admission(config, engine, metrics)).bind(),
               auth))))
           .addService(metrics.meter(UnparseableRequests.refuse(ServerInterceptors.intercept(
               new ElectionServiceAdapter(elections, streams, access, shares).bindService(),
@@ -209,6 +210,16 @@ public final class RedlockdServer implements AutoCloseable {
       }
       throw e;
     }
+  }
+
+  /** New Acquire calls and KeepAlive streams refused early while the engine's rounds run later than the bound. */
+  private static Admission admission(ServerConfig config, LockEngine engine, Metrics metrics) {
+    Duration bound = config.admissionBound();
+    if (bound.isZero()) {
+      log.info("admission control: off (--admission-latency 0)");
+    }
+    return new Admission(engine.backlog()::lateness, bound, config.nodeTimeout, new java.util.Random(),
+        metrics::admissionRefused);
   }
 
   /** grpcurl before 1.8.8 speaks only the v1alpha reflection protocol. */

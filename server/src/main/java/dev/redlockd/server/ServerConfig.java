@@ -117,6 +117,13 @@ public final class ServerConfig {
       description = "How long one Redis node may take to answer (default ${DEFAULT-VALUE}).")
   Duration nodeTimeout;
 
+  @Option(names = "--admission-latency", defaultValue = "${env:REDLOCKD_ADMISSION_LATENCY:-auto}",
+      description = "Admission control: while the server's Redis rounds wait longer than this for a quorum of nodes "
+          + "(averaged over 100 ms), new Acquire calls and KeepAlive streams are refused at once with UNAVAILABLE "
+          + "and a grpc-retry-pushback-ms trailer; renewals, Extend and Release never are. auto: half of "
+          + "--node-timeout; 0: off (default ${DEFAULT-VALUE}).")
+  String admissionLatency;
+
   @Option(names = "--io-threads", defaultValue = "${env:REDLOCKD_IO_THREADS:-0}",
       description = "Threads that serve gRPC and talk to Redis, each with one connection to every node, over "
           + "which it pipelines whatever its calls send together (default 0: one per core).")
@@ -293,6 +300,23 @@ public final class ServerConfig {
     return m.matches() ? Optional.of(m.group(1)) : Optional.empty();
   }
 
+  /** The admission bound: half the node timeout unless set; zero is off. */
+  public Duration admissionBound() {
+    String value = admissionLatency == null ? "auto" : admissionLatency.trim();
+    if (value.isEmpty() || value.equalsIgnoreCase("auto")) {
+      return nodeTimeout.dividedBy(2);
+    }
+    if (value.equals("0")) {
+      return Duration.ZERO;
+    }
+    try {
+      return DurationFlag.parse(value);
+    } catch (CommandLine.TypeConversionException e) {
+      throw new IllegalArgumentException("--admission-latency must be a duration (e.g. 25ms), 0 (off) or auto, not '"
+          + value + "'");
+    }
+  }
+
   /** Checks what picocli cannot; throws IllegalArgumentException with a one-line reason. */
   EngineConfig engineConfig() {
     bindAddress();
@@ -308,6 +332,7 @@ public final class ServerConfig {
     if (nodeTimeout.isZero()) {
       throw new IllegalArgumentException("--node-timeout must be positive");
     }
+    admissionBound();
     if (ioThreads < 0) {
       throw new IllegalArgumentException("--io-threads must not be negative (0: one per core)");
     }

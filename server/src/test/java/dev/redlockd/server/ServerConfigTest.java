@@ -44,6 +44,18 @@ class ServerConfigTest {
   }
 
   @Test
+  void theAdmissionBoundIsHalfTheNodeTimeoutUnlessSetAndZeroIsOff() {
+    assertThat(ServerConfig.parse("--redis", "redis://a:1").admissionBound()).isEqualTo(Duration.ofMillis(25));
+    assertThat(ServerConfig.parse("--redis", "redis://a:1", "--node-timeout", "200ms").admissionBound())
+        .isEqualTo(Duration.ofMillis(100));
+    assertThat(ServerConfig.parse("--redis", "redis://a:1", "--admission-latency", "40ms").admissionBound())
+        .isEqualTo(Duration.ofMillis(40));
+    assertThat(ServerConfig.parse("--redis", "redis://a:1", "--admission-latency", "0").admissionBound()).isZero();
+    assertThatThrownBy(() -> ServerConfig.parse("--redis", "redis://a:1", "--admission-latency", "soon"))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("--admission-latency");
+  }
+
+  @Test
   void forceReleaseIsAllowedOnlyWhenAsked() {
     assertThat(ServerConfig.parse("--dev", "--allow-force-release").allowForceRelease).isTrue();
     assertThat(ServerConfig.parse("--dev", "--allow-force-release=false").allowForceRelease).isFalse();

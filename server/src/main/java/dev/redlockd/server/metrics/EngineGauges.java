@@ -36,6 +36,12 @@ final class EngineGauges {
     gauge(registry, "redlockd_acquires_waiting",
         "Acquire calls with a wait under way on this server (limited by --max-waiting-acquires)",
         engine::waitingAcquires);
+    GaugeWithCallback.builder()
+        .name("redlockd_admission_lateness_seconds")
+        .help("How long the engine's recent rounds waited for a quorum of Redis nodes (and renewals for the "
+            + "scheduler), averaged over 100 ms: past --admission-latency, new Acquire and KeepAlive calls are refused")
+        .callback(cb -> cb.call(engine.backlog().lateness().toNanos() / 1e9))
+        .register(registry);
   }
 
   static void registerStreams(PrometheusRegistry registry, Supplier<Map<String, Long>> byKind, Duration nodeTimeout) {

@@ -30,6 +30,7 @@ public final class Metrics implements AutoCloseable {
   private final RpcMetrics rpcs;
   private final NodeMetrics nodes;
   private final Counter denials;
+  private final Counter admissionRefusals;
   private final LeaseMeter leases;
   private volatile HTTPServer http;
 
@@ -45,6 +46,20 @@ public final class Metrics implements AutoCloseable {
         .labelNames("identity", "rpc")
         .withoutExemplars()
         .register(registry);
+    this.admissionRefusals = registry == null ? null : Counter.builder()
+        .name("redlockd_admission_refused_total")
+        .help("New Acquire calls and KeepAlive streams refused at once with UNAVAILABLE and a grpc-retry-pushback-ms "
+            + "trailer because the engine's rounds ran later than --admission-latency, by RPC")
+        .labelNames("rpc")
+        .withoutExemplars()
+        .register(registry);
+  }
+
+  /** One new call refused by admission control. */
+  public void admissionRefused(String rpc) {
+    if (admissionRefusals != null) {
+      admissionRefusals.labelValues(rpc).inc();
+    }
   }
 
   /** One call the access policy refused. */

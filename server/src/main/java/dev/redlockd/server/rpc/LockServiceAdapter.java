@@ -33,6 +33,7 @@ import io.grpc.Deadline;
 import io.grpc.ServerInterceptors;
 import io.grpc.ServerServiceDefinition;
 import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import java.time.Duration;
@@ -53,9 +54,17 @@ public final class LockServiceAdapter extends LockServiceGrpc.LockServiceImplBas
   private final Access access;
   private final Shares shares;
   private final boolean allowForceRelease;
+  private final Admission admission;
 
   public LockServiceAdapter(LockEngine engine, OpenStreams streams, Access access, Shares shares,
       boolean allowForceRelease) {
+    this(engine, streams, access, shares, allowForceRelease, Admission.off());
+  }
+
+  /** With admission control: new Acquire calls and KeepAlive streams are refused while the engine runs behind. */
+  public LockServiceAdapter(LockEngine engine, OpenStreams streams, Access access, Shares shares,
+      boolean allowForceRelease, Admission admission) {
+    this.admission = admission;
     this.engine = engine;
     this.streams = streams;
     this.access = access;
@@ -71,6 +80,11 @@ public final class LockServiceAdapter extends LockServiceGrpc.LockServiceImplBas
 
   @Override
   public void acquire(AcquireRequest request, StreamObserver<AcquireResponse> responses) {
+    StatusRuntimeException overloaded = admission.refusal(Admission.Call.ACQUIRE);
+    if (overloaded != null) {
+      responses.onError(overloaded);
+      return;
+    }
     Caller caller = Caller.current();
     CompletableFuture<Grant> lease;
     try {
@@ -226,6 +240,12 @@ public final class LockServiceAdapter extends LockServiceGrpc.LockServiceImplBas
 
   @Override
   public StreamObserver<KeepAliveRequest> keepAlive(StreamObserver<KeepAliveResponse> responses) {
+    StatusRuntimeException overloaded = admission.refusal(Admission.Call.KEEP_ALIVE);
+    if (overloaded != null) {
+      // Refused before it keeps anything: the caller's lease (if it holds one) is as it was.
+      responses.onError(overloaded);
+      return DISCARD;
+    }
     ServerCallStreamObserver<KeepAliveResponse> call = (ServerCallStreamObserver<KeepAliveResponse>) responses;
     Caller caller = Caller.current();
     // The policy may change while the stream lives: each renewal the server makes is checked too.
@@ -238,6 +258,18 @@ public final class LockServiceAdapter extends LockServiceGrpc.LockServiceImplBas
     }
     return stream;
   }
+
+  /** Reads what a refused stream's client still sends, and does nothing with it. */
+  private static final StreamObserver<KeepAliveRequest> DISCARD = new StreamObserver<>() {
+    @Override
+    public void onNext(KeepAliveRequest value) {}
+
+    @Override
+    public void onError(Throwable t) {}
+
+    @Override
+    public void onCompleted() {}
+  };
 
   /**
    * Completes the call from the engine's future. If the caller goes away first (deadline,
