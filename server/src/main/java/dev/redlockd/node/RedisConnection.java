@@ -103,6 +103,7 @@ final class RedisConnection {
   private final ArrayList<Call> held = new ArrayList<>();
   private int heldBytes;
   private boolean closed;
+  private TimeoutException timedOut; // made at the first timeout, see timeout()
 
   /** One call: its command, the EVAL form to fall back on after NOSCRIPT (or null), its future. */
   static class Call {
@@ -598,9 +599,29 @@ final class RedisConnection {
     }
   }
 
+  /**
+   * One per connection, without a stack trace: under overload every call on a node times out,
+   * and a fresh exception with its stack per call was a sixth of what the server allocated in
+   * a restart storm (docs/keepalive.md); where it was thrown says nothing the message does not.
+   */
   private TimeoutException timeout() {
-    return new TimeoutException("Redis node " + node.name() + " did not answer within "
-        + TimeUnit.NANOSECONDS.toMillis(timeoutNanos) + "ms");
+    if (timedOut == null) {
+      timedOut = new NodeTimeoutException("Redis node " + node.name() + " did not answer within "
+          + TimeUnit.NANOSECONDS.toMillis(timeoutNanos) + "ms");
+    }
+    return timedOut;
+  }
+
+  /** A node call's timeout, the same instance for every call on a connection: no stack trace, no suppressed ones. */
+  private static final class NodeTimeoutException extends TimeoutException {
+    NodeTimeoutException(String message) {
+      super(message);
+    }
+
+    @Override
+    public synchronized Throwable fillInStackTrace() {
+      return this;
+    }
   }
 
   /** Fails every call on this connection and closes it; the next call connects afresh. */
