@@ -39,7 +39,9 @@ import java.util.concurrent.atomic.AtomicReference;
  *
  * <pre>java -cp bench/target/redlockd-bench.jar dev.redlockd.bench.ServerAllocations
  *     [--cycles 20000] [--in-flight 32] [--rounds 3] [--streams 500] [--ttl-ms 600] [--renew-seconds 5]
- *     [--metrics] [--server-flags "--io-threads 1"]</pre>
+ *     [--metrics] [--server-flags "--node-timeout 1s"]</pre>
+ *
+ * <p>{@code --cycles 0} or {@code --streams 0} leaves that part out, e.g. to profile the other alone.
  *
  * <p>Each figure is measured after a warm-up as long as one round (C2's escape analysis
  * removes some allocations only once the hot path is compiled), over several rounds, so that
@@ -98,15 +100,19 @@ public final class ServerAllocations {
           .eventLoopGroup(clientLoop).channelType(NioSocketChannel.class).directExecutor().build();
       try {
         LockServiceGrpc.LockServiceStub stub = LockServiceGrpc.newStub(channel);
-        System.out.printf("warm-up: %d cycles failed%n", cycles(stub, cycles));
-        for (int round = 1; round <= rounds; round++) {
+        if (cycles > 0) {
+          System.out.printf("warm-up: %d cycles failed%n", cycles(stub, cycles));
+        }
+        for (int round = 1; round <= rounds && cycles > 0; round++) {
           long before = serverBytes();
           long failed = cycles(stub, cycles);
           long bytes = serverBytes() - before;
           System.out.printf(Locale.ROOT, "round %d: %,d bytes per Acquire+Release cycle (%d failed)%n", round,
               bytes / cycles, failed);
         }
-        renewals(stub);
+        if (streams > 0) {
+          renewals(stub);
+        }
       } finally {
         channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
       }
