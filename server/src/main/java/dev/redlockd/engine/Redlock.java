@@ -314,7 +314,7 @@ final class Redlock {
   }
 
   private Duration validity(Duration ttl, long startNanos) {
-    Duration elapsed = Duration.ofNanos(nanoClock.getAsLong() - startNanos);
-    return ttl.minus(elapsed).minus(config.drift(ttl));
+    long elapsed = nanoClock.getAsLong() - startNanos;
+    return Duration.ofNanos(ttl.toNanos() - elapsed - config.driftNanos(ttl));
   }
 }
