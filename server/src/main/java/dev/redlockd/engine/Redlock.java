@@ -4,6 +4,7 @@ import dev.redlockd.node.LuaScript;
 import dev.redlockd.node.RedisNode;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
@@ -70,7 +71,7 @@ final class Redlock {
             return cleanUpThenFail(resource, token, round, results,
                 new LockHeldException(resource, tally.yes(), tally.voters(), silentCouldMakeAQuorum(tally)));
           }
-          List<Holder> granted = holders(results, r -> r.incarnated() && r.holds(), Replies.Acquire::fence);
+          Holders granted = holders(results, r -> r.incarnated() && r.holds(), Replies.Acquire::fence);
           return agreeOnFence(resource, token, ttl, granted).thenCompose(fence -> {
             Duration validity = validity(ttl, start);
             if (fence < 0 || validity.isNegative() || validity.isZero()) {
@@ -106,18 +107,24 @@ final class Redlock {
     });
   }
 
-  /** A voting node that holds the lease, with the fencing counter it reported. */
-  private record Holder(RedisNode node, long fence) {}
+  /**
+   * The voting nodes that hold the lease, with the fencing counter each reported: a round's
+   * results, and per node its fence or {@link #NOT_HOLDING}. One array per round, not an object
+   * per holder.
+   */
+  private record Holders(List<? extends NodeResult<?>> results, long[] fences) {}
 
-  private static <T> List<Holder> holders(List<NodeResult<T>> results, Predicate<T> votesYes,
+  /** Below every fence a node reports, so never one the quorum fence counts. */
+  private static final long NOT_HOLDING = Long.MIN_VALUE;
+
+  private static <T> Holders holders(List<NodeResult<T>> results, Predicate<T> votesYes,
       java.util.function.ToLongFunction<T> fence) {
-    List<Holder> holders = new ArrayList<>(results.size()); // a loop: a stream cost six objects more per round
-    for (NodeResult<T> r : results) {
-      if (r.answered() && votesYes.test(r.value())) {
-        holders.add(new Holder(r.node(), fence.applyAsLong(r.value())));
-      }
+    long[] fences = new long[results.size()];
+    for (int i = 0; i < fences.length; i++) {
+      NodeResult<T> r = results.get(i);
+      fences[i] = r.answered() && votesYes.test(r.value()) ? fence.applyAsLong(r.value()) : NOT_HOLDING;
     }
-    return holders;
+    return new Holders(results, fences);
   }
 
   /**
@@ -135,21 +142,24 @@ final class Redlock {
    * it. Completes with -1 when fewer than a quorum end at the max. A resource whose counters
    * ran out restarts from each node's own fence-max, and pays that one extra round trip.
    */
-  private CompletableFuture<Long> agreeOnFence(String resource, String token, Duration ttl, List<Holder> holders) {
-    long[] fences = new long[holders.size()];
-    for (int i = 0; i < fences.length; i++) {
-      fences[i] = holders.get(i).fence();
-    }
+  private CompletableFuture<Long> agreeOnFence(String resource, String token, Duration ttl, Holders holders) {
+    long[] fences = holders.fences();
     OptionalLong agreed = QuorumFence.of(fences, quorum());
     if (agreed.isPresent()) {
       return CompletableFuture.completedFuture(agreed.getAsLong());
     }
-    long fence = holders.stream().mapToLong(Holder::fence).max().orElseThrow();
-    List<RedisNode> lagging = holders.stream()
-        .filter(h -> h.fence() < fence)
-        .map(Holder::node)
-        .toList();
-    int atFence = holders.size() - lagging.size();
+    long fence = Arrays.stream(fences).filter(f -> f != NOT_HOLDING).max().orElseThrow();
+    List<RedisNode> lagging = new ArrayList<>();
+    int holding = 0;
+    for (int i = 0; i < fences.length; i++) {
+      if (fences[i] != NOT_HOLDING) {
+        holding++;
+        if (fences[i] < fence) {
+          lagging.add(holders.results().get(i).node());
+        }
+      }
+    }
+    int atFence = holding - lagging.size();
     if (lagging.isEmpty()) {
       return CompletableFuture.completedFuture(fence);
     }
@@ -260,7 +270,7 @@ final class Redlock {
     if (!tally.quorumSaidYes()) {
       return CompletableFuture.failedFuture(new LeaseNotHeldException(resource, tally.yes(), tally.quorum()));
     }
-    List<Holder> holding = holders(results, r -> r.incarnated() && r.held(), Replies.Extend::fence);
+    Holders holding = holders(results, r -> r.incarnated() && r.held(), Replies.Extend::fence);
     return agreeOnFence(resource, e.token(), e.ttl(), holding).thenApply(fence -> {
       if (fence < 0) {
         throw new QuorumUnavailableException("resource '" + resource
