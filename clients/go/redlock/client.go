@@ -133,11 +133,12 @@ func (c *Client) unary(ctx context.Context, worthIt func() bool, call func(ctx c
 		if err == nil {
 			return nil
 		}
-		if status.Code(err) != codes.Unavailable || attempt >= c.retry.maxAttempts ||
+		wait, retry := retryWait(err, c.retry.backoff(attempt))
+		if status.Code(err) != codes.Unavailable || attempt >= c.retry.maxAttempts || !retry ||
 			ctx.Err() != nil || (worthIt != nil && !worthIt()) {
 			return err
 		}
-		if sleep(ctx, c.retry.backoff(attempt)) != nil {
+		if sleep(ctx, wait) != nil {
 			return err
 		}
 	}
@@ -145,10 +146,10 @@ func (c *Client) unary(ctx context.Context, worthIt func() bool, call func(ctx c
 
 // releaseQuietly sends a Release nobody waits for, on a context of its own: for a token whose
 // Acquire was given up while its outcome was unknown. If it fails the lease runs out at its ttl.
-func (c *Client) releaseQuietly(resource, token string) {
+func (c *Client) releaseQuietly(resource string, permit uint32, token string) {
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), c.callTimeout)
 		defer cancel()
-		_, _ = c.svc.Release(ctx, &redlockv1.ReleaseRequest{Resource: resource, Token: token})
+		_, _ = c.svc.Release(ctx, &redlockv1.ReleaseRequest{Resource: resource, Permit: permit, Token: token})
 	}()
 }

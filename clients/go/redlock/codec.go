@@ -38,13 +38,18 @@ func (protoCodec) Name() string { return "proto" }
 // String is Name for the older grpc.Codec interface (grpc.CustomCodec on a server).
 func (protoCodec) String() string { return "proto" }
 
-// codecConn adds the codec to every call made through it.
+// codecConn adds the codec to every call made through it, and notes the server's pushback
+// (pushback.go) on the errors of its calls.
 type codecConn struct{ cc grpc.ClientConnInterface }
 
 func (c codecConn) Invoke(ctx context.Context, method string, args, reply interface{}, opts ...grpc.CallOption) error {
-	return c.cc.Invoke(ctx, method, args, reply, append(opts, grpc.ForceCodec(protoCodec{}))...)
+	return invokeNoting(ctx, c.cc, method, args, reply, append(opts, grpc.ForceCodec(protoCodec{}))...)
 }
 
 func (c codecConn) NewStream(ctx context.Context, desc *grpc.StreamDesc, method string, opts ...grpc.CallOption) (grpc.ClientStream, error) {
-	return c.cc.NewStream(ctx, desc, method, append(opts, grpc.ForceCodec(protoCodec{}))...)
+	s, err := c.cc.NewStream(ctx, desc, method, append(opts, grpc.ForceCodec(protoCodec{}))...)
+	if err != nil {
+		return nil, err
+	}
+	return notingStream{s}, nil
 }

@@ -500,24 +500,31 @@ func observeInto(ctx context.Context, c *Client, election string, out chan<- *Le
 	defer close(out)
 	var st observed
 	for attempt := 1; ctx.Err() == nil; attempt++ {
-		if watch(ctx, c, election, out, &st) {
+		worked, ended := watch(ctx, c, election, out, &st)
+		if worked {
 			attempt = 1 // the stream worked: the backoff starts over
 		}
-		if sleep(ctx, c.retry.backoff(attempt)) != nil {
+		// The server's pushback (rule 17) replaces the backoff; with no limit and nobody to
+		// fail, "do not retry" is the longest backoff.
+		pause, retry := retryWait(ended, c.retry.backoff(attempt))
+		if !retry {
+			pause = c.retry.maxBackoff
+		}
+		if sleep(ctx, pause) != nil {
 			return
 		}
 	}
 }
 
-// watch runs one Observe stream until it ends (or ctx does); true if it brought any state. The
-// states it receives while the consumer has not taken the last one replace it: the consumer
-// gets the latest.
-func watch(ctx context.Context, c *Client, election string, out chan<- *Leader, st *observed) bool {
+// watch runs one Observe stream until it ends (or ctx does); true if it brought any state, and
+// how the stream ended. The states it receives while the consumer has not taken the last one
+// replace it: the consumer gets the latest.
+func watch(ctx context.Context, c *Client, election string, out chan<- *Leader, st *observed) (bool, error) {
 	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stream, err := c.elections.Observe(sctx, &redlockv1.ObserveRequest{Election: election})
 	if err != nil {
-		return false
+		return false, err
 	}
 	type received struct {
 		s   *Leader
@@ -555,7 +562,7 @@ func watch(ctx context.Context, c *Client, election string, out chan<- *Leader, 
 					case <-ctx.Done():
 					}
 				}
-				return got
+				return got, r.err
 			}
 			got = true
 			if st.fresh(r.s) { // replaces what the consumer has not taken yet
@@ -568,7 +575,7 @@ func watch(ctx context.Context, c *Client, election string, out chan<- *Leader, 
 			st.record(pending)
 			pending, havePending = nil, false
 		case <-ctx.Done():
-			return got
+			return got, ctx.Err()
 		}
 	}
 }

@@ -244,7 +244,7 @@ func (ks *keptStream[Req, Resp]) run(s bidi[Req, Resp], cancel context.CancelFun
 		case ks.root.Err() != nil:
 			ks.finalErr = errNoStream
 			return
-		case s != nil && isLoss(ended):
+		case s != nil && (isLoss(ended) || refusedForGood(ended)): // "do not retry" (rule 17): a loss
 			ks.finalErr = ended
 			st := status.Convert(ended)
 			if ended == nil {
@@ -271,7 +271,13 @@ func (ks *keptStream[Req, Resp]) run(s bidi[Req, Resp], cancel context.CancelFun
 			// A replica that was restarted may be back while its subchannel still backs off.
 			ks.c.reconnect()
 		}
-		if sleep(ks.root, ks.c.retry.jittered(attempt)) != nil {
+		// The server's pushback (rule 17) replaces the backoff. It may outlast the guarded
+		// deadline: the lifetime's own timer reports the loss then, which ends this wait.
+		pause := ks.c.retry.jittered(attempt)
+		if d, ok := pushbackOf(ended); ok {
+			pause = jitteredPushback(d)
+		}
+		if sleep(ks.root, pause) != nil {
 			ks.finalErr = errNoStream
 			return
 		}

@@ -18,11 +18,12 @@ import (
 // keepAliveStream is a lease's kept stream.
 type keepAliveStream = keptStream[*redlockv1.KeepAliveRequest, *redlockv1.KeepAliveResponse]
 
-// Lease is a held lock. It knows its deadline on the monotonic clock (the time the request was
+// Lease is a held lock, or a held permit of a semaphore (see Permit). It knows its deadline on the monotonic clock (the time the request was
 // sent plus the validity the server returned); its token stays inside. Safe for concurrent use.
 type Lease struct {
 	c        *Client
 	resource string
+	permit   uint32 // 0 for a lock; 1..N for a permit
 	token    string
 	fencing  uint64    // atomic: the highest any answer carried
 	life     *lifetime // deadline, guard, loss
@@ -32,17 +33,22 @@ type Lease struct {
 	keeper  *keepAliveStream // the open one
 }
 
-func newLease(c *Client, resource, token string, fencing uint64, ttl time.Duration, deadline time.Time) *Lease {
-	l := &Lease{c: c, resource: resource, token: token, fencing: fencing,
+func newLease(c *Client, resource string, permit uint32, token string, fencing uint64, ttl time.Duration,
+	deadline time.Time) *Lease {
+	l := &Lease{c: c, resource: resource, permit: permit, token: token, fencing: fencing,
 		life: newLifetime(c.clock, "lease", resource, false, ttl)}
 	l.life.start(deadline)
 	return l
 }
 
-// Resource is the name of the lock.
+// Resource is the name of the lock (or of the semaphore).
 func (l *Lease) Resource() string { return l.resource }
 
-// FencingToken strictly increases per resource across grants: send it with every write the
+// Permit is which of the semaphore's permits the lease holds (1..N), as the server granted it;
+// 0 for a lock. Extend, KeepAlive and Release name it with the token.
+func (l *Lease) Permit() int { return int(l.permit) }
+
+// FencingToken strictly increases per resource (per permit, for a semaphore) across grants: send it with every write the
 // lock protects, so that the resource can refuse a write from a holder that lost the lock. It
 // is the highest any answer for this lease carried: a renewal after a node fault may report a
 // higher one (never a lower one); a resumed stream keeps the same one.
@@ -109,7 +115,7 @@ func (l *Lease) Extend(ctx context.Context, ttl time.Duration) error {
 		var err error
 		sent = l.c.clock.Now()
 		resp, err = l.c.svc.Extend(ctx, &redlockv1.ExtendRequest{
-			Resource: l.resource, Token: l.token, Ttl: durationpb.New(ttl)})
+			Resource: l.resource, Permit: l.permit, Token: l.token, Ttl: durationpb.New(ttl)})
 		return err
 	})
 	if err != nil {
@@ -175,7 +181,8 @@ func (l *Lease) Release(ctx context.Context) (bool, error) {
 	var resp *redlockv1.ReleaseResponse
 	err := l.c.unary(ctx, nil, func(ctx context.Context) error {
 		var err error
-		resp, err = l.c.svc.Release(ctx, &redlockv1.ReleaseRequest{Resource: l.resource, Token: l.token})
+		resp, err = l.c.svc.Release(ctx, &redlockv1.ReleaseRequest{Resource: l.resource, Permit: l.permit,
+			Token: l.token})
 		return err
 	})
 	if err != nil {
@@ -221,7 +228,7 @@ func (l *Lease) KeepAlive() error {
 	return nil
 }
 
-// keepAliveSpec makes the lease's stream: every request names the lease (resource, token) with
+// keepAliveSpec makes the lease's stream: every request names the lease (resource, permit, token) with
 // its current ttl, so a reopened stream's first request resumes it on any replica.
 func (l *Lease) keepAliveSpec() streamSpec[*redlockv1.KeepAliveRequest, *redlockv1.KeepAliveResponse] {
 	return streamSpec[*redlockv1.KeepAliveRequest, *redlockv1.KeepAliveResponse]{
@@ -235,7 +242,7 @@ func (l *Lease) keepAliveSpec() streamSpec[*redlockv1.KeepAliveRequest, *redlock
 			return s, nil
 		},
 		request: func(seq uint64, _ bool) *redlockv1.KeepAliveRequest {
-			return &redlockv1.KeepAliveRequest{Resource: l.resource, Token: l.token,
+			return &redlockv1.KeepAliveRequest{Resource: l.resource, Permit: l.permit, Token: l.token,
 				Ttl: durationpb.New(l.life.currentTTL()), Sequence: seq}
 		},
 		echo: func(r *redlockv1.KeepAliveResponse) (uint64, time.Duration) {
@@ -245,7 +252,7 @@ func (l *Lease) keepAliveSpec() streamSpec[*redlockv1.KeepAliveRequest, *redlock
 			l.fenced(r.GetLease().GetFencingToken())
 			l.life.renewed(deadline)
 		},
-		giveBack: func() { l.c.releaseQuietly(l.resource, l.token) },
+		giveBack: func() { l.c.releaseQuietly(l.resource, l.permit, l.token) },
 	}
 }
 
@@ -260,8 +267,12 @@ func (l *Lease) unusable(op string) error {
 	return nil
 }
 
-// String describes the lease without its token.
+// String describes the lease without its token; a permit's names the permit.
 func (l *Lease) String() string {
-	return fmt.Sprintf("Lease{resource=%q, fencingToken=%d, remaining=%s}",
-		l.resource, l.FencingToken(), l.Remaining().Round(time.Millisecond))
+	permit := ""
+	if l.permit != 0 {
+		permit = fmt.Sprintf(", permit=%d", l.permit)
+	}
+	return fmt.Sprintf("Lease{resource=%q%s, fencingToken=%d, remaining=%s}",
+		l.resource, permit, l.FencingToken(), l.Remaining().Round(time.Millisecond))
 }

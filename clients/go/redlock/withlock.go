@@ -17,6 +17,24 @@ func (c *Client) WithLock(ctx context.Context, resource string, ttl, wait time.D
 	if err != nil {
 		return err
 	}
+	return c.withLease(ctx, l, fn)
+}
+
+// WithPermit runs fn while holding one of the permits permits of the semaphore resource, as
+// WithLock does with a lock: it acquires (waiting up to wait), keeps the permit alive, runs fn
+// (its context cancelled when the permit is lost) and releases. fn gets the Lease for its
+// Permit and FencingToken.
+func (c *Client) WithPermit(ctx context.Context, resource string, permits int, ttl, wait time.Duration,
+	fn func(ctx context.Context, l *Lease) error) error {
+	l, err := c.AcquirePermit(ctx, resource, permits, ttl, wait)
+	if err != nil {
+		return err
+	}
+	return c.withLease(ctx, l, fn)
+}
+
+// withLease keeps l alive while fn runs, cancelling fn's context on a loss, and releases it.
+func (c *Client) withLease(ctx context.Context, l *Lease, fn func(ctx context.Context, l *Lease) error) error {
 	defer func() { _, _ = l.Release(context.Background()) }()
 
 	work, cancel := context.WithCancel(ctx)

@@ -515,6 +515,40 @@ const scenarios = {
     return facts;
   },
 
+  async permits() {
+    // N + 3 workers, each with its own client over every replica, take one of N permits in turn
+    // for 4 s; each hold is a `permit` event for the harness to check that no more than N overlap.
+    const permits = 3;
+    const workers = Array.from({ length: permits + 3 }, () => client());
+    const acquired = [];
+    const errors = [];
+    const until = performance.now() + 4000;
+    const worker = async (i, mine) => {
+      while (performance.now() < until) {
+        try {
+          const lease = await mine.acquirePermit(resource, permits, { ttlMs: 2000, waitMs: 3000 });
+          const startNs = process.hrtime.bigint(); // after the grant
+          lease.keepAlive();
+          await sleep(50 + Math.random() * 100);
+          const endNs = process.hrtime.bigint(); // before the release
+          emit({ event: 'permit', worker: i, permit: lease.permit, fencing_token: lease.fencingToken.toString(),
+            start_ns: startNs.toString(), end_ns: endNs.toString() });
+          acquired.push(lease.permit);
+          if (!await lease.release()) {
+            errors.push({ type: 'NotReleased', code: 'OK', message: `permit ${lease.permit}` });
+          }
+        } catch (e) {
+          // Noted; the worker goes on.
+          errors.push(e instanceof LockServiceError ? describe(e)
+            : { type: e?.name ?? 'Error', code: 'UNKNOWN', message: String(e) });
+          await sleep(50); // not a hot loop of failures
+        }
+      }
+    };
+    await Promise.all(workers.map((mine, i) => worker(i, mine)));
+    return { acquired: acquired.length, permits_seen: [...new Set(acquired)].sort((x, y) => x - y), errors };
+  },
+
   async 'shutdown-race'() {
     const lease = await client().acquire(resource, { ttlMs: 2000, waitMs: 0 });
     believeLease(lease);

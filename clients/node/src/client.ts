@@ -11,6 +11,7 @@ import type { AcquireResponse__Output } from './proto/redlock/v1/AcquireResponse
 import type { ElectionServiceClient } from './proto/redlock/v1/ElectionService';
 import type { LeaderResponse__Output } from './proto/redlock/v1/LeaderResponse';
 import type { LockServiceClient } from './proto/redlock/v1/LockService';
+import { retryWaitMs } from './pushback';
 import { RetryPolicy, type RetryOptions } from './retry';
 import { loadProto } from './service';
 import { fromDuration, now, sleep, toDuration } from './time';
@@ -115,6 +116,25 @@ export class LockClient {
    * aborted it).
    */
   async acquire(resource: string, opts: AcquireOptions): Promise<Lease> {
+    return this.#acquire(resource, opts, 0);
+  }
+
+  /**
+   * Takes one of `permits` permits of the semaphore `resource` (at most `permits` holders at
+   * once), waiting up to `waitMs` while every permit is held.
+   *
+   * Resolves with the same {@link Lease} as {@link acquire}, its `permit` saying which one
+   * (1..N): extend it, keep it alive and release it as a lock. A semaphore and a lock on the same
+   * name do not exclude each other. Every caller of one semaphore must give the same `permits`
+   * (at most 1024): another number rejects with FAILED_PRECONDITION while any permit is held.
+   * Rejects as {@link acquire}; an acquire given up on gives its token back (every permit's,
+   * when no answer said which one it got).
+   */
+  async acquirePermit(resource: string, permits: number, opts: AcquireOptions): Promise<Lease> {
+    return this.#acquire(resource, opts, checkPermits(permits));
+  }
+
+  async #acquire(resource: string, opts: AcquireOptions, permits: number): Promise<Lease> {
     if (typeof resource !== 'string') {
       throw new TypeError('resource must be a string');
     }
@@ -133,22 +153,27 @@ export class LockClient {
     let attempt = 1;
     let refreshes = 0;
     let mayHold = false; // an earlier attempt may have been granted: giving up must give it back
+    let named: number | undefined; // the permit an answer named (a same-token retry gets it again)
+    // The lock, the permit an answer named, or (no answer yet) every permit: any may be held.
+    const giveBack = () => this.#transport.releaseQuietly(resource, token,
+      permits === 0 || named !== undefined ? [named ?? 0] : Array.from({ length: permits }, (_, i) => i + 1));
     for (;;) {
       const waitLeft = Math.max(0, waitMs - (now() - start));
       const sent = now();
       const outcome = await this.#transport.once<AcquireResponse__Output>(
         (stub, options, callback) => stub.Acquire({
-          resource, ttl: toDuration(ttlMs), wait: toDuration(waitLeft), owner: this.owner, token,
+          resource, ttl: toDuration(ttlMs), wait: toDuration(waitLeft), owner: this.owner, token, permits,
         }, options, callback),
         waitLeft + this.callTimeoutMs, signal);
       if (signal?.aborted) {
         // The server may have granted before it heard of the cancel, and does not release a
         // lease whose token the caller chose: only this client can.
-        this.#transport.releaseQuietly(resource, token);
+        giveBack();
         throw aborted();
       }
       if (outcome.ok) {
         const granted = outcome.value.lease;
+        named = granted?.permit ?? 0;
         const validity = fromDuration(granted?.validity);
         const deadline = sent + validity;
         const left = deadline - now();
@@ -159,20 +184,23 @@ export class LockClient {
           continue;
         }
         if (left <= 0 || granted === null) {
-          this.#transport.releaseQuietly(resource, token);
+          giveBack();
           throw new LockServiceError(grpc.status.DEADLINE_EXCEEDED,
             `resource '${resource}': each grant ran out before its answer arrived`, resource);
         }
-        return new Lease(this.#transport, resource, token, BigInt(granted.fencingToken), ttlMs, deadline);
+        return new Lease(this.#transport, resource, token, BigInt(granted.fencingToken), ttlMs, deadline,
+          granted.permit);
       }
       const unknownOutcome = outcome.code === grpc.status.UNAVAILABLE
         || outcome.code === grpc.status.DEADLINE_EXCEEDED;
-      if (unknownOutcome && attempt < this.retry.maxAttempts) {
+      // A pushback's wait comes out of the Acquire's wait too: the retry sends what is left.
+      const wait = retryWaitMs(outcome.pushbackMs, this.retry.backoffMs(attempt));
+      if (unknownOutcome && attempt < this.retry.maxAttempts && wait !== undefined) {
         mayHold = true;
         try {
-          await sleep(this.retry.backoffMs(attempt), signal);
+          await sleep(wait, signal);
         } catch {
-          this.#transport.releaseQuietly(resource, token);
+          giveBack();
           throw aborted();
         }
         attempt++;
@@ -180,7 +208,7 @@ export class LockClient {
       }
       if (unknownOutcome || mayHold) {
         // An attempt may have been granted after its answer was lost: give it back.
-        this.#transport.releaseQuietly(resource, token);
+        giveBack();
       }
       throw errorFromStatus(outcome.code, outcome.details, resource);
     }
@@ -198,6 +226,19 @@ export class LockClient {
     }
   }
 
+  /** One attempt: a permit's lease, or null when every permit is held. */
+  async tryAcquirePermit(resource: string, permits: number,
+    opts: { ttlMs: number; signal?: AbortSignal }): Promise<Lease | null> {
+    try {
+      return await this.acquirePermit(resource, permits, { ttlMs: opts.ttlMs, waitMs: 0, signal: opts.signal });
+    } catch (e) {
+      if (e instanceof LockNotAcquiredError) {
+        return null;
+      }
+      throw e;
+    }
+  }
+
   /**
    * Runs `work` while holding the lock: acquires (waiting up to `waitMs`), keeps the lease
    * alive, awaits the work and releases. Resolves with the work's result. If the lease was
@@ -206,31 +247,18 @@ export class LockClient {
    * is then the LeaseLostError's `cause`.
    */
   async withLock<T>(resource: string, opts: AcquireOptions, work: (lease: Lease) => Promise<T> | T): Promise<T> {
-    const lease = await this.acquire(resource, opts);
-    let result: T;
-    try {
-      lease.keepAlive();
-      try {
-        result = await work(lease);
-      } catch (e) {
-        const lost = lease.lostError;
-        if (lost !== undefined && e !== lost) {
-          throw new LeaseLostError(lost.code, lost.details, resource, { cause: e });
-        }
-        throw e;
-      }
-    } finally {
-      try {
-        await lease.release();
-      } catch {
-        // Expired, lost or unreachable: the lease runs out by itself.
-      }
-    }
-    const lost = lease.lostError;
-    if (lost !== undefined) {
-      throw lost;
-    }
-    return result;
+    return runKept(await this.acquire(resource, opts), work);
+  }
+
+  /**
+   * Runs `work` while holding one of `permits` permits of `resource` (see
+   * {@link acquirePermit}), as {@link withLock} does with the lock: kept alive while the work
+   * runs, released after; rejects with {@link LeaseLostError} once the work has settled if the
+   * permit was lost meanwhile (watch `lease.signal` to stop early).
+   */
+  async withPermit<T>(resource: string, permits: number, opts: AcquireOptions,
+    work: (lease: Lease) => Promise<T> | T): Promise<T> {
+    return runKept(await this.acquirePermit(resource, permits, opts), work);
   }
 
   /**
@@ -384,4 +412,44 @@ export class LockClient {
   [inspect.custom](_depth: number, options: InspectOptions): string {
     return `LockClient ${inspect(this.toJSON(), options)}`;
   }
+}
+
+/** withLock's and withPermit's work: `work(lease)` with the lease kept alive, released after. */
+async function runKept<T>(lease: Lease, work: (lease: Lease) => Promise<T> | T): Promise<T> {
+  const { resource } = lease;
+  let result: T;
+  try {
+    lease.keepAlive();
+    try {
+      result = await work(lease);
+    } catch (e) {
+      const lost = lease.lostError;
+      if (lost !== undefined && e !== lost) {
+        throw new LeaseLostError(lost.code, lost.details, resource, { cause: e });
+      }
+      throw e;
+    }
+  } finally {
+    try {
+      await lease.release();
+    } catch {
+      // Expired, lost or unreachable: the lease runs out by itself.
+    }
+  }
+  const lost = lease.lostError;
+  if (lost !== undefined) {
+    throw lost;
+  }
+  return result;
+}
+
+/**
+ * A semaphore's N as the caller gave it: a positive integer (0 would ask for a lock). Above 1024
+ * is the server's to refuse (INVALID_ARGUMENT), so that the bound lives in one place.
+ */
+function checkPermits(permits: number): number {
+  if (typeof permits !== 'number' || !Number.isInteger(permits) || permits < 1) {
+    throw new RangeError(`permits must be a positive integer, not ${String(permits)}`);
+  }
+  return permits;
 }

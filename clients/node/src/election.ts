@@ -16,6 +16,7 @@ import type { CampaignResponse__Output } from './proto/redlock/v1/CampaignRespon
 import type { ElectionServiceClient } from './proto/redlock/v1/ElectionService';
 import type { Leadership__Output } from './proto/redlock/v1/Leadership';
 import type { ObserveResponse__Output } from './proto/redlock/v1/ObserveResponse';
+import { pushbackOf, retryWaitMs } from './pushback';
 import type { RetryPolicy } from './retry';
 import { answerProcessed, fromDuration, toDuration } from './time';
 import { newToken } from './token';
@@ -502,13 +503,17 @@ export class Observation implements AsyncIterableIterator<Leader | null> {
       }
     });
     call.on('error', () => {}); // every end also comes as 'status'
-    call.on('status', () => {
+    call.on('status', (status: grpc.StatusObject) => {
       if (this.#closed || this.#call !== call) {
         return;
       }
       this.#call = undefined;
       this.#failures++;
-      this.#reopen = setTimeout(() => this.#reopenStream(), this.#retry.backoffMs(this.#failures));
+      // The server's pushback (rule 17) replaces the backoff; with no limit and nobody to
+      // fail, "do not retry" is the longest backoff.
+      const wait = retryWaitMs(pushbackOf(status.metadata), this.#retry.backoffMs(this.#failures))
+        ?? this.#retry.maxBackoffMs;
+      this.#reopen = setTimeout(() => this.#reopenStream(), wait);
     });
     return call;
   }

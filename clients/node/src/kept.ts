@@ -17,6 +17,7 @@
 // is never later than the server's.
 import * as grpc from '@grpc/grpc-js';
 import { LeaseLostError } from './errors';
+import { DO_NOT_RETRY, jittered, pushbackOf } from './pushback';
 import type { RetryPolicy } from './retry';
 import { answerProcessed, now, seams, type Clock, type ClockTimer } from './time';
 
@@ -33,6 +34,8 @@ export type LostCallback = (error: LeaseLostError) => void;
 export interface StreamEnd {
   code: number;
   details: string;
+  /** The server's pushback (rule 17), when it refused the stream with one. */
+  pushbackMs?: number;
 }
 
 /**
@@ -403,7 +406,9 @@ export class KeptStream<Req, Res> {
     call.on('data', (response: Res) => this.#answered(call, response));
     // Every failure also comes as 'status'; without a listener 'error' would be thrown.
     call.on('error', () => {});
-    call.on('status', (status: grpc.StatusObject) => this.#ended(call, { code: status.code, details: status.details }));
+    call.on('status', (status: grpc.StatusObject) => this.#ended(call, {
+      code: status.code, details: status.details, pushbackMs: pushbackOf(status.metadata),
+    }));
     return call;
   }
 
@@ -470,16 +475,20 @@ export class KeptStream<Req, Res> {
       this.#resolveClosed?.(end);
       return;
     }
-    if (isFinalEnd(end.code) || !this.events.resumable(end, now() - this.#openedAt)) {
+    // "Do not retry" (rule 17) ends it as a final status does: a loss with the UNAVAILABLE.
+    if (isFinalEnd(end.code) || end.pushbackMs === DO_NOT_RETRY
+      || !this.events.resumable(end, now() - this.#openedAt)) {
       this.#finalEnd = end;
       this.#closing = true;
       this.events.ended(end);
       return;
     }
-    // Resume: the same first request on a new stream, after a backoff with jitter.
+    // Resume: the same first request on a new stream, after a backoff with jitter, or after
+    // the server's pushback (rule 17). A pushback may outlast the guarded deadline: the
+    // lifetime's own timer reports the loss then, and the reopen finds the stream closing.
     this.#failures++;
     const backoff = this.#spec.retry.backoffMs(this.#failures);
-    const wait = backoff / 2 + Math.random() * (backoff / 2);
+    const wait = end.pushbackMs !== undefined ? jittered(end.pushbackMs) : backoff / 2 + Math.random() * (backoff / 2);
     this.#reopen = setTimeout(() => {
       this.#reopen = undefined;
       if (this.#closing) {

@@ -32,8 +32,13 @@ interface TtlWaiter {
 export class Lease {
   /** The name of the lock. */
   readonly resource: string;
-  /** Strictly increases per resource across grants: send it with every write the lock protects. */
+  /**
+   * Strictly increases per resource across grants (per permit, for a permit): send it with every
+   * write the lock protects.
+   */
   readonly fencingToken: bigint;
+  /** Which of the semaphore's N permits this lease holds (1..N); 0 for a lock. */
+  readonly permit: number;
 
   readonly #transport: Transport;
   readonly #token: string;
@@ -44,13 +49,14 @@ export class Lease {
 
   /** @internal Leases come from LockClient.acquire. */
   constructor(transport: Transport, resource: string, token: string, fencingToken: bigint, ttlMs: number,
-    deadline: number) {
+    deadline: number, permit = 0) {
     this.#transport = transport;
     this.resource = resource;
     this.#token = token;
     this.fencingToken = fencingToken;
+    this.permit = permit;
     this.#ttlMs = ttlMs;
-    this.#lifetime = new Lifetime(`lease on resource '${resource}'`, resource, ttlMs, deadline,
+    this.#lifetime = new Lifetime(this.#what(), resource, ttlMs, deadline,
       (error) => this.#stop(error));
   }
 
@@ -132,7 +138,7 @@ export class Lease {
     if (kept !== undefined) {
       if (!(ttlMs > 0) || !Number.isFinite(ttlMs)) {
         // Sent on the stream, the server would end it (and the lease) INVALID_ARGUMENT.
-        throw new LockServiceError(Status.INVALID_ARGUMENT, `lease on resource '${this.resource}': the ttl must be `
+        throw new LockServiceError(Status.INVALID_ARGUMENT, `${this.#what()}: the ttl must be `
           + 'positive', this.resource);
       }
       await this.#extendKept(kept, ttlMs, signal, aborted);
@@ -143,7 +149,8 @@ export class Lease {
     try {
       response = await this.#transport.call<ExtendResponse__Output>(
         (stub, options, callback) => stub.Extend(
-          { resource: this.resource, token: this.#token, ttl: toDuration(ttlMs) }, options, callback),
+          { resource: this.resource, token: this.#token, ttl: toDuration(ttlMs), permit: this.permit }, options,
+          callback),
         this.resource, { stillWorthIt: () => this.valid, signal, what: `extend of resource '${this.resource}'` });
     } catch (e) {
       if (e instanceof LockServiceError && e.code === Status.NOT_FOUND) {
@@ -180,7 +187,7 @@ export class Lease {
         reject,
         timer: setTimeout(() => {
           this.#ttlWaiters.delete(added);
-          reject(new LockServiceError(Status.DEADLINE_EXCEEDED, `lease on resource '${this.resource}': no answer `
+          reject(new LockServiceError(Status.DEADLINE_EXCEEDED, `${this.#what()}: no answer `
             + `to the ttl change within ${timeoutMs} ms`, this.resource));
         }, timeoutMs),
       };
@@ -212,7 +219,7 @@ export class Lease {
   }
 
   #releasedError(): LeaseLostError {
-    return new LeaseLostError(Status.FAILED_PRECONDITION, `lease on resource '${this.resource}' was released`,
+    return new LeaseLostError(Status.FAILED_PRECONDITION, `${this.#what()} was released`,
       this.resource);
   }
 
@@ -245,7 +252,8 @@ export class Lease {
       // The stream failed on its way out: fall back to a plain Release.
     }
     const response = await this.#transport.call<ReleaseResponse__Output>(
-      (stub, options, callback) => stub.Release({ resource: this.resource, token: this.#token }, options, callback),
+      (stub, options, callback) => stub.Release({ resource: this.resource, token: this.#token, permit: this.permit },
+        options, callback),
       this.resource, { signal, what });
     return response.released;
   }
@@ -268,12 +276,12 @@ export class Lease {
    */
   keepAlive(): this {
     if (this.#kept === undefined && this.#lifetime.open) {
-      const { resource } = this;
+      const { resource, permit } = this;
       const token = this.#token;
       this.#kept = new KeptStream<KeepAliveRequest, KeepAliveResponse__Output>({
         what: `KeepAlive stream of resource '${resource}'`,
         open: () => this.#transport.stub.KeepAlive(),
-        request: () => ({ resource, token, ttl: toDuration(this.#ttlMs) }),
+        request: () => ({ resource, token, ttl: toDuration(this.#ttlMs), permit }),
         sequenceOf: (response) => response.sequence,
         periodMs: this.#ttlMs / 4,
         retry: this.#transport.retry,
@@ -311,7 +319,7 @@ export class Lease {
   abandon(): void {
     if (this.#lifetime.end()) {
       this.#kept?.cancel();
-      this.#transport.releaseQuietly(this.resource, this.#token);
+      this.#transport.releaseQuietly(this.resource, this.#token, [this.permit]);
     }
   }
 
@@ -320,20 +328,30 @@ export class Lease {
     this.#failTtlWaiters(error);
     // A live stream is cancelled, which grpc-js does by half-closing first: the server releases.
     const cancelled = this.#kept?.cancel() ?? false;
-    if (!cancelled && error.code === Status.DEADLINE_EXCEEDED) {
-      // Ran out with no stream open (never kept, or waiting to reopen): a Release instead.
-      this.#transport.releaseQuietly(this.resource, this.#token);
+    if (!cancelled && (error.code === Status.DEADLINE_EXCEEDED || error.code === Status.UNAVAILABLE)) {
+      // Ran out with no stream open (never kept, or waiting to reopen), or the server refused
+      // the stream with "do not retry" (rule 17): a Release instead.
+      this.#transport.releaseQuietly(this.resource, this.#token, [this.permit]);
     }
   }
 
+  /** The lease in messages: "lease on resource 'r'", or "lease on permit 2 of resource 'r'". */
+  #what(): string {
+    return this.permit === 0 ? `lease on resource '${this.resource}'`
+      : `lease on permit ${this.permit} of resource '${this.resource}'`;
+  }
+
   toString(): string {
-    return `Lease[resource=${this.resource}, fencingToken=${this.fencingToken}, `
+    const permit = this.permit === 0 ? '' : `permit=${this.permit}, `;
+    return `Lease[resource=${this.resource}, ${permit}fencingToken=${this.fencingToken}, `
       + `remaining=${Math.floor(this.remainingMs)}ms]`;
   }
 
-  toJSON(): { resource: string; fencingToken: string; valid: boolean; remainingMs: number } {
+  /** A lock's has no `permit`; a permit's names it. */
+  toJSON(): { resource: string; permit?: number; fencingToken: string; valid: boolean; remainingMs: number } {
     return {
       resource: this.resource,
+      ...(this.permit === 0 ? {} : { permit: this.permit }),
       fencingToken: this.fencingToken.toString(),
       valid: this.valid,
       remainingMs: this.remainingMs,
@@ -341,8 +359,8 @@ export class Lease {
   }
 
   [inspect.custom](_depth: number, options: InspectOptions): string {
-    const shown = { resource: this.resource, fencingToken: this.fencingToken, valid: this.valid,
-      remainingMs: Math.floor(this.remainingMs) };
+    const shown = { resource: this.resource, ...(this.permit === 0 ? {} : { permit: this.permit }),
+      fencingToken: this.fencingToken, valid: this.valid, remainingMs: Math.floor(this.remainingMs) };
     return `Lease ${inspect(shown, options)}`;
   }
 }

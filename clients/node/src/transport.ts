@@ -3,11 +3,13 @@
 import * as grpc from '@grpc/grpc-js';
 import { abortedError, errorFromStatus } from './errors';
 import type { LockServiceClient } from './proto/redlock/v1/LockService';
+import { pushbackOf, retryWaitMs } from './pushback';
 import type { RetryPolicy } from './retry';
 import { sleep } from './time';
 
-/** How one call ended: its answer, or its status. */
-export type Outcome<T> = { ok: true; value: T } | { ok: false; code: number; details: string };
+/** How one call ended: its answer, or its status (and the server's pushback, rule 17). */
+export type Outcome<T> = { ok: true; value: T }
+  | { ok: false; code: number; details: string; pushbackMs?: number };
 
 /** Starts one unary call on the stub with the given options. */
 export type Invoke<T> = (
@@ -36,7 +38,10 @@ export class Transport {
           signal?.removeEventListener('abort', onAbort);
         }
         if (err) {
-          resolve({ ok: false, code: err.code ?? grpc.status.UNKNOWN, details: err.details ?? err.message });
+          resolve({
+            ok: false, code: err.code ?? grpc.status.UNKNOWN, details: err.details ?? err.message,
+            pushbackMs: pushbackOf(err.metadata),
+          });
         } else {
           resolve({ ok: true, value: value as T });
         }
@@ -73,21 +78,31 @@ export class Transport {
       if (outcome.ok) {
         return outcome.value;
       }
-      if (outcome.code !== grpc.status.UNAVAILABLE || attempt >= this.retry.maxAttempts || !stillWorthIt()) {
+      const wait = retryWaitMs(outcome.pushbackMs, this.retry.backoffMs(attempt));
+      if (outcome.code !== grpc.status.UNAVAILABLE || attempt >= this.retry.maxAttempts || wait === undefined
+        || !stillWorthIt()) {
         throw errorFromStatus(outcome.code, outcome.details, resource);
       }
       try {
-        await sleep(this.retry.backoffMs(attempt), signal);
+        await sleep(wait, signal);
       } catch {
         throw aborted();
       }
     }
   }
 
-  /** Fire and forget: a Release nobody waits for (the lease runs out by itself if it fails). */
-  releaseQuietly(resource: string, token: string): void {
-    // A closed channel throws as the call starts: nothing to do then.
-    this.once((stub, options, callback) => stub.Release({ resource, token }, options, callback),
-      this.callTimeoutMs).catch(() => {});
+  /**
+   * Fire and forget: a Release nobody waits for (the lease runs out by itself if it fails), one
+   * per permit in `permits` (0: the lock), each sent when the one before it ended, so that giving
+   * back every permit of a large semaphore is no burst.
+   */
+  releaseQuietly(resource: string, token: string, permits: readonly number[] = [0]): void {
+    void (async () => {
+      for (const permit of permits) {
+        // A closed channel throws as the call starts: nothing to do then.
+        await this.once((stub, options, callback) => stub.Release({ resource, token, permit }, options, callback),
+          this.callTimeoutMs);
+      }
+    })().catch(() => {});
   }
 }

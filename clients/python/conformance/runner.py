@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import random
 import sys
 import threading
 import time
@@ -45,6 +46,29 @@ def ms(seconds: float) -> float:
 
 def describe(error: LockServiceError) -> Facts:
     return {"type": type(error).__name__, "code": error.code.name, "message": str(error)}
+
+
+def error_fact(error: BaseException) -> Facts:
+    """An error as the facts report it; one that is not the client's has no gRPC code."""
+    if isinstance(error, LockServiceError):
+        return describe(error)
+    return {"type": type(error).__name__, "code": "UNKNOWN", "message": str(error)}
+
+
+def not_released(permit: int) -> Facts:
+    """A release that returned false: the permit was no longer held by a quorum."""
+    return {"type": "NotReleased", "code": "OK", "message": f"permit {permit}"}
+
+
+def permit_event(worker: int, permit: int, fencing_token: int, start_ns: int, end_ns: int) -> Facts:
+    return {"event": "permit", "worker": worker, "permit": permit,
+            "fencing_token": str(fencing_token), "start_ns": str(start_ns), "end_ns": str(end_ns)}
+
+
+#: The permits scenario: N permits, N + 3 workers, each looping this long (seconds).
+PERMITS = 3
+PERMIT_WORKERS = PERMITS + 3
+PERMITS_FOR = 4.0
 
 
 def leader_fact(leader: Optional[Leader]) -> Any:
@@ -286,6 +310,43 @@ class Runner:
         if failures:
             raise failures[0]
         return {"sections": sections}
+
+    def permits(self) -> Facts:
+        """N + 3 workers, each with its own client over every replica, take one of N permits
+        in turn for 4 s; each hold is reported as a ``permit`` event for the harness to check
+        that no more than N overlap."""
+        clients = [self.client() for _ in range(PERMIT_WORKERS)]
+        acquired: List[int] = []
+        errors: List[Facts] = []
+        noted = threading.Lock()
+        until = time.monotonic() + PERMITS_FOR
+
+        def worker(i: int, client: LockClient) -> None:
+            while time.monotonic() < until:
+                try:
+                    lease = client.acquire_permit(self.resource, PERMITS, ttl=2, wait=3)
+                    start_ns = time.monotonic_ns()  # after the grant
+                    lease.keep_alive()
+                    time.sleep(random.uniform(0.05, 0.15))
+                    end_ns = time.monotonic_ns()  # before the release
+                    emit(permit_event(i, lease.permit, lease.fencing_token, start_ns, end_ns))
+                    with noted:
+                        acquired.append(lease.permit)
+                    if not lease.release():
+                        with noted:
+                            errors.append(not_released(lease.permit))
+                except Exception as e:  # noted; the worker goes on
+                    with noted:
+                        errors.append(error_fact(e))
+                    time.sleep(0.05)  # not a hot loop of failures
+
+        threads = [threading.Thread(target=worker, args=(i, c), name=f"permit-worker-{i}")
+                   for i, c in enumerate(clients)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        return {"acquired": len(acquired), "permits_seen": sorted(set(acquired)), "errors": errors}
 
     def campaign_handover(self) -> Facts:
         a_client, b_client, c_client = self.client(), self.client(), self.client()
@@ -548,6 +609,7 @@ SCENARIOS = {
     "replica-restart": Runner.replica_restart,
     "shutdown-race": Runner.shutdown_race,
     "lead": Runner.lead,
+    "permits": Runner.permits,
     "hold-many": Runner.hold_many,
 }
 

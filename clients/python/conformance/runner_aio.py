@@ -12,6 +12,7 @@ beliefs are reported from runner.py's thread, every 20 ms.
 from __future__ import annotations
 
 import asyncio
+import random
 import sys
 import time
 from typing import Any, Awaitable, Callable, Dict, List, Optional
@@ -21,7 +22,8 @@ import grpc
 import redlockd.aio
 from redlockd import LeaseLost, LockServiceError
 from redlockd.aio import AsyncLease, AsyncLeadership, AsyncLockClient
-from runner import Beliefs, Facts, describe, emit, failed, leader_fact, ms, parse_args, servers_of
+from runner import (PERMIT_WORKERS, PERMITS, PERMITS_FOR, Beliefs, Facts, describe, emit, error_fact,
+                    failed, leader_fact, ms, not_released, parse_args, permit_event, servers_of)
 
 ORIGIN = time.monotonic()
 
@@ -181,6 +183,33 @@ class AsyncRunner:
 
         await asyncio.gather(*(worker(clients[w % 2]) for w in range(8)))
         return {"sections": sections}
+
+    async def permits(self) -> Facts:
+        """As runner.py's: N + 3 worker tasks, each with its own client over every replica,
+        take one of N permits in turn for 4 s, each hold reported as a ``permit`` event."""
+        clients = [self.client() for _ in range(PERMIT_WORKERS)]
+        acquired: List[int] = []
+        errors: List[Facts] = []
+        until = time.monotonic() + PERMITS_FOR
+
+        async def worker(i: int, client: AsyncLockClient) -> None:
+            while time.monotonic() < until:
+                try:
+                    lease = await client.acquire_permit(self.resource, PERMITS, ttl=2, wait=3)
+                    start_ns = time.monotonic_ns()  # after the grant
+                    lease.keep_alive()
+                    await asyncio.sleep(random.uniform(0.05, 0.15))
+                    end_ns = time.monotonic_ns()  # before the release
+                    emit(permit_event(i, lease.permit, lease.fencing_token, start_ns, end_ns))
+                    acquired.append(lease.permit)
+                    if not await lease.release():
+                        errors.append(not_released(lease.permit))
+                except Exception as e:  # noted; the worker goes on
+                    errors.append(error_fact(e))
+                    await asyncio.sleep(0.05)  # not a hot loop of failures
+
+        await asyncio.gather(*(worker(i, c) for i, c in enumerate(clients)))
+        return {"acquired": len(acquired), "permits_seen": sorted(set(acquired)), "errors": errors}
 
     async def campaign_handover(self) -> Facts:
         a_client, b_client, c_client = self.client(), self.client(), self.client()
@@ -439,6 +468,7 @@ SCENARIOS: Dict[str, Callable[[AsyncRunner], Awaitable[Facts]]] = {
     "replica-restart": AsyncRunner.replica_restart,
     "shutdown-race": AsyncRunner.shutdown_race,
     "lead": AsyncRunner.lead,
+    "permits": AsyncRunner.permits,
     "hold-many": AsyncRunner.hold_many,
 }
 

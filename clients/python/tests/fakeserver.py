@@ -23,9 +23,10 @@ from redlockd._proto import election_pb2, election_pb2_grpc, lock_pb2, lock_pb2_
 FAST_RETRY = RetryPolicy(max_attempts=4, initial_backoff=0.01, max_backoff=0.05)
 
 
-def lease_message(resource: str, token: str, validity: float, fencing_token: int = 7) -> lock_pb2.Lease:
+def lease_message(resource: str, token: str, validity: float, fencing_token: int = 7,
+                  permit: int = 0) -> lock_pb2.Lease:
     return lock_pb2.Lease(resource=resource, token=token, validity=to_proto(validity),
-                          fencing_token=fencing_token)
+                          fencing_token=fencing_token, permit=permit)
 
 
 class FakeLockService(lock_pb2_grpc.LockServiceServicer):
@@ -79,15 +80,16 @@ class FakeLockService(lock_pb2_grpc.LockServiceServicer):
 
     # --- default scripts ---------------------------------------------------------------------
 
-    def grant(self, request, context, n, validity: Optional[float] = None):
+    def grant(self, request, context, n, validity: Optional[float] = None, permit: Optional[int] = None):
+        """A grant; of a permit request (permits N), permit N unless ``permit`` says another."""
         ttl = from_proto(request.ttl)
         return lock_pb2.AcquireResponse(lease=lease_message(
             request.resource, request.token, ttl * 0.99 if validity is None else validity,
-            next(self._fencing)))
+            next(self._fencing), request.permits if permit is None else permit))
 
     def extend_ok(self, request, context, n):
         return lock_pb2.ExtendResponse(lease=lease_message(
-            request.resource, request.token, from_proto(request.ttl) * 0.99))
+            request.resource, request.token, from_proto(request.ttl) * 0.99, permit=request.permit))
 
     def release_once(self, request, context, n):
         with self.changed:
@@ -99,7 +101,8 @@ class FakeLockService(lock_pb2_grpc.LockServiceServicer):
         """Answers each request at once, echoing its sequence, until the client half-closes."""
         for request in requests:
             yield lock_pb2.KeepAliveResponse(
-                lease=lease_message(request.resource, request.token, from_proto(request.ttl) * 0.99),
+                lease=lease_message(request.resource, request.token, from_proto(request.ttl) * 0.99,
+                                    permit=request.permit),
                 state=lock_pb2.LEASE_STATE_HELD, sequence=request.sequence)
 
 

@@ -15,7 +15,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math/rand"
 	"os"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -88,6 +90,7 @@ var scenarios = map[string]func(r string) (fact, error){
 	"shutdown-race":      shutdownRace,
 	"hold-many":          holdMany,
 	"lead":               lead,
+	"permits":            permits,
 }
 
 func acquireContended(r string) (fact, error) {
@@ -316,6 +319,73 @@ func concurrentHolders(r string) (fact, error) {
 		return nil, err
 	}
 	return fact{"sections": sections}, nil
+}
+
+// permits: N + 3 workers, each with a client of its own, share a semaphore of N permits for 4 s.
+func permits(r string) (fact, error) {
+	const n = 3
+	const run = 4 * time.Second
+	var mu sync.Mutex // guards acquired, seen and errs
+	acquired := 0
+	seen := map[int]bool{}
+	errs := []interface{}{}
+	began := time.Now()
+	var wg sync.WaitGroup
+	for w := 0; w < n+3; w++ {
+		c := newClient()
+		wg.Add(1)
+		go func(worker int) {
+			defer wg.Done()
+			for time.Since(began) < run {
+				k, err := permitRound(c, r, n, worker)
+				mu.Lock()
+				if k != 0 {
+					acquired++
+					seen[k] = true
+				}
+				if err != nil {
+					errs = append(errs, errorFact(err))
+				}
+				mu.Unlock()
+			}
+		}(w)
+	}
+	wg.Wait()
+	permitsSeen := []int{}
+	for k := range seen {
+		permitsSeen = append(permitsSeen, k)
+	}
+	sort.Ints(permitsSeen)
+	return fact{"acquired": acquired, "permits_seen": permitsSeen, "errors": errs}, nil
+}
+
+// errNotReleased is a permit's Release that returned false.
+type errNotReleased struct{ permit int }
+
+func (e errNotReleased) Error() string { return fmt.Sprintf("permit %d", e.permit) }
+
+// permitRound takes a permit, keeps it alive, holds it 50 to 150 ms, reports it and releases it.
+// It returns the permit (0 when none was granted) and the error met, if any.
+func permitRound(c *redlock.Client, r string, n, worker int) (int, error) {
+	ctx := context.Background()
+	l, err := c.AcquirePermit(ctx, r, n, 2*time.Second, 3*time.Second)
+	if err != nil {
+		return 0, err
+	}
+	begin := monoNanos()
+	if err := l.KeepAlive(); err != nil {
+		_, _ = l.Release(ctx)
+		return l.Permit(), err
+	}
+	time.Sleep(time.Duration(50+rand.Intn(101)) * time.Millisecond)
+	end := monoNanos()
+	emit(fact{"event": "permit", "worker": worker, "permit": l.Permit(), "fencing_token": token(l),
+		"start_ns": strconv.FormatInt(begin, 10), "end_ns": strconv.FormatInt(end, 10)})
+	released, err := l.Release(ctx)
+	if err == nil && !released {
+		err = errNotReleased{l.Permit()}
+	}
+	return l.Permit(), err
 }
 
 func campaignHandover(r string) (fact, error) {
@@ -893,7 +963,10 @@ func token(l *redlock.Lease) string {
 func errorFact(err error) fact {
 	typ := fmt.Sprintf("%T", err)
 	var re *redlock.Error
+	var notReleased errNotReleased
 	switch {
+	case errors.As(err, &notReleased):
+		return fact{"type": "NotReleased", "code": "OK", "message": err.Error()}
 	case errors.Is(err, redlock.ErrNotAcquired):
 		typ = "redlock.ErrNotAcquired"
 	case errors.Is(err, redlock.ErrLeaseLost):

@@ -4,13 +4,14 @@ the asyncio clients each drive it with their own calls and sleeps.
 """
 from __future__ import annotations
 
-from typing import Callable, Optional, Tuple
+from typing import Callable, Optional, Sequence, Tuple
 
 import grpc
 
 from . import _durations
 from ._clock import Clock
 from ._proto import lock_pb2
+from ._pushback import DO_NOT_RETRY, jittered, pushback_of
 from ._tokens import new_token
 from .errors import LockServiceError, from_rpc_error
 from .retry import RetryPolicy
@@ -41,22 +42,31 @@ class AcquirePlan:
             plan.abandon()
             raise
 
-    ``give_back(resource, token)``: a Release nobody waits for, of a token that may have been
-    granted after all (retries exhausted, an interrupted call).
+    ``give_back(resource, token, permits)``: Releases nobody waits for, of a token that may have
+    been granted after all (retries exhausted, an interrupted call), one per permit named (0: the
+    lock).
+
+    ``permits``: 0 for a lock, N >= 1 for one of N permits (a semaphore). A permit given back
+    before any answer said which one it is: each of 1..N is given back, since the server may
+    have granted any of them (a Release of a permit this token does not hold changes nothing).
     """
 
     def __init__(self, resource: str, ttl: float, wait: float, owner: str, call_timeout: float,
                  retry: RetryPolicy, clock: Clock,
-                 give_back: Callable[[str, str], None]) -> None:
+                 give_back: Callable[[str, str, Sequence[int]], None], permits: int = 0) -> None:
         self.resource = resource
         self.ttl = ttl
+        self.permits = permits
+        #: Which permit an answer named (0: a lock); a same-token retry gets the same one back.
+        self.permit = 0
+        self._named = False  # an answer said which permit this token has
         self.token = new_token()
         self._wait = wait
         self._owner = owner
         self._call_timeout = call_timeout
         self._retry = retry
         self._clock = clock
-        self._give_back = give_back
+        self._release = give_back
         self._start = clock.now()
         self._attempt = 1
         self._refreshes = 0
@@ -72,7 +82,8 @@ class AcquirePlan:
             0.0, self._wait - (self._clock.now() - self._start))
         request = lock_pb2.AcquireRequest(
             resource=self.resource, ttl=_durations.to_proto(self.ttl),
-            wait=_durations.to_proto(wait_left), owner=self._owner, token=self.token)
+            wait=_durations.to_proto(wait_left), owner=self._owner, token=self.token,
+            permits=self.permits)
         self._sent = self._clock.now()
         return request, max(0.0, wait_left) + self._call_timeout
 
@@ -81,8 +92,10 @@ class AcquirePlan:
         error (giving the token back if an attempt may have been granted)."""
         code = error.code()
         unknown = code in _UNKNOWN_OUTCOME
-        if unknown and self._attempt < self._retry.max_attempts:
-            delay = self._retry.backoff(self._attempt)
+        pushback = pushback_of(error)
+        if unknown and self._attempt < self._retry.max_attempts and pushback != DO_NOT_RETRY:
+            # A pushback's wait comes out of the Acquire's wait too: the retry sends what is left.
+            delay = self._retry.backoff(self._attempt) if pushback is None else jittered(pushback)
             self._attempt += 1
             self._may_hold = True
             return delay
@@ -95,6 +108,7 @@ class AcquirePlan:
         """The grant's fencing token and local deadline, or None: ask again (the grant came
         with less than half its validity left)."""
         validity = _durations.from_proto(response.lease.validity)
+        self.permit, self._named = response.lease.permit, True
         deadline = self._sent + validity
         left = deadline - self._clock.now()
         if left < validity / 2 and self._refreshes < MAX_REFRESHES:
@@ -118,3 +132,10 @@ class AcquirePlan:
         if not self._settled:
             self._settled = True
             self._give_back(self.resource, self.token)
+
+    def _give_back(self, resource: str, token: str) -> None:
+        """Gives the token back: the lock, the permit an answer named, or else every permit."""
+        if self.permits == 0 or self._named:
+            self._release(resource, token, (self.permit,))
+        else:
+            self._release(resource, token, range(1, self.permits + 1))

@@ -9,12 +9,13 @@ from __future__ import annotations
 import random
 import threading
 import time
-from typing import Any, Callable, Optional, Set, Tuple
+from typing import Any, Callable, Optional, Sequence, Set, Tuple
 
 import grpc
 
 from ._clock import SYSTEM, Clock
 from ._proto import election_pb2_grpc, lock_pb2, lock_pb2_grpc
+from ._pushback import DO_NOT_RETRY, jittered, pushback_of
 from .errors import from_rpc_error
 from .retry import RetryPolicy
 
@@ -40,6 +41,24 @@ class CallSettings:
         random time between half and all of it, so that the holders of one replica that shut
         down do not all come back at the same instant."""
         return self.retry.backoff(attempt) * random.uniform(0.5, 1.0)
+
+    def retry_wait(self, attempt: int, error: Any) -> Optional[float]:
+        """How long to wait before retrying a call that failed ``error`` on attempt ``attempt``
+        (1-based): the server's pushback with jitter if it sent one (rule 17), else the policy's
+        backoff; None when it said "do not retry"."""
+        pushback = pushback_of(error)
+        if pushback is None:
+            return self.retry.backoff(attempt)
+        if pushback == DO_NOT_RETRY:
+            return None
+        return jittered(pushback)
+
+    def reopen_wait(self, attempt: int, error: Any) -> float:
+        """How long an observer waits before reopening after ``error`` (None: a plain end): as
+        :meth:`retry_wait`, but "do not retry" is the longest backoff, since it has no limit and
+        nobody to fail."""
+        wait = self.retry_wait(attempt, error)
+        return self.retry.max_backoff if wait is None else wait
 
     def processed(self, answer: Any) -> None:
         if self.answered is not None:
@@ -70,23 +89,40 @@ class Calls(CallSettings):
             try:
                 return method(request, timeout=self.call_timeout), sent
             except grpc.RpcError as e:
+                wait = self.retry_wait(attempt, e)
                 if (e.code() != grpc.StatusCode.UNAVAILABLE or attempt >= self.retry.max_attempts
-                        or not still_worth_it()):
+                        or wait is None or not still_worth_it()):
                     raise from_rpc_error(e) from None
-            time.sleep(self.retry.backoff(attempt))
+            time.sleep(wait)
             attempt += 1
 
-    def release_quietly(self, resource: str, token: str) -> None:
+    def release_quietly(self, resource: str, token: str, permits: Sequence[int] = (0,)) -> None:
         """Fire and forget: a Release nobody waits for (the lease runs out by itself if it
-        fails)."""
+        fails), one per permit in ``permits`` (0: the lock). Several go one after another from
+        a thread of their own, so that giving back every permit of a large semaphore is no
+        burst."""
+        if len(permits) > 1:
+            threading.Thread(target=self._release_each, args=(resource, token, tuple(permits)),
+                             name="redlockd-give-back", daemon=True).start()
+            return
         try:
             future = self.lock_stub.Release.future(
-                lock_pb2.ReleaseRequest(resource=resource, token=token), timeout=self.call_timeout)
+                lock_pb2.ReleaseRequest(resource=resource, token=token, permit=permits[0]),
+                timeout=self.call_timeout)
         except Exception:  # a closed channel: nothing to give back through
             return
         with self._in_flight_lock:
             self._in_flight.add(future)
         future.add_done_callback(self._forget)
+
+    def _release_each(self, resource: str, token: str, permits: Sequence[int]) -> None:
+        for permit in permits:
+            try:
+                self.lock_stub.Release(
+                    lock_pb2.ReleaseRequest(resource=resource, token=token, permit=permit),
+                    timeout=self.call_timeout)
+            except Exception:  # not held, or unreachable: it runs out by itself
+                pass
 
     def _forget(self, future: grpc.Future) -> None:
         with self._in_flight_lock:

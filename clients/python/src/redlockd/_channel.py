@@ -14,10 +14,12 @@ _SCHEMES = ("dns:", "ipv4:", "ipv6:", "unix:", "unix-abstract:", "vsock:")
 #: round_robin over every address; a replica that restarts is reconnected within a second or
 #: so (gRPC's default reconnect backoff grows to two minutes), so that a stream resumed after a
 #: rolling restart finds every replica up again. Options given to :func:`channel` win.
+#: grpc.min_reconnect_backoff_ms stays gRPC's (20 s): gRPC takes it as the least time one
+#: connection attempt gets, so a small one gives up on a replica slow to answer its handshake
+#: (a loaded machine, a cold JVM); a refused connection is retried after the backoff all the same.
 _DEFAULTS: Tuple[Tuple[str, Any], ...] = (
     ("grpc.lb_policy_name", "round_robin"),
     ("grpc.initial_reconnect_backoff_ms", 100),
-    ("grpc.min_reconnect_backoff_ms", 100),
     ("grpc.max_reconnect_backoff_ms", 1000),
 )
 

@@ -35,6 +35,7 @@ from typing import Any, Callable, Iterator, List, Optional, Tuple
 import grpc
 
 from ._clock import SYSTEM, Cancellable, Clock
+from ._pushback import DO_NOT_RETRY, jittered, pushback_of
 from .errors import LeaseLost
 
 _log = logging.getLogger("redlockd")
@@ -299,19 +300,24 @@ class Reopening:
         self._failures = 0
 
     def after(self, code: grpc.StatusCode, answered: bool, lived: float,
-              asked: bool) -> Tuple[Optional[float], Optional[bool]]:
+              asked: bool, pushback: Optional[float] = None) -> Tuple[Optional[float], Optional[bool]]:
         """``(delay, None)``: reopen after ``delay`` seconds. ``(None, resumable)``: the stream
         is over; ``resumable`` is what to tell its owner (False: a final status, True: resuming
-        gave up), or None when the holder asked for the end and nothing is to be told."""
+        gave up), or None when the holder asked for the end and nothing is to be told.
+        ``pushback``: the server's refusal (rule 17), which replaces the backoff; "do not retry"
+        ends the stream like a final status. A pushback may outlast the guarded deadline: the
+        lifetime's own timer reports the loss then, and cancels the wait."""
         if asked:
             return None, None
         if answered or lived >= _LIVED:
             self._failures = 0
-        if code == grpc.StatusCode.OK or code in FINAL_CODES:
+        if code == grpc.StatusCode.OK or code in FINAL_CODES or pushback == DO_NOT_RETRY:
             return None, False
         self._failures += 1
         if not self._may_resume(self._failures):
             return None, True
+        if pushback is not None:
+            return jittered(pushback), None
         return self._backoff(self._failures), None
 
 _HALF_CLOSE = "half-close"  # end the requests: the server gives the grant back and ends OK
@@ -443,6 +449,7 @@ class KeptStream:
         self._thread = threading.Thread(target=self._run, name=f"redlockd-kept {name}",
                                         daemon=True)
         self._first: Optional[Tuple["queue.SimpleQueue[str]", Any]] = None
+        self._pushback: Optional[float] = None  # the last stream's refusal (rule 17), if any
 
     def start(self) -> "KeptStream":
         """Opens the first stream on this thread (its first request goes out at once) and
@@ -601,7 +608,8 @@ class KeptStream:
                 self._call = None
                 asked = self._closing or self._cancelled
             control.put(_STOP)  # wake the request generator so that gRPC's thread ends
-            delay, resumable = reopening.after(code, answered, time.monotonic() - opened, asked)
+            delay, resumable = reopening.after(code, answered, time.monotonic() - opened, asked,
+                                               self._pushback)
             if delay is None:
                 self._end_here((code, details))
                 if resumable is not None:
@@ -631,11 +639,13 @@ class KeptStream:
             return grpc.StatusCode.UNAVAILABLE, f"cannot open a stream: {call.error}", False
         answered = False
         code, details = grpc.StatusCode.OK, ""
+        self._pushback = None
         try:
             for response in call:
                 answered = True
                 self._accept(response)
         except grpc.RpcError as e:
+            self._pushback = pushback_of(e)
             got = e.code()
             code = got if isinstance(got, grpc.StatusCode) else grpc.StatusCode.UNKNOWN
             details = e.details() or ""

@@ -1,10 +1,11 @@
 """LockClient: hands out leases and keeps the token, the deadlines and the retries to itself."""
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import time
-from typing import Any, Callable, Optional, Tuple, TypeVar, overload
+from typing import Any, Callable, ContextManager, Iterator, Optional, Tuple, TypeVar, overload
 
 import grpc
 
@@ -90,9 +91,27 @@ class LockClient:
         exhausted, or interrupted, e.g. by KeyboardInterrupt) sends a Release of its token in
         the background, since the server may have granted it after all.
         """
+        return self._acquire(resource, ttl, wait, 0)
+
+    def acquire_permit(self, resource: str, permits: int, ttl: _durations.Seconds,
+                       wait: _durations.Seconds = 0.0) -> Lease:
+        """Takes one of ``permits`` permits of the semaphore ``resource`` (at most ``permits``
+        holders at once), waiting up to ``wait`` while every permit is held.
+
+        The same :class:`Lease` as :meth:`acquire`'s, its :attr:`Lease.permit` saying which
+        permit (1..N); extend, keep it alive and release it as a lock. A semaphore and a lock on
+        the same name do not exclude each other. Every caller of one semaphore must give the
+        same ``permits`` (at most 1024): another number fails ``FAILED_PRECONDITION`` while any
+        permit is held. Raises as :meth:`acquire`; an acquire given up on gives its token back
+        (every permit's, when no answer said which one it got).
+        """
+        return self._acquire(resource, ttl, wait, check_permits(permits))
+
+    def _acquire(self, resource: str, ttl: _durations.Seconds, wait: _durations.Seconds,
+                 permits: int) -> Lease:
         plan = AcquirePlan(resource, _durations.seconds(ttl), _durations.seconds(wait),
                            self._owner, self._call_timeout, self._retry, self._clock,
-                           self._release_quietly)
+                           self._calls.release_quietly, permits)
         try:
             while True:
                 request, timeout = plan.request()
@@ -109,7 +128,7 @@ class LockClient:
                 if granted is not None:
                     fencing_token, deadline = granted
                     return Lease(self._calls, resource, plan.token, fencing_token, plan.ttl,
-                                 deadline)
+                                 deadline, plan.permit)
         except BaseException:
             plan.abandon()
             raise
@@ -118,6 +137,14 @@ class LockClient:
         """One attempt without waiting: the lease, or None when someone else holds the lock."""
         try:
             return self.acquire(resource, ttl, 0.0)
+        except LockNotAcquired:
+            return None
+
+    def try_acquire_permit(self, resource: str, permits: int,
+                           ttl: _durations.Seconds) -> Optional[Lease]:
+        """One attempt without waiting: a permit's lease, or None when every permit is held."""
+        try:
+            return self.acquire_permit(resource, permits, ttl, 0.0)
         except LockNotAcquired:
             return None
 
@@ -130,22 +157,33 @@ class LockClient:
         step it protects. If the lease was lost meanwhile, :class:`LeaseLost` is raised after
         ``fn`` returns (chained to ``fn``'s own exception, if it raised one).
         """
-        lease = self.acquire(resource, ttl, wait)
-        try:
-            lease.keep_alive()
-            try:
-                result = fn(lease)
-            except BaseException as work_failed:
-                lost = lease.lost_error
-                if lost is not None and lost is not work_failed:
-                    raise lost from work_failed
-                raise
-            lost = lease.lost_error
-            if lost is not None:
-                raise lost
-            return result
-        finally:
-            lease.close()
+        return _run_kept(self.acquire(resource, ttl, wait), fn)
+
+    @overload
+    def with_permit(self, resource: str, permits: int, ttl: _durations.Seconds,
+                    wait: _durations.Seconds = 0.0) -> "ContextManager[Lease]": ...
+
+    @overload
+    def with_permit(self, resource: str, permits: int, ttl: _durations.Seconds,
+                    wait: _durations.Seconds, fn: Callable[[Lease], T]) -> T: ...
+
+    def with_permit(self, resource: str, permits: int, ttl: _durations.Seconds,
+                    wait: _durations.Seconds = 0.0,
+                    fn: Optional[Callable[[Lease], T]] = None) -> "T | ContextManager[Lease]":
+        """Holds one of ``permits`` permits of ``resource`` (see :meth:`acquire_permit`), kept
+        alive, while work runs, and releases it afterwards::
+
+            with client.with_permit("partner-api", 8, ttl=10, wait=30) as lease:
+                call_partner(fencing_token=lease.fencing_token)
+
+        If the lease was lost meanwhile, :class:`LeaseLost` is raised when the block ends
+        (chained to the block's own exception, if it raised one): the work should check
+        ``lease.valid`` before each step it protects. With ``fn``, as :meth:`with_lock`: runs
+        ``fn(lease)`` that way and returns its result.
+        """
+        if fn is None:
+            return _kept(lambda: self.acquire_permit(resource, permits, ttl, wait))
+        return _run_kept(self.acquire_permit(resource, permits, ttl, wait), fn)
 
     # --- elections ---------------------------------------------------------------------------
 
@@ -232,5 +270,39 @@ class LockClient:
                still_worth_it: Callable[[], bool] = lambda: True) -> Tuple[Any, float]:
         return self._calls.unary(method, request, still_worth_it)
 
-    def _release_quietly(self, resource: str, token: str) -> None:
-        self._calls.release_quietly(resource, token)
+
+
+def check_permits(permits: int) -> int:
+    """A semaphore's N as the caller gave it: a positive int (0 would ask for a lock). Above
+    1024 is the server's to refuse (INVALID_ARGUMENT), so that the bound lives in one place."""
+    if isinstance(permits, bool) or not isinstance(permits, int) or permits < 1:
+        raise ValueError(f"permits must be a positive int, not {permits!r}")
+    return permits
+
+
+def _run_kept(lease: Lease, fn: Callable[[Lease], T]) -> T:
+    """with_lock's and with_permit's work: ``fn(lease)`` with the lease kept alive, released
+    afterwards; the loss raised once ``fn`` returned."""
+    with _kept(lambda: lease) as kept:
+        return fn(kept)
+
+
+@contextlib.contextmanager
+def _kept(acquire: Callable[[], Lease]) -> Iterator[Lease]:
+    """The lease ``acquire()`` returns, kept alive in the block and released after it; its loss
+    raised when the block ends (chained to the block's exception, if it raised one)."""
+    lease = acquire()
+    try:
+        lease.keep_alive()
+        try:
+            yield lease
+        except BaseException as work_failed:
+            lost = lease.lost_error
+            if lost is not None and lost is not work_failed:
+                raise lost from work_failed
+            raise
+        lost = lease.lost_error
+        if lost is not None:
+            raise lost
+    finally:
+        lease.close()

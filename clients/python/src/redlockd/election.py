@@ -522,8 +522,9 @@ class LeaderStream:
                 response = next(call)
             except StopIteration:
                 code: Any = grpc.StatusCode.OK
+                error: Any = None
             except grpc.RpcError as e:
-                code = e.code()
+                code, error = e.code(), e
             else:
                 self._failures = 0
                 news, state = self._filter.take(response)
@@ -537,7 +538,7 @@ class LeaderStream:
             if self._closed.is_set():
                 raise StopIteration
             self._failures += 1
-            delay = self._calls.retry.backoff(self._failures)
+            delay = self._calls.reopen_wait(self._failures, error)
             _log.debug("observer of election '%s': stream ended %s, reopening in %s",
                        self._election, getattr(code, "name", code), _ms(delay))
             if self._closed.wait(delay):

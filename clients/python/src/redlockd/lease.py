@@ -29,16 +29,17 @@ class LeaseState:
     def __init__(self, calls: CallSettings, resource: str, token: str, fencing_token: int,
                  ttl: float, deadline: float,
                  dispatch: Callable[[Callable[[LeaseLost], None], LeaseLost, str], None]
-                 = on_a_thread) -> None:
+                 = on_a_thread, permit: int = 0) -> None:
         self._settings = calls
         self._resource = resource
         self._token = token
         self._fencing_token = fencing_token
+        self._permit = permit
         self._ttl = ttl  # what the KeepAlive requests carry
         self._lock = threading.Condition(threading.RLock())
         self._released = False
         self._keeper: Any = None  # the KeepAlive stream, once kept: has cancel()
-        self._life = Lifetime(f"lease on resource '{resource}'", ttl, deadline, self._lock,
+        self._life = Lifetime(self._what(), ttl, deadline, self._lock,
                               self._lost_now, calls.clock, dispatch)
 
     # --- what the holder reads -------------------------------------------------------------
@@ -48,9 +49,15 @@ class LeaseState:
         return self._resource
 
     @property
+    def permit(self) -> int:
+        """Which of the semaphore's N permits this lease holds (1..N); 0 for a lock."""
+        return self._permit
+
+    @property
     def fencing_token(self) -> int:
-        """Strictly increases per resource across grants: send it with every write the lock
-        protects, so the resource can refuse a late write from an earlier holder."""
+        """Strictly increases per resource across grants (per permit, for a permit): send it
+        with every write the lock protects, so the resource can refuse a late write from an
+        earlier holder."""
         return self._fencing_token
 
     @property
@@ -89,24 +96,32 @@ class LeaseState:
     def __repr__(self) -> str:
         state = "released" if self._released else "lost" if self._life.lost is not None else (
             "valid" if self.valid else "expired")
-        return (f"{type(self).__name__}(resource={self._resource!r}, "
+        permit = f"permit={self._permit}, " if self._permit else ""
+        return (f"{type(self).__name__}(resource={self._resource!r}, {permit}"
                 f"fencing_token={self._fencing_token}, {state}, "
                 f"remaining={self.remaining * 1000:.0f} ms)")
 
     __str__ = __repr__
 
+    def _what(self) -> str:
+        """The lease in messages: "lease on resource 'r'", or "lease on permit 2 of resource
+        'r'"."""
+        if self._permit:
+            return f"lease on permit {self._permit} of resource '{self._resource}'"
+        return f"lease on resource '{self._resource}'"
+
     # --- the stream's side -------------------------------------------------------------------
 
     def _raise_if_over(self) -> None:  # under self._lock
         if self._released:
-            raise LeaseLost(grpc.StatusCode.FAILED_PRECONDITION,
-                            f"lease on resource '{self._resource}' was released")
+            raise LeaseLost(grpc.StatusCode.FAILED_PRECONDITION, f"{self._what()} was released")
         if self._life.lost is not None:
             raise self._life.lost
 
     def _request(self, sequence: int, first: bool) -> lock_pb2.KeepAliveRequest:
         return lock_pb2.KeepAliveRequest(resource=self._resource, token=self._token,
-                                         ttl=_durations.to_proto(self._ttl), sequence=sequence)
+                                         ttl=_durations.to_proto(self._ttl), sequence=sequence,
+                                         permit=self._permit)
 
     def _period(self) -> float:
         return max(self._ttl / 4, 0.001)
@@ -116,7 +131,7 @@ class LeaseState:
             self._life.advance(sent + _durations.from_proto(response.lease.validity))
 
     def _stream_ended(self, code: grpc.StatusCode, details: str, gave_up: bool) -> None:
-        self._life.lose(stream_loss(f"lease on resource '{self._resource}'", "KeepAlive stream",
+        self._life.lose(stream_loss(self._what(), "KeepAlive stream",
                                     f"resource '{self._resource}'", code, details, gave_up))
 
     def _lost_now(self, error: LeaseLost) -> None:
@@ -143,8 +158,8 @@ class Lease(LeaseState):
     """
 
     def __init__(self, calls: Calls, resource: str, token: str, fencing_token: int,
-                 ttl: float, deadline: float) -> None:
-        super().__init__(calls, resource, token, fencing_token, ttl, deadline)
+                 ttl: float, deadline: float, permit: int = 0) -> None:
+        super().__init__(calls, resource, token, fencing_token, ttl, deadline, permit=permit)
         self._calls = calls
 
     # --- what the holder does --------------------------------------------------------------
@@ -168,7 +183,8 @@ class Lease(LeaseState):
         if keeper is not None:
             return self._extend_kept(keeper, ttl_s)
         request = lock_pb2.ExtendRequest(
-            resource=self._resource, token=self._token, ttl=_durations.to_proto(ttl_s))
+            resource=self._resource, token=self._token, ttl=_durations.to_proto(ttl_s),
+            permit=self._permit)
         try:
             response, sent = self._calls.unary(
                 self._calls.lock_stub.Extend, request, still_worth_it=lambda: self.valid)
@@ -198,7 +214,7 @@ class Lease(LeaseState):
         if not answered:
             raise LockServiceError(
                 grpc.StatusCode.DEADLINE_EXCEEDED,
-                f"lease on resource '{self._resource}': no answer to the ttl change within "
+                f"{self._what()}: no answer to the ttl change within "
                 f"{self._calls.call_timeout * 1000:.0f} ms")
         return self
 
@@ -247,7 +263,8 @@ class Lease(LeaseState):
             elif ending[0] == grpc.StatusCode.NOT_FOUND:
                 return False
             # The stream failed on its way out: fall back to a plain Release.
-        request = lock_pb2.ReleaseRequest(resource=self._resource, token=self._token)
+        request = lock_pb2.ReleaseRequest(resource=self._resource, token=self._token,
+                                          permit=self._permit)
         response, _ = self._calls.unary(self._calls.lock_stub.Release, request)
         return bool(response.released)
 
@@ -267,4 +284,4 @@ class Lease(LeaseState):
         self.close()
 
     def _give_back(self) -> None:
-        self._calls.release_quietly(self._resource, self._token)
+        self._calls.release_quietly(self._resource, self._token, (self._permit,))

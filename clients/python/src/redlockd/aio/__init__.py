@@ -16,7 +16,7 @@ the sync :class:`redlockd.LockClient`.
 from ..election import Leader
 from ..errors import LeaseLost, LockNotAcquired, LockServiceError
 from ..retry import RetryPolicy
-from .client import AsyncLockClient, PendingHandle, channel
+from .client import AsyncLockClient, KeptPermit, PendingHandle, channel
 from .election import AsyncLeaderStream, AsyncLeadership, AsyncObservation
 from .lease import AsyncLease
 
@@ -27,6 +27,7 @@ __all__ = [
     "AsyncLeaderStream",
     "AsyncObservation",
     "PendingHandle",
+    "KeptPermit",
     "Leader",
     "RetryPolicy",
     "LockServiceError",

@@ -3,7 +3,7 @@ retries, and fire-and-forget Releases (tasks kept referenced until done)."""
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Awaitable, Callable, Optional, Set, Tuple
+from typing import Any, Awaitable, Callable, Optional, Sequence, Set, Tuple
 
 import grpc
 import grpc.aio
@@ -37,26 +37,29 @@ class AsyncCalls(CallSettings):
             try:
                 return await method(request, timeout=self.call_timeout), sent
             except grpc.RpcError as e:
+                wait = self.retry_wait(attempt, e)
                 if (e.code() != grpc.StatusCode.UNAVAILABLE or attempt >= self.retry.max_attempts
-                        or not still_worth_it()):
+                        or wait is None or not still_worth_it()):
                     raise from_rpc_error(e) from None
-            await asyncio.sleep(self.retry.backoff(attempt))
+            await asyncio.sleep(wait)
             attempt += 1
 
-    def release_quietly(self, resource: str, token: str) -> None:
+    def release_quietly(self, resource: str, token: str, permits: Sequence[int] = (0,)) -> None:
         """Fire and forget: a Release nobody waits for (the lease runs out by itself if it
-        fails)."""
+        fails), one per permit in ``permits`` (0: the lock), one after another."""
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:  # no loop any more: nothing to give back through
             return
-        task = loop.create_task(self._release(resource, token))
+        task = loop.create_task(self._release(resource, token, tuple(permits)))
         self._in_flight.add(task)
         task.add_done_callback(self._in_flight.discard)
 
-    async def _release(self, resource: str, token: str) -> None:
-        try:
-            await self.lock_stub.Release(lock_pb2.ReleaseRequest(resource=resource, token=token),
-                                         timeout=self.call_timeout)
-        except Exception:  # the lease runs out by itself
-            pass
+    async def _release(self, resource: str, token: str, permits: Sequence[int]) -> None:
+        for permit in permits:
+            try:
+                await self.lock_stub.Release(
+                    lock_pb2.ReleaseRequest(resource=resource, token=token, permit=permit),
+                    timeout=self.call_timeout)
+            except Exception:  # the lease runs out by itself
+                pass

@@ -21,6 +21,7 @@ import grpc
 
 from .._clock import Cancellable, Clock
 from .._kept import Ending, Pending, Reopening, Sequencer
+from .._pushback import pushback_of
 from ..errors import LeaseLost
 
 _log = logging.getLogger("redlockd")
@@ -127,6 +128,7 @@ class AsyncKeptStream:
         self._ended = asyncio.Event()
         self.changed = Signal()
         self._first: Optional[Tuple["asyncio.Queue[str]", Opened]] = None
+        self._pushback: Optional[float] = None  # the last stream's refusal (rule 17), if any
         self._task: Optional["asyncio.Task[None]"] = None
 
     def start(self) -> "AsyncKeptStream":
@@ -262,7 +264,8 @@ class AsyncKeptStream:
             self._call = None
             asked = self._closing or self._cancelled
             control.put_nowait(_STOP)
-            delay, resumable = reopening.after(code, answered, time.monotonic() - opened, asked)
+            delay, resumable = reopening.after(code, answered, time.monotonic() - opened, asked,
+                                               self._pushback)
             if delay is None:
                 self._end_here((code, details))
                 if resumable is not None:
@@ -292,11 +295,13 @@ class AsyncKeptStream:
             return grpc.StatusCode.UNAVAILABLE, f"cannot open a stream: {call.error}", False
         answered = False
         code, details = grpc.StatusCode.OK, ""
+        self._pushback = None
         try:
             async for response in call:
                 answered = True
                 self._accept(response)
         except grpc.RpcError as e:
+            self._pushback = pushback_of(e)
             got = e.code()
             code = got if isinstance(got, grpc.StatusCode) else grpc.StatusCode.UNKNOWN
             details = e.details() or ""

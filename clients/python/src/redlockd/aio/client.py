@@ -15,7 +15,7 @@ from .._calls import Answered
 from .._channel import target, with_defaults
 from .._clock import Clock
 from .._proto import election_pb2
-from ..client import _default_owner
+from ..client import _default_owner, check_permits
 from ..election import Leader
 from ..errors import LeaseLost, LockNotAcquired
 from ..retry import RetryPolicy
@@ -115,11 +115,20 @@ class AsyncLockClient:
         :meth:`redlockd.LockClient.acquire`; a cancelled acquire gives its token back."""
         return PendingHandle(self._acquire(resource, ttl, wait))
 
+    def acquire_permit(self, resource: str, permits: int, ttl: _durations.Seconds,
+                       wait: _durations.Seconds = 0.0) -> PendingHandle[AsyncLease]:
+        """Takes one of ``permits`` permits of the semaphore ``resource``, waiting up to
+        ``wait`` while every permit is held: ``lease = await client.acquire_permit(...)`` or
+        ``async with client.acquire_permit(...) as lease``. The same :class:`AsyncLease` as a
+        lock's, with its :attr:`~AsyncLease.permit` (1..N); as
+        :meth:`redlockd.LockClient.acquire_permit`."""
+        return PendingHandle(self._acquire(resource, ttl, wait, check_permits(permits)))
+
     async def _acquire(self, resource: str, ttl: _durations.Seconds,
-                       wait: _durations.Seconds) -> AsyncLease:
+                       wait: _durations.Seconds, permits: int = 0) -> AsyncLease:
         plan = AcquirePlan(resource, _durations.seconds(ttl), _durations.seconds(wait),
                            self._owner, self._call_timeout, self._retry, self._calls.clock,
-                           self._calls.release_quietly)
+                           self._calls.release_quietly, permits)
         try:
             while True:
                 request, timeout = plan.request()
@@ -132,7 +141,7 @@ class AsyncLockClient:
                 if granted is not None:
                     fencing_token, deadline = granted
                     return AsyncLease(self._calls, resource, plan.token, fencing_token, plan.ttl,
-                                      deadline)
+                                      deadline, plan.permit)
         except BaseException:
             plan.abandon()
             raise
@@ -144,6 +153,14 @@ class AsyncLockClient:
         except LockNotAcquired:
             return None
 
+    async def try_acquire_permit(self, resource: str, permits: int,
+                                 ttl: _durations.Seconds) -> Optional[AsyncLease]:
+        """One attempt without waiting: a permit's lease, or None when every permit is held."""
+        try:
+            return await self.acquire_permit(resource, permits, ttl, 0.0)
+        except LockNotAcquired:
+            return None
+
     async def with_lock(self, resource: str, ttl: _durations.Seconds, wait: _durations.Seconds,
                         fn: Callable[[AsyncLease], Awaitable[T]]) -> T:
         """Runs ``await fn(lease)`` while holding the lock and returns its result: acquires,
@@ -151,6 +168,42 @@ class AsyncLockClient:
         when the lease is lost, ``fn``'s task is cancelled, and :class:`LeaseLost` is raised
         once it ended."""
         async with self.acquire(resource, ttl, wait) as lease:
+            lease.keep_alive()
+            return await _run_while(lease, fn)
+
+    @overload
+    def with_permit(self, resource: str, permits: int, ttl: _durations.Seconds,
+                    wait: _durations.Seconds = 0.0) -> "KeptPermit": ...
+
+    @overload
+    def with_permit(self, resource: str, permits: int, ttl: _durations.Seconds,
+                    wait: _durations.Seconds, fn: Callable[[AsyncLease], Awaitable[T]]
+                    ) -> Awaitable[T]: ...
+
+    def with_permit(self, resource: str, permits: int, ttl: _durations.Seconds,
+                    wait: _durations.Seconds = 0.0,
+                    fn: Optional[Callable[[AsyncLease], Awaitable[T]]] = None
+                    ) -> "KeptPermit | Awaitable[T]":
+        """Holds one of ``permits`` permits of ``resource`` (see :meth:`acquire_permit`), kept
+        alive, while work runs, and releases it afterwards::
+
+            async with client.with_permit("partner-api", 8, ttl=10, wait=30) as lease:
+                await call_partner(fencing_token=lease.fencing_token)
+
+        A block cannot be stopped from outside: it should check ``lease.valid`` (or wait on
+        ``lease.lost``); a loss is raised as :class:`LeaseLost` when it ends. With ``fn``, as
+        :meth:`with_lock`: ``await client.with_permit(..., fn)`` runs ``await fn(lease)`` as a
+        task cancelled the moment the lease is lost, and returns its result.
+        """
+        pending = self.acquire_permit(resource, permits, ttl, wait)
+        if fn is None:
+            return KeptPermit(pending)
+        return self._with_permit(pending, fn)
+
+    @staticmethod
+    async def _with_permit(pending: PendingHandle[AsyncLease],
+                           fn: Callable[[AsyncLease], Awaitable[T]]) -> T:
+        async with pending as lease:
             lease.keep_alive()
             return await _run_while(lease, fn)
 
@@ -206,6 +259,31 @@ class AsyncLockClient:
                 except LeaseLost as e:
                     if e is not leadership.lost_error or not requeue:
                         raise
+
+
+class KeptPermit:
+    """``async with client.with_permit(...) as lease``: the permit kept alive in the block and
+    released after it; its loss raised when the block ends (chained to the block's own
+    exception, if it raised one; a cancellation is left as it is)."""
+
+    def __init__(self, pending: PendingHandle[AsyncLease]) -> None:
+        self._pending = pending
+        self._lease: Optional[AsyncLease] = None
+
+    async def __aenter__(self) -> AsyncLease:
+        self._lease = await self._pending
+        return self._lease.keep_alive()
+
+    async def __aexit__(self, exc_type: Optional[Type[BaseException]],
+                        exc: Optional[BaseException], tb: Optional[TracebackType]) -> None:
+        lease = self._lease
+        if lease is None:
+            return
+        await lease.close()
+        lost = lease.lost_error
+        # A cancellation (or an interrupt) goes on as it is: the task must still see it.
+        if lost is not None and lost is not exc and (exc is None or isinstance(exc, Exception)):
+            raise lost from exc
 
 
 async def _run_while(held: H, work: Callable[[H], Awaitable[T]]) -> T:

@@ -226,10 +226,11 @@ class AsyncLeaderStream:
                     raise StopAsyncIteration from None
             call = self._call
             code: Any = grpc.StatusCode.OK
+            error: Any = None
             try:
                 response = await call.read()
             except grpc.RpcError as e:
-                code = e.code()
+                code, error = e.code(), e
             except asyncio.CancelledError:
                 if self._closed.is_set():
                     raise StopAsyncIteration from None
@@ -247,7 +248,7 @@ class AsyncLeaderStream:
             if self._closed.is_set():
                 raise StopAsyncIteration
             self._failures += 1
-            delay = self._calls.retry.backoff(self._failures)
+            delay = self._calls.reopen_wait(self._failures, error)
             _log.debug("observer of election '%s': stream ended %s, reopening in %s",
                        self._election, getattr(code, "name", code), _ms(delay))
             try:

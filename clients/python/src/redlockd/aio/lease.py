@@ -29,9 +29,10 @@ class AsyncLease(LeaseState):
     """
 
     def __init__(self, calls: AsyncCalls, resource: str, token: str, fencing_token: int,
-                 ttl: float, deadline: float) -> None:
+                 ttl: float, deadline: float, permit: int = 0) -> None:
         self._lost_event = asyncio.Event()
-        super().__init__(calls, resource, token, fencing_token, ttl, deadline, on_the_loop)
+        super().__init__(calls, resource, token, fencing_token, ttl, deadline, on_the_loop,
+                         permit=permit)
         self._calls = calls
         self._kept: Optional[AsyncKeptStream] = None
 
@@ -57,7 +58,8 @@ class AsyncLease(LeaseState):
         if kept is not None:
             return await self._extend_kept(kept, ttl_s)
         request = lock_pb2.ExtendRequest(
-            resource=self._resource, token=self._token, ttl=_durations.to_proto(ttl_s))
+            resource=self._resource, token=self._token, ttl=_durations.to_proto(ttl_s),
+            permit=self._permit)
         try:
             response, sent = await self._calls.unary(
                 self._calls.lock_stub.Extend, request, still_worth_it=lambda: self.valid)
@@ -87,7 +89,7 @@ class AsyncLease(LeaseState):
         if not answered:
             raise LockServiceError(
                 grpc.StatusCode.DEADLINE_EXCEEDED,
-                f"lease on resource '{self._resource}': no answer to the ttl change within "
+                f"{self._what()}: no answer to the ttl change within "
                 f"{self._calls.call_timeout * 1000:.0f} ms")
         return self
 
@@ -121,7 +123,8 @@ class AsyncLease(LeaseState):
                 return True
             elif ending[0] == grpc.StatusCode.NOT_FOUND:
                 return False
-        request = lock_pb2.ReleaseRequest(resource=self._resource, token=self._token)
+        request = lock_pb2.ReleaseRequest(resource=self._resource, token=self._token,
+                                          permit=self._permit)
         response, _ = await self._calls.unary(self._calls.lock_stub.Release, request)
         return bool(response.released)
 
@@ -144,4 +147,4 @@ class AsyncLease(LeaseState):
         super()._lost_now(error)
 
     def _give_back(self) -> None:
-        self._calls.release_quietly(self._resource, self._token)
+        self._calls.release_quietly(self._resource, self._token, (self._permit,))

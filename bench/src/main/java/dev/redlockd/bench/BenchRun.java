@@ -29,6 +29,8 @@ final class BenchRun {
   String etcd;
   String loadBefore;
   String loadAfter;
+  /** CPU steal over the whole run, percent of the cores' time (/proc/stat). */
+  double stealPercent;
   List<String> busyAtStart = List.of();
   List<Integer> levels;
   int warmUpSeconds;

@@ -125,6 +125,7 @@ public final class LockCycleBench {
     run.systemWarmUpSeconds = systemWarmUpSeconds;
     run.secondsPerPoint = secondsPerPoint;
     run.loadBefore = Machine.loadAverage();
+    long[] stealAtStart = MachineCpu.steal();
     System.out.printf("%s, commit %s, %d cores, %s; load average %s%n", run.date, run.commit, run.cores, run.jvm,
         run.loadBefore);
 
@@ -158,6 +159,7 @@ public final class LockCycleBench {
       }
     }
     run.loadAfter = Machine.loadAverage();
+    run.stealPercent = MachineCpu.stealPercent(stealAtStart, MachineCpu.steal());
     List<String> busyAtEnd = Machine.busyProcesses();
     if (!busyAtEnd.isEmpty()) {
       run.notes.add("**running at the end of the run, so possibly during it**: " + String.join("; ", busyAtEnd));

@@ -5,8 +5,10 @@ import dev.redlockd.node.LuaScript;
 import dev.redlockd.node.NettyRedisNode;
 import dev.redlockd.node.NodeAddress;
 import dev.redlockd.node.RedisNode;
+import dev.redlockd.node.ScriptBatch;
 import dev.redlockd.server.dev.DevCluster;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Semaphore;
@@ -51,6 +53,15 @@ public final class RedisCpuPerCycle {
             i -> redlockdCycle(node, "hot-" + (i % 1_000)));
         row(node, "two scripts that do nothing, with acquire's and release's keys and arguments", cycles, floor,
             i -> emptyCycle(node, "empty-" + i));
+        // Several scripts in one call (node.ScriptBatch), as a script (EVALSHA) and as a Redis 7
+        // function (FCALL), the same acquires and releases, batches of a fixed size.
+        ScriptBatch batch = LockEngine.scriptBatch();
+        node.command("SCRIPT", "LOAD", batch.script().source()).join();
+        node.command("FUNCTION", "LOAD", "REPLACE", batch.functionLibrary("redlockd_bench", "redlockd_batch")).join();
+        for (int size : new int[] {1, 4, 16, 32}) {
+          batchRow(node, batch, size, false, cycles, floor);
+          batchRow(node, batch, size, true, cycles, floor);
+        }
       } finally {
         node.close();
       }
@@ -74,6 +85,43 @@ public final class RedisCpuPerCycle {
     System.out.printf("%-70s %6.2f us/cycle%s  (%,.0f cycles/s)%n", name, micros,
         Double.isNaN(floor) ? "" : String.format("  %.2fx", micros / floor), cycles / seconds);
     return micros;
+  }
+
+  /** Cycles in batches of {@code size}: one call of {@code size} acquires, then one of their releases. */
+  private static void batchRow(RedisNode node, ScriptBatch batch, int size, boolean fcall, int cycles, double floor)
+      throws Exception {
+    String name = String.format("redlockd acquire + release, %2d of each per %s call", size,
+        fcall ? "FCALL" : "EVALSHA (batch script)");
+    row(node, name, cycles / size * size, floor, new IntFunction<>() {
+      @Override
+      public CompletableFuture<?> apply(int i) {
+        return i % size != 0 ? CompletableFuture.completedFuture(null) : batchCycle(node, batch, size, fcall, "b" + i);
+      }
+    });
+  }
+
+  private static CompletableFuture<?> batchCycle(RedisNode node, ScriptBatch batch, int size, boolean fcall,
+      String prefix) {
+    List<ScriptBatch.Op> acquires = new ArrayList<>();
+    List<ScriptBatch.Op> releases = new ArrayList<>();
+    for (int i = 0; i < size; i++) {
+      String resource = prefix + "-" + i;
+      String lock = PREFIX + "{" + resource + "}:lock";
+      acquires.add(new ScriptBatch.Op(ACQUIRE, List.of(lock, PREFIX + "node:incarnation",
+          PREFIX + "{" + resource + "}:fence", PREFIX + "node:fence-max"), List.of(TOKEN, TTL_MS, "", "r1")));
+      releases.add(new ScriptBatch.Op(RELEASE, List.of(lock, PREFIX + "node:incarnation"),
+          List.of(TOKEN, lock + ":released", "n" + resource)));
+    }
+    return node.command(call(batch, acquires, fcall)).thenCompose(done -> node.command(call(batch, releases, fcall)));
+  }
+
+  private static String[] call(ScriptBatch batch, List<ScriptBatch.Op> ops, boolean fcall) {
+    List<String> command = new ArrayList<>(batch.command("EVALSHA", ops));
+    if (fcall) {
+      command.set(0, "FCALL");
+      command.set(1, "redlockd_batch");
+    }
+    return command.toArray(String[]::new);
   }
 
   private static void run(IntFunction<CompletableFuture<?>> cycle, int from, int to) throws InterruptedException {

@@ -10,14 +10,16 @@ import java.util.Objects;
 import java.util.function.Consumer;
 
 /**
- * A held lock. Knows its local deadline (the time the request was sent, plus the validity the
- * server returned) on a monotonic clock, and counts as valid until a guard before it
- * ({@link Lifetime}); {@link #close()} releases it. The token stays inside: it appears in no
+ * A held lock, or a held permit of a semaphore ({@link #permit()}). Knows its local deadline
+ * (the time the request was sent, plus the validity the server returned) on a monotonic clock,
+ * and counts as valid until a guard before it ({@link Lifetime}); {@link #close()} releases it. The token stays inside: it appears in no
  * {@code toString()} and no exception message.
  */
 public final class Lease implements AutoCloseable {
   private final LockClient client;
   private final String resource;
+  /** 0 for a lock; 1..N for a permit. */
+  private final int permit;
   private final String token;
   private final long fencingToken;
   /** The lease's ttl, as last set by its grant or by {@link #extend}. */
@@ -25,13 +27,15 @@ public final class Lease implements AutoCloseable {
   private final Lifetime lifetime;
   private LeaseKeeper keeper; // guarded by this
 
-  Lease(LockClient client, String resource, String token, long fencingToken, Duration ttl, long deadlineNanos) {
+  Lease(LockClient client, String resource, int permit, String token, long fencingToken, Duration ttl,
+      long deadlineNanos) {
     this.client = client;
     this.resource = resource;
+    this.permit = permit;
     this.token = token;
     this.fencingToken = fencingToken;
     this.ttl = ttl;
-    this.lifetime = new Lifetime(client, "lease on resource '" + resource + "'", ttl, deadlineNanos,
+    this.lifetime = new Lifetime(client, describe(resource, permit), ttl, deadlineNanos,
         this::stopAfterLoss);
   }
 
@@ -40,11 +44,33 @@ public final class Lease implements AutoCloseable {
     return Lifetime.guard(ttl);
   }
 
+  /** What messages call this lease: its resource, and its permit if it is one. */
+  private static String describe(String resource, int permit) {
+    return permit == 0 ? "lease on resource '" + resource + "'"
+        : "permit " + permit + " of semaphore '" + resource + "'";
+  }
+
+  /** How messages name this lease (never with its token). */
+  String description() {
+    return describe(resource, permit);
+  }
+
   public String resource() {
     return resource;
   }
 
-  /** Strictly increases per resource across grants: send it with every write the lock protects. */
+  /**
+   * Which of the semaphore's N permits this lease holds (1..N), as the server granted it; 0 for a
+   * lock. Extend, Release and KeepAlive name it with the token.
+   */
+  public int permit() {
+    return permit;
+  }
+
+  /**
+   * Strictly increases per resource across grants (per permit, for a semaphore's permits): send
+   * it with every write the lock protects.
+   */
   public long fencingToken() {
     return fencingToken;
   }
@@ -86,7 +112,7 @@ public final class Lease implements AutoCloseable {
     Objects.requireNonNull(ttl, "ttl");
     if (lifetime.isEnded()) {
       throw new LeaseLostException(Status.FAILED_PRECONDITION.withDescription(
-          "lease on resource '" + resource + "' was released"));
+          describe(resource, permit) + " was released"));
     }
     LeaseLostException alreadyLost = lifetime.loss();
     if (alreadyLost != null) {
@@ -110,7 +136,8 @@ public final class Lease implements AutoCloseable {
     ExtendResponse response;
     try {
       response = client.call((stub, observer) -> stub.extend(ExtendRequest.newBuilder()
-          .setResource(resource).setToken(token).setTtl(ProtoTime.toProto(ttl)).build(), observer),
+          .setResource(resource).setPermit(permit).setToken(token).setTtl(ProtoTime.toProto(ttl)).build(),
+          observer),
           this::isValid);
     } catch (LockServiceException e) {
       if (e.status().getCode() == Status.Code.NOT_FOUND) {
@@ -140,7 +167,7 @@ public final class Lease implements AutoCloseable {
     }
     if (k != null) {
       k.failChanges(new LeaseLostException(Status.FAILED_PRECONDITION.withDescription(
-          "lease on resource '" + resource + "' was released")));
+          describe(resource, permit) + " was released")));
     }
     if (k != null && !wasLost) {
       // Half-close: the server releases and ends the stream OK (NOT_FOUND if it was not held).
@@ -160,15 +187,21 @@ public final class Lease implements AutoCloseable {
       // The stream failed on its way out: fall back to a plain Release.
     }
     ReleaseResponse response = client.call((stub, observer) -> stub.release(
-        ReleaseRequest.newBuilder().setResource(resource).setToken(token).build(), observer), () -> true);
+        ReleaseRequest.newBuilder().setResource(resource).setPermit(permit).setToken(token).build(), observer),
+        () -> true);
     return response.getReleased();
   }
 
   /** For a lease granted to a caller that no longer wants it: released in the background. */
   void abandon() {
     if (lifetime.end()) {
-      client.releaseQuietly(resource, token);
+      client.releaseQuietly(resource, permit, token);
     }
+  }
+
+  /** A fire-and-forget Release (a kept stream refused "do not retry" has no stream to half-close). */
+  void releaseInBackground() {
+    client.releaseQuietly(resource, permit, token);
   }
 
   /** Releases; never throws for a lease that expired or could not be reached (it runs out by itself). */
@@ -236,13 +269,14 @@ public final class Lease implements AutoCloseable {
       k.failChanges(lifetime.loss() != null ? lifetime.loss() : new LeaseLostException(status));
       k.giveBack(); // half-closes, unless the stream already ended for good
     } else if (status.getCode() != Status.Code.NOT_FOUND) {
-      client.releaseQuietly(resource, token);
+      client.releaseQuietly(resource, permit, token);
     }
   }
 
   @Override
   public String toString() {
-    return "Lease[resource=" + resource + ", fencingToken=" + Long.toUnsignedString(fencingToken)
+    return "Lease[resource=" + resource + (permit == 0 ? "" : ", permit=" + permit)
+        + ", fencingToken=" + Long.toUnsignedString(fencingToken)
         + ", remaining=" + remaining().toMillis() + "ms]";
   }
 }

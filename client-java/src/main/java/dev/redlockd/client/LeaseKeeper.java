@@ -51,6 +51,7 @@ final class LeaseKeeper extends RenewalStream<KeepAliveRequest, KeepAliveRespons
   KeepAliveRequest request(long sequence, boolean first) {
     return KeepAliveRequest.newBuilder()
         .setResource(lease.resource())
+        .setPermit(lease.permit())
         .setToken(token)
         .setTtl(ProtoTime.toProto(ttl))
         .setSequence(sequence)
@@ -69,7 +70,7 @@ final class LeaseKeeper extends RenewalStream<KeepAliveRequest, KeepAliveRespons
     synchronized (this) {
       if (closing()) {
         shown.completeExceptionally(new LeaseLostException(Status.FAILED_PRECONDITION.withDescription(
-            "lease on resource '" + lease.resource() + "' is no longer kept alive")));
+            lease.description() + " is no longer kept alive")));
         return shown;
       }
       boolean shorter = newTtl.compareTo(ttl) < 0;
@@ -112,6 +113,11 @@ final class LeaseKeeper extends RenewalStream<KeepAliveRequest, KeepAliveRespons
   @Override
   boolean worthResuming() {
     return lease.isOpen();
+  }
+
+  @Override
+  void giveBackWithoutStream() {
+    lease.releaseInBackground();
   }
 
   @Override

@@ -37,6 +37,14 @@ import java.util.function.LongSupplier;
  * }
  * }</pre>
  *
+ * A semaphore's permit is a lease too, of the same type:
+ *
+ * <pre>{@code
+ * try (Lease permit = locks.acquirePermit("partner-api", 8, Duration.ofSeconds(10), Duration.ofSeconds(30))) {
+ *   partner.call(request); // at most 8 callers at once; permit.permit() says which of the 8
+ * }
+ * }</pre>
+ *
  * The client never creates or closes the channel. It makes each lease's token itself, so an
  * Acquire retried after UNAVAILABLE or DEADLINE_EXCEEDED carries the same token: the server
  * refreshes the lease it may already have granted instead of granting a second one.
@@ -108,15 +116,60 @@ public final class LockClient {
     Objects.requireNonNull(resource, "resource");
     Objects.requireNonNull(ttl, "ttl");
     Objects.requireNonNull(wait, "wait");
-    PendingAcquire pending = new PendingAcquire(this, resource, ttl, wait, LockTokens.newToken());
+    return startAcquire(resource, 0, ttl, wait);
+  }
+
+  /**
+   * Takes one of the {@code permits} permits of the semaphore {@code resource} (at most that
+   * many holders at once), waiting up to {@code wait} while all are held. The lease is a lock's
+   * in every way (extend, keep alive, release, fencing token) and says which permit it holds
+   * ({@link Lease#permit()}). Every caller of one semaphore must give the same {@code permits}
+   * (at most 1024); a semaphore and a lock of the same name are separate.
+   *
+   * @throws LockNotAcquiredException when every permit is still held by others after {@code wait}
+   * @throws LockServiceException for every other failure, with its gRPC status
+   *     (FAILED_PRECONDITION when the holders were given another number of permits)
+   * @throws IllegalArgumentException when {@code permits} is below 1 (0 would ask for a lock)
+   */
+  public Lease acquirePermit(String resource, int permits, Duration ttl, Duration wait) {
+    return await(acquirePermitAsync(resource, permits, ttl, wait));
+  }
+
+  /** One attempt at a permit: the lease, or empty when every permit is held by others. */
+  public Optional<Lease> tryAcquirePermit(String resource, int permits, Duration ttl) {
+    try {
+      return Optional.of(acquirePermit(resource, permits, ttl, Duration.ZERO));
+    } catch (LockNotAcquiredException e) {
+      return Optional.empty();
+    }
+  }
+
+  /**
+   * Asynchronous {@link #acquirePermit}. Cancelling the future cancels the call; a permit granted
+   * anyway is released.
+   */
+  public CompletableFuture<Lease> acquirePermitAsync(String resource, int permits, Duration ttl, Duration wait) {
+    Objects.requireNonNull(resource, "resource");
+    Objects.requireNonNull(ttl, "ttl");
+    Objects.requireNonNull(wait, "wait");
+    if (permits < 1) {
+      throw new IllegalArgumentException("permits must be at least 1, was " + permits);
+    }
+    return startAcquire(resource, permits, ttl, wait);
+  }
+
+  private CompletableFuture<Lease> startAcquire(String resource, int permits, Duration ttl, Duration wait) {
+    PendingAcquire pending = new PendingAcquire(this, resource, permits, ttl, wait, LockTokens.newToken());
     pending.attempt(1, 0, false);
     return pending.result;
   }
 
   /** Sends one Acquire; the deadline leaves the server the whole wait, plus the usual time for a call. */
-  UnaryCall<AcquireRequest, AcquireResponse> sendAcquire(String resource, Duration ttl, Duration wait, String token) {
+  UnaryCall<AcquireRequest, AcquireResponse> sendAcquire(String resource, int permits, Duration ttl, Duration wait,
+      String token) {
     AcquireRequest request = AcquireRequest.newBuilder()
         .setResource(resource)
+        .setPermits(permits)
         .setTtl(ProtoTime.toProto(ttl))
         .setWait(ProtoTime.toProto(wait))
         .setOwner(owner)
@@ -131,9 +184,17 @@ public final class LockClient {
     return retry;
   }
 
-  /** Runs the retry that follows failed attempt number {@code attempt}, after the policy's backoff. */
-  void scheduleRetry(Runnable retryAttempt, int attempt) {
-    SCHEDULER.schedule(retryAttempt, retry.backoff(attempt).toNanos(), TimeUnit.NANOSECONDS);
+  /**
+   * Runs the retry that follows failed attempt number {@code attempt}, after the policy's
+   * backoff, or after the server's pushback (with jitter) when the failure carried one.
+   */
+  void scheduleRetry(Runnable retryAttempt, int attempt, long pushbackNanos) {
+    SCHEDULER.schedule(retryAttempt, retryWaitNanos(attempt, pushbackNanos), TimeUnit.NANOSECONDS);
+  }
+
+  /** The wait before the retry after failed attempt {@code attempt}: the pushback's if there is one. */
+  private long retryWaitNanos(int attempt, long pushbackNanos) {
+    return pushbackNanos >= 0 ? Pushback.jittered(pushbackNanos) : retry.backoff(attempt).toNanos();
   }
 
   /**
@@ -150,7 +211,29 @@ public final class LockClient {
    * send its {@link Lease#fencingToken()} with each write it protects.
    */
   public <T> T withLock(String resource, Duration ttl, Duration wait, LockedWork<T> work) throws Exception {
-    Lease lease = acquire(resource, ttl, wait);
+    return withLease(acquire(resource, ttl, wait), work);
+  }
+
+  /**
+   * Runs {@code work} while holding one of the semaphore's {@code permits} permits, as
+   * {@link #withLock(String, Duration, Duration, Callable)} does with a lock.
+   */
+  public <T> T withPermit(String resource, int permits, Duration ttl, Duration wait, Callable<T> work)
+      throws Exception {
+    return withPermit(resource, permits, ttl, wait, lease -> work.call());
+  }
+
+  /**
+   * {@link #withPermit(String, int, Duration, Duration, Callable)} for work that needs the lease,
+   * to send its {@link Lease#fencingToken()} (which rises per permit) with each write.
+   */
+  public <T> T withPermit(String resource, int permits, Duration ttl, Duration wait, LockedWork<T> work)
+      throws Exception {
+    return withLease(acquirePermit(resource, permits, ttl, wait), work);
+  }
+
+  /** Keeps {@code lease} alive while the work runs, interrupting it on a loss; releases after. */
+  private <T> T withLease(Lease lease, LockedWork<T> work) throws Exception {
     Thread worker = Thread.currentThread();
     // Guards `working`, so that an interrupt for a lost lease can never reach this thread after
     // the work is over (it would hit whatever the caller does next).
@@ -291,9 +374,10 @@ public final class LockClient {
   }
 
   /** Fire and forget: a Release nobody waits for (the lease runs out by itself if it fails). */
-  void releaseQuietly(String resource, String token) {
+  void releaseQuietly(String resource, int permit, String token) {
     stub.withDeadlineAfter(callTimeout.toNanos(), TimeUnit.NANOSECONDS).release(
-        dev.redlockd.proto.v1.ReleaseRequest.newBuilder().setResource(resource).setToken(token).build(),
+        dev.redlockd.proto.v1.ReleaseRequest.newBuilder().setResource(resource).setPermit(permit).setToken(token)
+            .build(),
         new UnaryCall<>());
   }
 
@@ -309,6 +393,7 @@ public final class LockClient {
   private <S extends AbstractStub<S>, Resp> Resp call(S service, BiConsumer<S, StreamObserver<Resp>> method,
       BooleanSupplier stillWorthIt) {
     for (int attempt = 1; ; attempt++) {
+      long pushback;
       UnaryCall<Object, Resp> call = new UnaryCall<>();
       method.accept(service.withDeadlineAfter(callTimeout.toNanos(), TimeUnit.NANOSECONDS), call);
       try {
@@ -319,12 +404,13 @@ public final class LockClient {
         throw new LockServiceException(Status.CANCELLED.withDescription("interrupted"), e);
       } catch (ExecutionException e) {
         Status status = CallStatus.of(e.getCause());
+        pushback = Pushback.of(e.getCause());
         if (status.getCode() != Status.Code.UNAVAILABLE || attempt >= retry.maxAttempts()
-            || !stillWorthIt.getAsBoolean()) {
+            || pushback == Pushback.STOP || !stillWorthIt.getAsBoolean()) {
           throw LockServiceException.of(status, e.getCause());
         }
       }
-      sleep(retry.backoff(attempt));
+      sleep(Duration.ofNanos(retryWaitNanos(attempt, pushback)));
     }
   }
 

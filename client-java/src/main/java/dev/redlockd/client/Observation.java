@@ -63,7 +63,8 @@ public final class Observation implements AutoCloseable {
     }
   }
 
-  private void reopenLater() {
+  /** {@code pushbackNanos}: the server's refusal ({@link Pushback}), which replaces the backoff. */
+  private void reopenLater(long pushbackNanos) {
     Duration backoff;
     synchronized (delivery) {
       if (closed) {
@@ -71,6 +72,11 @@ public final class Observation implements AutoCloseable {
       }
       failures++;
       backoff = client.retryPolicy().backoff(failures);
+    }
+    if (pushbackNanos == Pushback.STOP) {
+      backoff = client.retryPolicy().maxBackoff(); // no limit and nobody to fail: the longest wait
+    } else if (pushbackNanos >= 0) {
+      backoff = Duration.ofNanos(Pushback.jittered(pushbackNanos));
     }
     if (backoff.compareTo(MIN_REOPEN) < 0) {
       backoff = MIN_REOPEN;
@@ -117,12 +123,12 @@ public final class Observation implements AutoCloseable {
 
     @Override
     public void onError(Throwable t) {
-      reopenLater();
+      reopenLater(Pushback.of(t));
     }
 
     @Override
     public void onCompleted() {
-      reopenLater();
+      reopenLater(Pushback.ABSENT);
     }
   }
 }

@@ -23,16 +23,21 @@ final class PendingAcquire {
 
   private final LockClient client;
   private final String resource;
+  /** 0 for a lock, N for one of N permits. */
+  private final int permits;
   private final Duration ttl;
   private final Duration wait;
   private final String token;
   private final long startNanos;
   final CompletableFuture<Lease> result = new CompletableFuture<>();
   private volatile UnaryCall<AcquireRequest, AcquireResponse> inFlight;
+  /** The permit an answer named (0: none yet); a retry under the same token gets the same one. */
+  private volatile int grantedPermit;
 
-  PendingAcquire(LockClient client, String resource, Duration ttl, Duration wait, String token) {
+  PendingAcquire(LockClient client, String resource, int permits, Duration ttl, Duration wait, String token) {
     this.client = client;
     this.resource = resource;
+    this.permits = permits;
     this.ttl = ttl;
     this.wait = wait;
     this.token = token;
@@ -45,7 +50,7 @@ final class PendingAcquire {
         }
         // The server may have granted before it heard of the cancel, and will not release a
         // lease whose token the caller chose: this client is the only one who can.
-        client.releaseQuietly(resource, token);
+        giveBack();
       }
     });
   }
@@ -63,7 +68,7 @@ final class PendingAcquire {
       waitLeft = Duration.ZERO;
     }
     long sent = client.nanoTime();
-    UnaryCall<AcquireRequest, AcquireResponse> call = client.sendAcquire(resource, ttl, waitLeft, token);
+    UnaryCall<AcquireRequest, AcquireResponse> call = client.sendAcquire(resource, permits, ttl, waitLeft, token);
     inFlight = call;
     if (result.isCancelled()) {
       call.cancel(false);
@@ -78,6 +83,7 @@ final class PendingAcquire {
   }
 
   private void granted(dev.redlockd.proto.v1.Lease granted, long sent, int attempt, int refreshes) {
+    grantedPermit = granted.getPermit();
     long validity = ProtoTime.fromProto(granted.getValidity()).toNanos();
     long deadline = sent + validity;
     long left = deadline - client.nanoTime();
@@ -86,12 +92,12 @@ final class PendingAcquire {
       return;
     }
     if (left <= 0) {
-      client.releaseQuietly(resource, token);
+      giveBack();
       result.completeExceptionally(new LockServiceException(Status.DEADLINE_EXCEEDED.withDescription(
           "resource '" + resource + "': each grant ran out before its answer arrived")));
       return;
     }
-    Lease lease = new Lease(client, resource, token, granted.getFencingToken(), ttl, deadline);
+    Lease lease = new Lease(client, resource, granted.getPermit(), token, granted.getFencingToken(), ttl, deadline);
     if (!result.complete(lease)) {
       lease.abandon(); // the caller cancelled meanwhile: give the lock back without blocking this thread
     }
@@ -100,15 +106,33 @@ final class PendingAcquire {
   private void failed(Status status, Throwable failure, int attempt, int refreshes, boolean mayHold) {
     boolean unknownOutcome = status.getCode() == Status.Code.UNAVAILABLE
         || status.getCode() == Status.Code.DEADLINE_EXCEEDED;
-    if (unknownOutcome && attempt < client.retryPolicy().maxAttempts() && !result.isDone()) {
-      client.scheduleRetry(() -> attempt(attempt + 1, refreshes, true), attempt);
+    long pushback = Pushback.of(failure);
+    if (unknownOutcome && attempt < client.retryPolicy().maxAttempts() && pushback != Pushback.STOP
+        && !result.isDone()) {
+      // A pushback's wait is taken from the Acquire's wait too: the retry sends what is left.
+      client.scheduleRetry(() -> attempt(attempt + 1, refreshes, true), attempt, pushback);
       return;
     }
     if (unknownOutcome || mayHold) {
       // An earlier attempt may have been granted after its answer was lost: give it back.
-      client.releaseQuietly(resource, token);
+      giveBack();
     }
     result.completeExceptionally(status.getCode() == Status.Code.CANCELLED && result.isCancelled()
         ? failure : LockServiceException.of(status, failure));
+  }
+
+  /**
+   * Fire and forget: releases whatever this token may hold. A permit no answer named could be
+   * any of the N, so each is released (the server releases only the one this token holds).
+   */
+  private void giveBack() {
+    int known = grantedPermit;
+    if (known != 0 || permits == 0) {
+      client.releaseQuietly(resource, known, token);
+      return;
+    }
+    for (int permit = 1; permit <= permits; permit++) {
+      client.releaseQuietly(resource, permit, token);
+    }
   }
 }

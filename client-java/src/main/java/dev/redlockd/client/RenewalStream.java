@@ -59,6 +59,8 @@ abstract class RenewalStream<Req, Resp> {
   private int failures; // guarded by this; ends since the last answer
   private ScheduledFuture<?> nextRequest; // guarded by this
   private ScheduledFuture<?> reopening; // guarded by this
+  /** The server refused a reopen with "do not retry": no stream is left to give the grant back by. */
+  private boolean refusedForGood; // guarded by this
 
   RenewalStream(LongSupplier nanoClock, ScheduledExecutorService scheduler, Runnable reconnect) {
     this.nanoClock = nanoClock;
@@ -96,6 +98,12 @@ abstract class RenewalStream<Req, Resp> {
 
   /** The stream ended for good without the holder asking for it. Not under the lock. */
   abstract void endedUnexpectedly(Status status);
+
+  /**
+   * After a loss whose stream the server refused with "do not retry": gives the grant back
+   * without a stream (a fire-and-forget call), if there is a way. Not under the lock.
+   */
+  void giveBackWithoutStream() {}
 
   /** The stream ended with OK without the holder asking for it: how to report that. */
   abstract Status unexpectedOk();
@@ -206,18 +214,21 @@ abstract class RenewalStream<Req, Resp> {
     answered(response, moved);
   }
 
-  private void ended(Call call, Status status) {
+  /** {@code pushbackNanos}: the server's refusal ({@link Pushback}); STOP ends it like a final status. */
+  private void ended(Call call, Status status, long pushbackNanos) {
     boolean lost = false;
     synchronized (this) {
       if (call != current || over) {
         return;
       }
       current = null;
-      if (!closing && !status.isOk() && !FINAL.contains(status.getCode()) && worthResuming()) {
-        scheduleReopenLocked();
+      if (!closing && !status.isOk() && !FINAL.contains(status.getCode()) && pushbackNanos != Pushback.STOP
+          && worthResuming()) {
+        scheduleReopenLocked(pushbackNanos);
         return;
       }
       over = true;
+      refusedForGood = pushbackNanos == Pushback.STOP && !closing;
       stopRequestsLocked();
       lost = !closing;
     }
@@ -227,10 +238,13 @@ abstract class RenewalStream<Req, Resp> {
     }
   }
 
-  private void scheduleReopenLocked() {
+  private void scheduleReopenLocked(long pushbackNanos) {
     failures++;
     long backoff = Math.min(MAX_REOPEN_NANOS, FIRST_REOPEN_NANOS << Math.min(failures - 1, 10));
-    long wait = backoff / 2 + ThreadLocalRandom.current().nextLong(backoff / 2 + 1);
+    // A pushback may outlast the guarded deadline: the lifetime's own timer reports the loss
+    // then, and the reopen finds nothing worth resuming.
+    long wait = pushbackNanos >= 0 ? Pushback.jittered(pushbackNanos)
+        : backoff / 2 + ThreadLocalRandom.current().nextLong(backoff / 2 + 1);
     reopening = scheduler.schedule(this::reopen, wait, TimeUnit.NANOSECONDS);
   }
 
@@ -289,8 +303,19 @@ abstract class RenewalStream<Req, Resp> {
     return ended;
   }
 
-  /** After a loss: gives the grant back (half-close) unless the stream already ended for good. */
+  /**
+   * After a loss: gives the grant back (half-close) unless the stream already ended for good;
+   * after a "do not retry" refusal, by {@link #giveBackWithoutStream()}.
+   */
   final void giveBack() {
+    boolean refused;
+    synchronized (this) {
+      refused = refusedForGood;
+    }
+    if (refused) {
+      giveBackWithoutStream();
+      return;
+    }
     halfClose();
   }
 
@@ -342,12 +367,12 @@ abstract class RenewalStream<Req, Resp> {
 
     @Override
     public void onError(Throwable t) {
-      ended(this, CallStatus.of(t));
+      ended(this, CallStatus.of(t), Pushback.of(t));
     }
 
     @Override
     public void onCompleted() {
-      ended(this, Status.OK);
+      ended(this, Status.OK, Pushback.ABSENT);
     }
   }
 }

@@ -30,7 +30,8 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * A scriptable stand-in for the server, for the client's API tests only: one holder per
- * resource, no expiry, failures injected per call. (Lock safety is tested against the real
+ * resource (one per permit of a semaphore, under {@link #key}), no expiry, failures injected per
+ * call. (Lock safety is tested against the real
  * server and real Redis.)
  */
 final class FakeLockService extends LockServiceGrpc.LockServiceImplBase {
@@ -40,6 +41,9 @@ final class FakeLockService extends LockServiceGrpc.LockServiceImplBase {
   final List<AcquireRequest> acquires = new CopyOnWriteArrayList<>();
   final List<Long> acquireDeadlinesMs = new CopyOnWriteArrayList<>();
   final AtomicInteger releases = new AtomicInteger();
+  /** Every Release and Extend request received, in order. */
+  final List<ReleaseRequest> releaseLog = new CopyOnWriteArrayList<>();
+  final List<ExtendRequest> extendLog = new CopyOnWriteArrayList<>();
   final Queue<Status> failNextAcquire = new ConcurrentLinkedQueue<>();
   final Queue<Status> failNextExtend = new ConcurrentLinkedQueue<>();
   final Queue<Status> failNextRelease = new ConcurrentLinkedQueue<>();
@@ -80,9 +84,15 @@ final class FakeLockService extends LockServiceGrpc.LockServiceImplBase {
     return ttl.minus(ttl.dividedBy(100)).minusMillis(2);
   }
 
-  private Lease lease(String resource, Held held) {
+  /** Where {@link #locks} keeps a lock ({@code permit} 0) or one permit of a semaphore. */
+  static String key(String resource, int permit) {
+    return permit == 0 ? resource : resource + "#permit" + permit;
+  }
+
+  private Lease lease(String resource, int permit, Held held) {
     return Lease.newBuilder()
         .setResource(resource)
+        .setPermit(permit)
         .setToken(held.token())
         .setFencingToken(held.fence())
         .setValidity(ProtoTime.toProto(validity))
@@ -100,13 +110,14 @@ final class FakeLockService extends LockServiceGrpc.LockServiceImplBase {
       return;
     }
     String r = request.getResource();
-    Held held = locks.compute(r, (k, current) -> current == null
+    int permit = request.getPermits() == 0 ? 0 : choosePermit(r, request.getPermits(), request.getToken());
+    Held held = locks.compute(key(r, permit), (k, current) -> current == null
         ? new Held(request.getToken(), fences.incrementAndGet()) : current);
     if (!held.token().equals(request.getToken())) {
       responses.onError(Status.ABORTED.withDescription("resource '" + r + "' is held").asRuntimeException());
       return;
     }
-    AcquireResponse answer = AcquireResponse.newBuilder().setLease(lease(r, held)).build();
+    AcquireResponse answer = AcquireResponse.newBuilder().setLease(lease(r, permit, held)).build();
     Duration delay = delayNextAcquireAnswer.isZero() ? delayEveryAcquireAnswer : delayNextAcquireAnswer;
     delayNextAcquireAnswer = Duration.ZERO;
     if (delay.isZero()) {
@@ -125,11 +136,28 @@ final class FakeLockService extends LockServiceGrpc.LockServiceImplBase {
     }
   }
 
+  /** The permit this token already holds (a retry gets it back), else the first free one (else 1: refused). */
+  private int choosePermit(String resource, int permits, String token) {
+    for (int k = 1; k <= permits; k++) {
+      Held held = locks.get(key(resource, k));
+      if (held != null && held.token().equals(token)) {
+        return k;
+      }
+    }
+    for (int k = 1; k <= permits; k++) {
+      if (!locks.containsKey(key(resource, k))) {
+        return k;
+      }
+    }
+    return 1;
+  }
+
   @Override
   public void extend(ExtendRequest request, StreamObserver<ExtendResponse> responses) {
     extendCalls.incrementAndGet();
+    extendLog.add(request);
     Status failure = failNextExtend.poll();
-    Held held = locks.get(request.getResource());
+    Held held = locks.get(key(request.getResource(), request.getPermit()));
     if (failure == null && (held == null || !held.token().equals(request.getToken()))) {
       failure = Status.NOT_FOUND.withDescription("lease on resource '" + request.getResource() + "' is not held");
     }
@@ -137,21 +165,23 @@ final class FakeLockService extends LockServiceGrpc.LockServiceImplBase {
       responses.onError(failure.asRuntimeException());
       return;
     }
-    responses.onNext(ExtendResponse.newBuilder().setLease(lease(request.getResource(), held)).build());
+    responses.onNext(ExtendResponse.newBuilder()
+        .setLease(lease(request.getResource(), request.getPermit(), held)).build());
     responses.onCompleted();
   }
 
   @Override
   public void release(ReleaseRequest request, StreamObserver<ReleaseResponse> responses) {
     releases.incrementAndGet();
+    releaseLog.add(request);
     Status failure = failNextRelease.poll();
     if (failure != null) {
       responses.onError(failure.asRuntimeException());
       return;
     }
-    Held held = locks.get(request.getResource());
-    boolean released = held != null && held.token().equals(request.getToken())
-        && locks.remove(request.getResource(), held);
+    String key = key(request.getResource(), request.getPermit());
+    Held held = locks.get(key);
+    boolean released = held != null && held.token().equals(request.getToken()) && locks.remove(key, held);
     responses.onNext(ReleaseResponse.newBuilder().setReleased(released).build());
     responses.onCompleted();
   }
@@ -162,12 +192,14 @@ final class FakeLockService extends LockServiceGrpc.LockServiceImplBase {
     streams.add(responses);
     return new StreamObserver<>() {
       private String resource;
+      private int permit;
       private String token;
 
       @Override
       public void onNext(KeepAliveRequest request) {
         boolean first = resource == null;
         resource = request.getResource();
+        permit = request.getPermit();
         token = request.getToken();
         keepAliveLog.add(request);
         if (first) {
@@ -178,7 +210,7 @@ final class FakeLockService extends LockServiceGrpc.LockServiceImplBase {
             return;
           }
         }
-        Held held = locks.get(resource);
+        Held held = locks.get(key(resource, permit));
         if (held == null || !held.token().equals(token)) {
           endStream(responses, Status.NOT_FOUND.withDescription("not held"));
           return;
@@ -188,7 +220,7 @@ final class FakeLockService extends LockServiceGrpc.LockServiceImplBase {
           return;
         }
         Duration valid = validityFollowsTtl ? validityFor(ProtoTime.fromProto(request.getTtl())) : validity;
-        KeepAliveResponse answer = keepAliveAnswer(resource, held, request.getSequence(), valid);
+        KeepAliveResponse answer = keepAliveAnswer(resource, permit, held, request.getSequence(), valid);
         long delay = request.getSequence() > 1 ? laterKeepAliveAnswerDelay.toNanos() : 0;
         later.schedule(() -> {
           synchronized (responses) {
@@ -206,18 +238,19 @@ final class FakeLockService extends LockServiceGrpc.LockServiceImplBase {
 
       @Override
       public void onCompleted() {
-        Held held = locks.get(resource);
+        Held held = locks.get(key(resource, permit));
         if (held != null && held.token().equals(token)) {
-          locks.remove(resource, held);
+          locks.remove(key(resource, permit), held);
         }
         endStream(responses, Status.OK);
       }
     };
   }
 
-  private KeepAliveResponse keepAliveAnswer(String resource, Held held, long sequence, Duration valid) {
+  private KeepAliveResponse keepAliveAnswer(String resource, int permit, Held held, long sequence, Duration valid) {
     return KeepAliveResponse.newBuilder()
-        .setLease(Lease.newBuilder().setResource(resource).setToken(held.token()).setFencingToken(held.fence())
+        .setLease(Lease.newBuilder().setResource(resource).setPermit(permit).setToken(held.token())
+            .setFencingToken(held.fence())
             .setValidity(ProtoTime.toProto(valid)))
         .setState(LeaseState.LEASE_STATE_HELD).setSequence(sequence).build();
   }
@@ -228,7 +261,7 @@ final class FakeLockService extends LockServiceGrpc.LockServiceImplBase {
     for (StreamObserver<KeepAliveResponse> s : streams) {
       synchronized (s) {
         if (streams.contains(s)) {
-          s.onNext(keepAliveAnswer(resource, held, sequence, valid));
+          s.onNext(keepAliveAnswer(resource, 0, held, sequence, valid));
         }
       }
     }

@@ -16,15 +16,13 @@ import java.util.function.LongSupplier;
  */
 final class AcquireOperation {
   private final Redlock redlock;
+  private final LeaseRounds rounds;
   private final Waiters waiters;
   private final ScheduledExecutorService scheduler;
   private final LongSupplier nanoClock;
   private final Random random;
   private final Duration retryDelay;
   private final String resource;
-  private final String token;
-  private final String owner;
-  private final Duration ttl;
   private final long deadlineNanos;
   /** When the caller stops listening (its gRPC deadline), if it said: no round starts from then on. */
   private final long callDeadlineNanos;
@@ -47,19 +45,17 @@ final class AcquireOperation {
   /** A release woke this call while a round was under way: the next round runs at once. */
   private boolean wokenDuringRound; // guarded by this
 
-  AcquireOperation(Redlock redlock, Waiters waiters, ScheduledExecutorService scheduler, LongSupplier nanoClock,
-      Random random, Duration retryDelay, String resource, String token, boolean tokenFromCaller, String owner,
-      Duration ttl, Duration wait, Duration callerLeavesIn) {
+  AcquireOperation(Redlock redlock, LeaseRounds rounds, Waiters waiters, ScheduledExecutorService scheduler,
+      LongSupplier nanoClock, Random random, Duration retryDelay, boolean tokenFromCaller, Duration wait,
+      Duration callerLeavesIn) {
     this.redlock = redlock;
+    this.rounds = rounds;
     this.waiters = waiters;
     this.scheduler = scheduler;
     this.nanoClock = nanoClock;
     this.random = random;
     this.retryDelay = retryDelay;
-    this.resource = resource;
-    this.token = token;
-    this.owner = owner;
-    this.ttl = ttl;
+    this.resource = rounds.resource();
     long now = nanoClock.getAsLong();
     this.hasCallDeadline = callerLeavesIn != null;
     this.callDeadlineNanos = hasCallDeadline ? now + saturatedNanos(callerLeavesIn) : 0;
@@ -118,7 +114,7 @@ final class AcquireOperation {
       result.completeExceptionally(tooLate);
       return;
     }
-    redlock.acquire(resource, token, owner, ttl).whenComplete(this::afterRound);
+    rounds.next().whenComplete(this::afterRound);
   }
 
   /**
@@ -145,7 +141,7 @@ final class AcquireOperation {
         roundUnderway = false;
       }
       if (!delivered && releaseIfAbandoned) {
-        redlock.release(resource, token, redlock.newNotice());
+        rounds.giveBack(lease, redlock);
       }
       return;
     }
@@ -153,7 +149,10 @@ final class AcquireOperation {
         ? failure.getCause() : failure;
     long left = deadlineNanos - nanoClock.getAsLong();
     boolean retryable = cause instanceof LockHeldException || cause instanceof QuorumUnavailableException;
-    if (!retryable || left <= 0) {
+    // A refusal that shows where to go (the permit this token holds, another permit free on a
+    // quorum) is followed at once, even by a call that does not wait: it is the same attempt.
+    boolean atOnce = retryable && rounds.retryAtOnce(cause);
+    if (!retryable || (left <= 0 && !atOnce)) {
       result.completeExceptionally(retryable && waitEndsWithCaller ? callerDeadline() : cause);
       synchronized (this) {
         roundUnderway = false;
@@ -161,7 +160,7 @@ final class AcquireOperation {
       return;
     }
     long half = retryDelay.toNanos() / 2;
-    long delay = Math.min(left, half + (long) (random.nextDouble() * half));
+    long delay = atOnce ? 0 : Math.min(left, half + (long) (random.nextDouble() * half));
     boolean first;
     synchronized (this) {
       roundUnderway = false;
@@ -173,8 +172,10 @@ final class AcquireOperation {
         delay = 0;
       }
       pendingRound = scheduler.schedule(this::round, delay, TimeUnit.NANOSECONDS);
-      first = !waiting;
-      waiting = true;
+      // A round that goes at once is still the same attempt: the call waits (and listens for
+      // releases) only once a round is refused with nowhere to go.
+      first = !waiting && !atOnce;
+      waiting = waiting || !atOnce;
     }
     if (first) {
       waiters.add(this);

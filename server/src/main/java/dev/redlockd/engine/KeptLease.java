@@ -59,6 +59,7 @@ public final class KeptLease {
   private final RenewalBatch batch;
   private final LongSupplier nanoClock;
   private final String resource;
+  private final int permit;
   private final String token;
   private final Listener listener;
 
@@ -82,12 +83,13 @@ public final class KeptLease {
   private boolean ended;
 
   KeptLease(Leases space, ScheduledExecutorService scheduler, RenewalBatch batch, LongSupplier nanoClock,
-      String resource, String token, Duration ttl, Listener listener) {
+      String resource, int permit, String token, Duration ttl, Listener listener) {
     this.space = space;
     this.scheduler = scheduler;
     this.batch = batch;
     this.nanoClock = nanoClock;
     this.resource = resource;
+    this.permit = permit;
     this.token = token;
     this.ttl = ttl;
     this.listener = listener;
@@ -95,6 +97,11 @@ public final class KeptLease {
 
   public String resource() {
     return resource;
+  }
+
+  /** 0 for a lock, else which permit of the semaphore on {@link #resource()}. */
+  public int permit() {
+    return permit;
   }
 
   /** Package-private: the token never leaves the engine but to its holder. */
@@ -105,6 +112,11 @@ public final class KeptLease {
   /** Whether this lease is the one named by resource and token. */
   public boolean names(String otherResource, String otherToken) {
     return resource.equals(otherResource) && token.equals(otherToken);
+  }
+
+  /** Whether this lease is the one named by resource, permit and token. */
+  public boolean names(String otherResource, int otherPermit, String otherToken) {
+    return permit == otherPermit && names(otherResource, otherToken);
   }
 
   /**
@@ -196,7 +208,7 @@ public final class KeptLease {
   }
 
   private CompletableFuture<Boolean> releaseBefore(long validUntil) {
-    return space.release(resource, token).handle((released, failure) -> {
+    return space.release(resource, permit, token).handle((released, failure) -> {
       if (failure == null) {
         return CompletableFuture.completedFuture(released);
       }
@@ -230,7 +242,7 @@ public final class KeptLease {
 
   /** What to renew now, for this lease alone or for a batch of renewals that fell due together. */
   synchronized Start start() {
-    return new Start(new Redlock.Extension(resource, token, ttl), mark);
+    return new Start(new Redlock.Extension(resource, token, ttl, permit), mark);
   }
 
   /** Takes the outcome of a renewal that began as {@code start} and was sent at {@code sentNanos}. */
@@ -286,7 +298,7 @@ public final class KeptLease {
       long left = validUntilNanos - now;
       long retry = Math.max(MIN_RETRY_NANOS, ttl.toNanos() / JEOPARDY_RETRIES_PER_TTL);
       if (cause instanceof QuorumUnavailableException && granted && left > 0) {
-        stillValid = new Grant(resource, token, Duration.ofNanos(left), lastFence);
+        stillValid = new Grant(resource, token, Duration.ofNanos(left), lastFence, permit);
         scheduleLocked(Math.min(retry, left));
       } else if (cause instanceof QuorumUnavailableException && !granted
           && now - startedNanos < ttl.toNanos()) {
@@ -362,6 +374,6 @@ public final class KeptLease {
 
   @Override
   public String toString() {
-    return "KeptLease[resource=" + resource + "]";
+    return "KeptLease[resource=" + resource + (permit == 0 ? "" : ", permit=" + permit) + "]";
   }
 }

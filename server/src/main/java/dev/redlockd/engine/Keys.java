@@ -16,6 +16,12 @@ import java.util.List;
 final class Keys {
   static final String LOCKS = "";
   static final String ELECTIONS = "election:";
+  /**
+   * Semaphores: permit k of semaphore R is a lease of its own on {@code semaphore:{R}:permit:k},
+   * beside the semaphore's limit key and release channel. Locks start with the hash tag and
+   * elections with {@code election:}, so no lock or election name can make one of these keys.
+   */
+  static final String SEMAPHORES = "semaphore:";
 
   private final String prefix;
   private final String space;
@@ -57,6 +63,21 @@ final class Keys {
     return prefix + space + "{" + resource + "}:changes";
   }
 
+  /** The lease's key: the resource's lock for permit 0, else that permit of the semaphore on the resource. */
+  String lease(String resource, int permit) {
+    return permit == 0 ? lock(resource) : prefix + space + "{" + resource + "}:permit:" + permit;
+  }
+
+  /** The lease's fence counter, as {@link #counter} is the lock's; fences rise per (resource, permit). */
+  String counter(String resource, int permit) {
+    return permit == 0 ? counter(resource) : prefix + space + "{" + resource + "}:fence:" + permit;
+  }
+
+  /** The semaphore's N on this node, living at least as long as its longest permit here (see acquire_permit.lua). */
+  String limit(String resource) {
+    return prefix + space + "{" + resource + "}:limit";
+  }
+
   String incarnation() {
     return incarnation;
   }
@@ -78,7 +99,50 @@ final class Keys {
   }
 
   List<String> forRaise(String resource) {
-    return List.of(lock(resource), counter(resource), fenceMax());
+    return forRaise(resource, 0);
+  }
+
+  List<String> forRaise(String resource, int permit) {
+    return List.of(lease(resource, permit), counter(resource, permit), fenceMax());
+  }
+
+  /**
+   * For acquire_permit.lua: the permit's own keys as acquire.lua takes them, the limit, then
+   * every permit 1..permits (the script reports which it finds held).
+   */
+  List<String> forAcquirePermit(String resource, int permits, int permit) {
+    List<String> all = new java.util.ArrayList<>(5 + permits);
+    all.add(lease(resource, permit));
+    all.add(incarnation());
+    all.add(counter(resource, permit));
+    all.add(fenceMax());
+    all.add(limit(resource));
+    for (int k = 1; k <= permits; k++) {
+      all.add(lease(resource, k));
+    }
+    return all;
+  }
+
+  /** For extend_permits.lua: the incarnation, then each permit's key followed by its semaphore's limit. */
+  List<String> forExtendPermits(List<String> resources, List<Integer> permits) {
+    List<String> all = new java.util.ArrayList<>(1 + 2 * resources.size());
+    all.add(incarnation());
+    for (int i = 0; i < resources.size(); i++) {
+      all.add(lease(resources.get(i), permits.get(i)));
+      all.add(limit(resources.get(i)));
+    }
+    return all;
+  }
+
+  /** For describe_permits.lua: the incarnation, the limit, then permits 1..permits. */
+  List<String> forDescribePermits(String resource, int permits) {
+    List<String> all = new java.util.ArrayList<>(2 + permits);
+    all.add(incarnation());
+    all.add(limit(resource));
+    for (int k = 1; k <= permits; k++) {
+      all.add(lease(resource, k));
+    }
+    return all;
   }
 
   /** Incarnation first, then the lock of each resource, as extend.lua takes them. */
@@ -93,7 +157,12 @@ final class Keys {
 
   /** For release.lua, abandon.lua, describe.lua and force_release.lua alike. */
   List<String> forLock(String resource) {
-    return List.of(lock(resource), incarnation());
+    return forLock(resource, 0);
+  }
+
+  /** {@link #forLock(String)} for a lease that may be a permit. */
+  List<String> forLock(String resource, int permit) {
+    return List.of(lease(resource, permit), incarnation());
   }
 
   List<String> forProbe() {

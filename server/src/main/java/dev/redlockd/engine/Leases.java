@@ -90,10 +90,42 @@ public final class Leases {
       return CompletableFuture.failedFuture(e);
     }
     String leaseToken = token.isEmpty() ? LockToken.generate(tokens) : token;
+    LeaseRounds rounds = LeaseRounds.lock(redlock, resource, leaseToken,
+        OwnerText.store(owner, Objects.requireNonNull(holder, "holder")), ttl);
+    return start(resource, rounds, !token.isEmpty(), wait, callerLeavesIn);
+  }
+
+  /**
+   * Takes one of {@code permits} permits of the semaphore on {@code resource}, as
+   * {@link #acquire(String, Duration, Duration, String, String, String, Duration)} takes a lock:
+   * each permit is a lease of its own, and the grant says which ({@link Grant#permit()}). Callers
+   * that give another N than the semaphore's while a permit of it is held fail with
+   * {@link SemaphoreMismatchException}. A token that already holds a permit gets that permit
+   * back, refreshed. Waiting callers are woken by the release of any permit, through any server.
+   */
+  public CompletableFuture<Grant> acquirePermit(String resource, int permits, Duration ttl, Duration wait,
+      String token, String owner, String holder, Duration callerLeavesIn) {
+    try {
+      rules.resource(resource);
+      rules.permits(resource, permits);
+      rules.ttl(resource, ttl);
+      rules.waitTime(resource, Objects.requireNonNull(wait, "wait"));
+      rules.token(resource, token, false);
+      rules.owner(resource, Objects.requireNonNull(owner, "owner"));
+    } catch (InvalidRequestException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+    String leaseToken = token.isEmpty() ? LockToken.generate(tokens) : token;
+    LeaseRounds rounds = new PermitRounds(redlock, jitter, resource, permits, leaseToken,
+        OwnerText.store(owner, Objects.requireNonNull(holder, "holder")), ttl);
+    return start(resource, rounds, !token.isEmpty(), wait, callerLeavesIn);
+  }
+
+  private CompletableFuture<Grant> start(String resource, LeaseRounds rounds, boolean tokenFromCaller, Duration wait,
+      Duration callerLeavesIn) {
     boolean waits = !wait.isZero();
-    AcquireOperation operation = new AcquireOperation(redlock, waiters, scheduler, nanoClock, jitter,
-        config.retryDelay(), resource, leaseToken, !token.isEmpty(),
-        OwnerText.store(owner, Objects.requireNonNull(holder, "holder")), ttl, wait, callerLeavesIn);
+    AcquireOperation operation = new AcquireOperation(redlock, rounds, waiters, scheduler, nanoClock, jitter,
+        config.retryDelay(), tokenFromCaller, wait, callerLeavesIn);
     if (waits && waitingCalls.incrementAndGet() > config.maxWaitingAcquires()) {
       waitingCalls.decrementAndGet();
       return CompletableFuture.failedFuture(new LimitExceededException("resource '" + resource
@@ -144,15 +176,21 @@ public final class Leases {
    * comes in time for a shorter ttl and its JEOPARDY answers report what the nodes hold.
    */
   public CompletableFuture<Grant> extend(String resource, String token, Duration ttl) {
+    return extend(resource, 0, token, ttl);
+  }
+
+  /** {@link #extend(String, String, Duration)} for a semaphore's permit (1..N); permit 0 is the lock. */
+  public CompletableFuture<Grant> extend(String resource, int permit, String token, Duration ttl) {
     try {
       rules.resource(resource);
+      rules.permit(resource, permit);
       rules.token(resource, token, true);
       rules.ttl(resource, ttl);
     } catch (InvalidRequestException e) {
       return CompletableFuture.failedFuture(e);
     }
     long sentNanos = nanoClock.getAsLong();
-    return redlock.extend(resource, token, ttl).whenComplete((grant, failure) -> {
+    return redlock.extend(resource, permit, token, ttl).whenComplete((grant, failure) -> {
       if (grant != null) {
         kept.forEach(resource, token, lease -> lease.extendedElsewhere(grant, sentNanos, ttl));
       }
@@ -170,14 +208,20 @@ public final class Leases {
    * unknown: {@link QuorumUnavailableException}, and the call may be retried.
    */
   public CompletableFuture<Boolean> release(String resource, String token) {
+    return release(resource, 0, token);
+  }
+
+  /** {@link #release(String, String)} for a semaphore's permit (1..N); permit 0 is the lock. */
+  public CompletableFuture<Boolean> release(String resource, int permit, String token) {
     try {
       rules.resource(resource);
+      rules.permit(resource, permit);
       rules.token(resource, token, true);
     } catch (InvalidRequestException e) {
       return CompletableFuture.failedFuture(e);
     }
     String notice = redlock.newNotice();
-    return redlock.release(resource, token, notice).thenApply(tally -> {
+    return redlock.release(resource, permit, token, notice).thenApply(tally -> {
       if (tally.yes() > 0) {
         waiters.released(resource, notice);
       }
@@ -212,12 +256,18 @@ public final class Leases {
    * answering is {@link QuorumUnavailableException}: the lock may still be held.
    */
   public CompletableFuture<Boolean> forceRelease(String resource) {
+    return forceRelease(resource, 0);
+  }
+
+  /** {@link #forceRelease(String)} of one permit (1..N) of the semaphore; permit 0 is the lock. */
+  public CompletableFuture<Boolean> forceRelease(String resource, int permit) {
     try {
       rules.resource(resource);
+      rules.permit(resource, permit);
     } catch (InvalidRequestException e) {
       return CompletableFuture.failedFuture(e);
     }
-    return operator.forceRelease(resource).thenApply(tally -> {
+    return operator.forceRelease(resource, permit).thenApply(tally -> {
       if (tally.yes() > 0) {
         announceFree(resource);
       }
@@ -229,14 +279,34 @@ public final class Leases {
   }
 
   /**
+   * The semaphore on the resource, read from every node at once: its N and who holds each permit
+   * (a snapshot, as {@link #describe} is). {@link SemaphoreDescription#NONE} when no node knows
+   * of one.
+   */
+  public CompletableFuture<SemaphoreDescription> describeSemaphore(String resource) {
+    try {
+      rules.resource(resource);
+    } catch (InvalidRequestException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+    return operator.describePermits(resource);
+  }
+
+  /**
    * A lease to keep alive for its holder; nothing is sent until {@link KeptLease#renewNow}.
    * The first renewal checks that the lease is held.
    */
   public KeptLease keep(String resource, String token, Duration ttl, KeptLease.Listener listener) {
+    return keep(resource, 0, token, ttl, listener);
+  }
+
+  /** {@link #keep(String, String, Duration, KeptLease.Listener)} for a semaphore's permit (1..N). */
+  public KeptLease keep(String resource, int permit, String token, Duration ttl, KeptLease.Listener listener) {
     rules.resource(resource);
+    rules.permit(resource, permit);
     rules.token(resource, token, true);
     rules.ttl(resource, ttl);
-    KeptLease lease = new KeptLease(this, scheduler, renewals, nanoClock, resource, token, ttl, listener);
+    KeptLease lease = new KeptLease(this, scheduler, renewals, nanoClock, resource, permit, token, ttl, listener);
     kept.add(lease);
     return lease;
   }

@@ -1,6 +1,7 @@
 package dev.redlockd.engine;
 
 import dev.redlockd.node.RedisNode;
+import dev.redlockd.node.ScriptBatch;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.LinkedHashMap;
@@ -29,6 +30,7 @@ public final class LockEngine implements AutoCloseable {
   private final NodeEvents events;
   private final Leases locks;
   private final Leases elections;
+  private final Leases semaphores;
   private final ScheduledExecutorService scheduler;
   private final boolean ownsScheduler;
   private final AtomicInteger waitingCalls = new AtomicInteger();
@@ -46,6 +48,7 @@ public final class LockEngine implements AutoCloseable {
         waitingCalls);
     this.locks = space(shared, rules, keys, b);
     this.elections = space(shared, rules.forElections(), keys.inSpace(Keys.ELECTIONS), b);
+    this.semaphores = space(shared, rules.forSemaphores(), keys.inSpace(Keys.SEMAPHORES), b);
   }
 
   private Leases space(Leases.Shared shared, RequestRules spaceRules, Keys keys, Builder b) {
@@ -53,7 +56,12 @@ public final class LockEngine implements AutoCloseable {
     return new Leases(shared, spaceRules, keys, redlock, new OperatorRounds(nodes, keys, monitor));
   }
 
-  public static Builder builder(List<RedisNode> nodes, EngineConfig config) {
+  /** What the nodes should batch: the engine's scripts, called one pass of a loop at a time. */
+  public static ScriptBatch scriptBatch() {
+    return Scripts.BATCH;
+  }
+
+    public static Builder builder(List<RedisNode> nodes, EngineConfig config) {
     return new Builder(nodes, config);
   }
 
@@ -122,6 +130,46 @@ public final class LockEngine implements AutoCloseable {
   /** See {@link Leases#keep}. */
   public KeptLease keep(String resource, String token, Duration ttl, KeptLease.Listener listener) {
     return locks.keep(resource, token, ttl, listener);
+  }
+
+  /**
+   * Takes one of {@code permits} permits (1..1024) of the semaphore on {@code resource}. See
+   * {@link Leases#acquirePermit}; the grant's {@link Grant#permit()} says which permit.
+   */
+  public CompletableFuture<Grant> acquirePermit(String resource, int permits, Duration ttl, Duration wait,
+      String token, String owner, String holder, Duration callerLeavesIn) {
+    return semaphores.acquirePermit(resource, permits, ttl, wait, token, owner, holder, callerLeavesIn);
+  }
+
+  /** Extends the lock (permit 0) or the semaphore's permit (1..1024) that {@code token} holds. */
+  public CompletableFuture<Grant> extend(String resource, int permit, String token, Duration ttl) {
+    return permit == 0 ? locks.extend(resource, token, ttl) : semaphores.extend(resource, permit, token, ttl);
+  }
+
+  /** Releases the lock (permit 0) or the semaphore's permit (1..1024) that {@code token} holds. */
+  public CompletableFuture<Boolean> release(String resource, int permit, String token) {
+    return permit == 0 ? locks.release(resource, token) : semaphores.release(resource, permit, token);
+  }
+
+  /** Keeps the lock (permit 0) or the semaphore's permit (1..1024) alive; see {@link Leases#keep}. */
+  public KeptLease keep(String resource, int permit, String token, Duration ttl, KeptLease.Listener listener) {
+    return permit == 0 ? locks.keep(resource, token, ttl, listener)
+        : semaphores.keep(resource, permit, token, ttl, listener);
+  }
+
+  /** Deletes the lock (permit 0) or that permit of the semaphore (1..1024), whatever its token. */
+  public CompletableFuture<Boolean> forceRelease(String resource, int permit) {
+    return permit == 0 ? locks.forceRelease(resource) : semaphores.forceRelease(resource, permit);
+  }
+
+  /** See {@link Leases#describeSemaphore}. */
+  public CompletableFuture<SemaphoreDescription> describeSemaphore(String resource) {
+    return semaphores.describeSemaphore(resource);
+  }
+
+  /** The semaphores' permits: a space of their own, so a semaphore and a lock on one name are separate. */
+  public Leases semaphores() {
+    return semaphores;
   }
 
   /** The user's locks: what the methods above act on. */

@@ -1,7 +1,7 @@
 package dev.redlockd.engine;
 
 /** The lock is held by someone else and was not acquired within the wait. */
-public final class LockHeldException extends LockEngineException {
+public class LockHeldException extends LockEngineException {
   /** Nodes that did not answer, with the yes votes, could still make a quorum. */
   private final boolean silentCouldMakeAQuorum;
 
@@ -12,6 +12,12 @@ public final class LockHeldException extends LockEngineException {
   LockHeldException(String resource, int yes, int voters, boolean silentCouldMakeAQuorum) {
     super("resource '" + resource + "' is held by another owner (" + yes + " of " + voters
         + " voting nodes granted it)");
+    this.silentCouldMakeAQuorum = silentCouldMakeAQuorum;
+  }
+
+  /** With a message of the subclass's (a semaphore's permits), which names no token. */
+  LockHeldException(String message, boolean silentCouldMakeAQuorum) {
+    super(message);
     this.silentCouldMakeAQuorum = silentCouldMakeAQuorum;
   }
 

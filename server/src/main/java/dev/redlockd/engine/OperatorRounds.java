@@ -38,6 +38,51 @@ final class OperatorRounds {
         });
   }
 
+  /**
+   * Reads the semaphore on the resource: first its N from every node's limit key (the largest
+   * any node holds: a permit may be held under it), then every permit 1..N on every node in one
+   * script call each, each permit then judged as {@link #describe(String)} judges a lock.
+   */
+  CompletableFuture<SemaphoreDescription> describePermits(String resource) {
+    String limitKey = keys.limit(resource);
+    return NodeResult.fromAll(nodes, node -> node.command("GET", limitKey))
+        .thenCompose(limits -> {
+          int permits = 0;
+          for (NodeResult<Object> r : limits) {
+            if (r.answered() && r.value() != null) {
+              permits = Math.max(permits, (int) Math.min(RequestRules.MAX_PERMITS, Replies.number(r.value())));
+            }
+          }
+          if (permits == 0) {
+            return CompletableFuture.completedFuture(SemaphoreDescription.NONE);
+          }
+          int n = permits;
+          return NodeResult.fromAll(nodes,
+                  node -> node.eval(Scripts.DESCRIBE_PERMITS, keys.forDescribePermits(resource, n), List.of())
+                      .thenApply(reply -> Replies.describedPermits(reply, n)))
+              .thenApply(results -> {
+                monitor.observe(results, Replies.DescribedPermits::incarnated);
+                return describePermits(resource, n, results);
+              });
+        });
+  }
+
+  static SemaphoreDescription describePermits(String resource, int permits,
+      List<NodeResult<Replies.DescribedPermits>> results) {
+    List<SemaphoreDescription.PermitDescription> held = new java.util.ArrayList<>();
+    for (int k = 1; k <= permits; k++) {
+      int index = k - 1;
+      List<NodeResult<Replies.Described>> each = results.stream()
+          .map(r -> new NodeResult<>(r.node(), r.answered() ? r.value().permits().get(index) : null, r.failure()))
+          .toList();
+      LockDescription lease = describe(resource, each);
+      if (lease.held()) {
+        held.add(new SemaphoreDescription.PermitDescription(k, lease));
+      }
+    }
+    return new SemaphoreDescription(permits, held);
+  }
+
   static LockDescription describe(String resource, List<NodeResult<Replies.Described>> results) {
     // Only one lease can have a quorum; the one most voting nodes hold is the only candidate.
     String leading = results.stream()
@@ -94,8 +139,13 @@ final class OperatorRounds {
    * votes are the nodes that held a lock key.
    */
   CompletableFuture<Tally> forceRelease(String resource) {
+    return forceRelease(resource, 0);
+  }
+
+  /** {@link #forceRelease(String)} of a permit (1..N) of the semaphore on the resource; 0 is the lock. */
+  CompletableFuture<Tally> forceRelease(String resource, int permit) {
     return NodeResult.fromAll(nodes,
-            node -> node.eval(Scripts.FORCE_RELEASE, keys.forLock(resource), List.of())
+            node -> node.eval(Scripts.FORCE_RELEASE, keys.forLock(resource, permit), List.of())
                 .thenApply(Replies::forceReleased))
         .thenApply(results -> {
           monitor.observe(results, Replies.ForceReleased::incarnated);

@@ -65,26 +65,102 @@ final class Redlock {
         .thenCompose(results -> {
           Tally tally = Tally.of(results, Replies.Acquire::incarnated, Replies.Acquire::holds);
           if (!tally.quorumVoted()) {
-            return cleanUpThenFail(resource, token, round, results, QuorumUnavailableException.of(resource, tally));
+            return cleanUpThenFail(resource, 0, token, round, results, QuorumUnavailableException.of(resource, tally));
           }
           if (!tally.quorumSaidYes()) {
-            return cleanUpThenFail(resource, token, round, results,
+            return cleanUpThenFail(resource, 0, token, round, results,
                 new LockHeldException(resource, tally.yes(), tally.voters(), silentCouldMakeAQuorum(tally)));
           }
-          Holders granted = holders(results, r -> r.incarnated() && r.holds(), Replies.Acquire::fence);
-          return agreeOnFence(resource, token, ttl, granted).thenCompose(fence -> {
-            Duration validity = validity(ttl, start);
-            if (fence < 0 || validity.isNegative() || validity.isZero()) {
-              String why = fence < 0
-                  ? "resource '" + resource + "': the fencing token reached fewer than a quorum of "
-                      + nodes.size() + " Redis nodes"
-                  : "resource '" + resource + "': acquiring took longer than the ttl of " + ttl.toMillis() + "ms";
-              return cleanUpThenFail(resource, token, round, results, new QuorumUnavailableException(why));
-            }
-            settleLateHolders(resource, token, fence, acquiring.all());
-            return CompletableFuture.completedFuture(new Grant(resource, token, validity, fence));
-          });
+          return granted(resource, 0, token, ttl, start, round, acquiring, results);
         });
+  }
+
+  /**
+   * One acquire round for permit {@code permit} of the semaphore on {@code resource} with
+   * {@code permits} permits: acquire.lua's round on the permit's own key (so the permit is a
+   * lock, and quorum intersection holds per permit), with the semaphore's limit checked and kept
+   * on every node in the same script call. Fails with {@link SemaphoreMismatchException} when a
+   * voting node that answered guards another N, {@link PermitsHeldException} (which says what the
+   * nodes hold) when refused, or {@link QuorumUnavailableException}. A node that answers after
+   * the quorum that granted the permit is not waited for, as for a lock: a node holding a permit
+   * granted under another N would have refused in the quorum (quorums meet), see
+   * docs/guarantees.md.
+   */
+  CompletableFuture<Grant> acquirePermit(String resource, int permits, int permit, String token, String owner,
+      Duration ttl) {
+    long start = nanoClock.getAsLong();
+    String round = roundPrefix + Long.toString(rounds.incrementAndGet(), 36);
+    List<String> args = List.of(token, Long.toString(ttl.toMillis()), owner, round, Integer.toString(permits),
+        Integer.toString(permit));
+    NodeResult.Round<Replies.Acquire> acquiring = quorumRound(Scripts.ACQUIRE_PERMIT,
+        keys.forAcquirePermit(resource, permits, permit), args, Replies::acquirePermit, Replies.Acquire::incarnated,
+        Replies.Acquire::holds);
+    return acquiring.decided()
+        .thenCompose(results -> {
+          Tally tally = Tally.of(results, Replies.Acquire::incarnated, Replies.Acquire::holds);
+          for (NodeResult<Replies.Acquire> r : results) {
+            if (r.answered() && r.value().incarnated() && r.value().mismatch()) {
+              return cleanUpThenFail(resource, permit, token, round, results,
+                  new SemaphoreMismatchException(resource, r.value().limit(), permits));
+            }
+          }
+          if (!tally.quorumVoted()) {
+            return cleanUpThenFail(resource, permit, token, round, results,
+                QuorumUnavailableException.of(resource, tally));
+          }
+          if (!tally.quorumSaidYes()) {
+            return cleanUpThenFail(resource, permit, token, round, results, refused(resource, permits, permit,
+                tally, results));
+          }
+          return granted(resource, permit, token, ttl, start, round, acquiring, results);
+        });
+  }
+
+  /** What a refused permit round saw: the permit this token holds, and where each permit is free. */
+  private static PermitsHeldException refused(String resource, int permits, int tried, Tally tally,
+      List<NodeResult<Replies.Acquire>> results) {
+    int[] freeOn = new int[permits];
+    int[] mineOn = new int[permits + 1];
+    for (NodeResult<Replies.Acquire> r : results) {
+      if (!r.answered() || !r.value().incarnated()) {
+        continue;
+      }
+      Replies.Acquire a = r.value();
+      if (a.mine() >= 1 && a.mine() <= permits) {
+        mineOn[a.mine()]++;
+      }
+      for (int k = 1; k <= permits; k++) {
+        if (a.free(k)) {
+          freeOn[k - 1]++;
+        }
+      }
+    }
+    int mine = 0;
+    for (int k = 1; k <= permits; k++) {
+      if (mineOn[k] > mineOn[mine]) {
+        mine = k;
+      }
+    }
+    return new PermitsHeldException(resource, permits, tried, tally.yes(), tally.voters(),
+        silentCouldMakeAQuorum(tally), mine, freeOn);
+  }
+
+  /** A round a quorum of voters said yes to: the fence agreed over them, and the validity left. */
+  private CompletableFuture<Grant> granted(String resource, int permit, String token, Duration ttl, long start,
+      String round, NodeResult.Round<Replies.Acquire> acquiring, List<NodeResult<Replies.Acquire>> results) {
+    Holders granted = holders(results, r -> r.incarnated() && r.holds(), Replies.Acquire::fence);
+    return agreeOnFence(resource, permit, token, ttl, granted).thenCompose(fence -> {
+      Duration validity = validity(ttl, start);
+      if (fence < 0 || validity.isNegative() || validity.isZero()) {
+        String why = fence < 0
+            ? "resource '" + resource + "': the fencing token reached fewer than a quorum of "
+                + nodes.size() + " Redis nodes"
+            : "resource '" + resource + "': acquiring took longer than the ttl of " + ttl.toMillis() + "ms";
+        return cleanUpThenFail(resource, permit, token, round, results, new QuorumUnavailableException(why));
+      }
+      settleLateHolders(resource, permit, token, fence, acquiring.all());
+      return CompletableFuture.completedFuture(new Grant(resource, token, validity, fence, permit));
+    });
   }
 
   /**
@@ -94,10 +170,10 @@ final class Redlock {
    * Best effort, after the grant: until it lands, a renewal that finds no quorum agreeing raises
    * to the highest, as after any fault.
    */
-  private void settleLateHolders(String resource, String token, long fence,
+  private void settleLateHolders(String resource, int permit, String token, long fence,
       CompletableFuture<List<NodeResult<Replies.Acquire>>> all) {
     all.thenAccept(results -> {
-      List<String> lock = List.of(keys.lock(resource));
+      List<String> lock = List.of(keys.lease(resource, permit));
       List<String> args = List.of(token, Long.toString(fence));
       for (NodeResult<Replies.Acquire> r : results) {
         if (r.answered() && r.value().incarnated() && r.value().holds() && r.value().fence() > fence) {
@@ -142,7 +218,8 @@ final class Redlock {
    * it. Completes with -1 when fewer than a quorum end at the max. A resource whose counters
    * ran out restarts from each node's own fence-max, and pays that one extra round trip.
    */
-  private CompletableFuture<Long> agreeOnFence(String resource, String token, Duration ttl, Holders holders) {
+  private CompletableFuture<Long> agreeOnFence(String resource, int permit, String token, Duration ttl,
+      Holders holders) {
     long[] fences = holders.fences();
     OptionalLong agreed = QuorumFence.of(fences, quorum());
     if (agreed.isPresent()) {
@@ -164,7 +241,7 @@ final class Redlock {
       return CompletableFuture.completedFuture(fence);
     }
     List<String> args = List.of(token, Long.toString(fence), Long.toString(ttl.toMillis()));
-    List<String> raiseKeys = keys.forRaise(resource);
+    List<String> raiseKeys = keys.forRaise(resource, permit);
     return NodeResult.fromAll(lagging,
             node -> node.eval(Scripts.RAISE, raiseKeys, args).thenApply(Replies::number))
         .thenApply(raised -> {
@@ -181,7 +258,7 @@ final class Redlock {
    * may still run later, after a retry with the same token was granted on that node, so it
    * removes only this round's own write (abandon.lua), never the retry's.
    */
-  private <T> CompletableFuture<T> cleanUpThenFail(String resource, String token, String round,
+  private <T> CompletableFuture<T> cleanUpThenFail(String resource, int permit, String token, String round,
       List<NodeResult<Replies.Acquire>> results, RuntimeException failure) {
     List<RedisNode> written = new ArrayList<>();
     for (NodeResult<Replies.Acquire> r : results) {
@@ -193,14 +270,18 @@ final class Redlock {
       return CompletableFuture.failedFuture(failure);
     }
     List<String> args = List.of(token, round);
-    List<String> abandonKeys = keys.forLock(resource);
+    List<String> abandonKeys = keys.forLock(resource, permit);
     return NodeResult.fromAll(written, node -> node.eval(Scripts.ABANDON, abandonKeys, args))
         .handle((ignored, e) -> null)
         .thenCompose(ignored -> CompletableFuture.failedFuture(failure));
   }
 
-  /** One lease for {@link #extendAll}: renew it for {@code ttl} from now. */
-  record Extension(String resource, String token, Duration ttl) {}
+  /** One lease for {@link #extendAll}: renew it for {@code ttl} from now. Permit 0 is a lock. */
+  record Extension(String resource, String token, Duration ttl, int permit) {
+    Extension(String resource, String token, Duration ttl) {
+      this(resource, token, ttl, 0);
+    }
+  }
 
   /**
    * Leases due together are renewed by one script call per node (up to this many per call);
@@ -211,6 +292,10 @@ final class Redlock {
 
   CompletableFuture<Grant> extend(String resource, String token, Duration ttl) {
     return extendAll(List.of(new Extension(resource, token, ttl))).get(0);
+  }
+
+  CompletableFuture<Grant> extend(String resource, int permit, String token, Duration ttl) {
+    return extendAll(List.of(new Extension(resource, token, ttl, permit))).get(0);
   }
 
   /**
@@ -224,6 +309,7 @@ final class Redlock {
    */
   List<CompletableFuture<Grant>> extendAll(List<Extension> extensions) {
     List<CompletableFuture<Grant>> leases = new ArrayList<>(extensions.size());
+    // Locks and permits live in separate spaces, so one space's extensions are all of one kind.
     for (int from = 0; from < extensions.size(); from += EXTEND_CHUNK) {
       leases.addAll(extendChunk(extensions.subList(from, Math.min(extensions.size(), from + EXTEND_CHUNK))));
     }
@@ -232,14 +318,23 @@ final class Redlock {
 
   private List<CompletableFuture<Grant>> extendChunk(List<Extension> chunk) {
     long start = nanoClock.getAsLong();
-    List<String> keyList = keys.forExtend(chunk.stream().map(Extension::resource).toList());
+    boolean permits = chunk.get(0).permit() != 0;
+    if (chunk.stream().anyMatch(e -> (e.permit() != 0) != permits)) {
+      throw new IllegalArgumentException("locks and permits are extended in separate calls");
+    }
+    // A permit's renewal pushes its semaphore's limit key out with it (extend_permits.lua).
+    LuaScript script = permits ? Scripts.EXTEND_PERMITS : Scripts.EXTEND;
+    List<String> keyList = permits
+        ? keys.forExtendPermits(chunk.stream().map(Extension::resource).toList(),
+            chunk.stream().map(Extension::permit).toList())
+        : keys.forExtend(chunk.stream().map(Extension::resource).toList());
     List<String> args = new ArrayList<>(2 * chunk.size());
     for (Extension e : chunk) {
       args.add(e.token());
       args.add(Long.toString(e.ttl().toMillis()));
     }
     CompletableFuture<List<NodeResult<List<Replies.Extend>>>> replies = NodeResult.fromAll(nodes,
-            node -> node.eval(Scripts.EXTEND, keyList, args).thenApply(reply -> Replies.extend(reply, chunk.size())))
+            node -> node.eval(script, keyList, args).thenApply(reply -> Replies.extend(reply, chunk.size())))
         .thenApply(results -> {
           monitor.observe(results, each -> each.get(0).incarnated());
           return results;
@@ -271,7 +366,7 @@ final class Redlock {
       return CompletableFuture.failedFuture(new LeaseNotHeldException(resource, tally.yes(), tally.quorum()));
     }
     Holders holding = holders(results, r -> r.incarnated() && r.held(), Replies.Extend::fence);
-    return agreeOnFence(resource, e.token(), e.ttl(), holding).thenApply(fence -> {
+    return agreeOnFence(resource, e.permit(), e.token(), e.ttl(), holding).thenApply(fence -> {
       if (fence < 0) {
         throw new QuorumUnavailableException("resource '" + resource
             + "': the fencing token reached fewer than a quorum of " + nodes.size() + " Redis nodes");
@@ -281,7 +376,7 @@ final class Redlock {
         throw new QuorumUnavailableException("resource '" + resource
             + "': extending took longer than the ttl of " + e.ttl().toMillis() + "ms");
       }
-      return new Grant(resource, e.token(), validity, fence);
+      return new Grant(resource, e.token(), validity, fence, e.permit());
     });
   }
 
@@ -298,8 +393,16 @@ final class Redlock {
    * their deletes are on the way), else once every node answered or timed out.
    */
   CompletableFuture<Tally> release(String resource, String token, String notice) {
+    return release(resource, 0, token, notice);
+  }
+
+  /**
+   * {@link #release(String, String, String)} for a lease that may be a permit: a permit's
+   * release is announced on its semaphore's channel, so that it wakes waiters for any permit.
+   */
+  CompletableFuture<Tally> release(String resource, int permit, String token, String notice) {
     List<String> args = List.of(token, keys.releasedChannel(resource), notice);
-    return untilAQuorumSaysYes(Scripts.RELEASE, keys.forLock(resource), args, Replies::release,
+    return untilAQuorumSaysYes(Scripts.RELEASE, keys.forLock(resource, permit), args, Replies::release,
             Replies.Release::incarnated, Replies.Release::deleted)
         .thenApply(results -> Tally.of(results, Replies.Release::incarnated, Replies.Release::deleted));
   }

@@ -6,14 +6,36 @@ import java.util.List;
 final class Replies {
   private Replies() {}
 
-  /** acquire.lua: outcome 1 = taken, 2 = refreshed for the same token, 0 = held by another. */
-  record Acquire(int outcome, long fence, boolean incarnated) {
+  /**
+   * acquire.lua and acquire_permit.lua: outcome 1 = taken, 2 = refreshed for the same token, 0 =
+   * held by another; for a permit also 3 = the node's limit is another N ({@code limit}), 4 = the
+   * token holds permit {@code mine} here. {@code held} has one character per permit, '1' where
+   * another token holds it on this node (empty for a lock).
+   */
+  record Acquire(int outcome, long fence, boolean incarnated, long limit, int mine, String held) {
+    Acquire(int outcome, long fence, boolean incarnated) {
+      this(outcome, fence, incarnated, 0, 0, "");
+    }
+
     boolean holds() {
-      return outcome != 0;
+      return outcome == 1 || outcome == 2;
     }
 
     boolean taken() {
       return outcome == 1;
+    }
+
+    boolean mismatch() {
+      return outcome == 3;
+    }
+
+    boolean holdsAnother() {
+      return outcome == 4;
+    }
+
+    /** Whether permit {@code k} (1..N) is free of other tokens here, as read. */
+    boolean free(int k) {
+      return k > held.length() || held.charAt(k - 1) != '1';
     }
   }
 
@@ -42,6 +64,28 @@ final class Replies {
   static Acquire acquire(Object reply) {
     List<?> r = list(reply, 3);
     return new Acquire((int) number(r.get(0)), number(r.get(1)), number(r.get(2)) == 1);
+  }
+
+  static Acquire acquirePermit(Object reply) {
+    List<?> r = list(reply, 6);
+    return new Acquire((int) number(r.get(0)), number(r.get(1)), number(r.get(2)) == 1, number(r.get(3)),
+        (int) number(r.get(4)), String.valueOf(r.get(5)));
+  }
+
+  /** describe_permits.lua: the node's limit (0 if none) and each permit's {@link Described}. */
+  record DescribedPermits(boolean incarnated, long limit, List<Described> permits) {}
+
+  static DescribedPermits describedPermits(Object reply, int permits) {
+    List<?> r = list(reply, 2 + 4 * permits);
+    boolean incarnated = number(r.get(0)) == 1;
+    String limit = String.valueOf(r.get(1));
+    List<Described> each = new java.util.ArrayList<>(permits);
+    for (int i = 0; i < permits; i++) {
+      int at = 2 + 4 * i;
+      each.add(new Described(String.valueOf(r.get(at)), number(r.get(at + 1)), String.valueOf(r.get(at + 2)),
+          number(r.get(at + 3)), incarnated));
+    }
+    return new DescribedPermits(incarnated, limit.isEmpty() ? 0 : Long.parseLong(limit), each);
   }
 
   /** extend.lua's reply for {@code leases} leases, one Extend per lease in the order asked. */

@@ -7,6 +7,8 @@ import java.time.Duration;
 public final class RequestRules {
   public static final int MAX_RESOURCE_BYTES = 512;
   public static final int MAX_OWNER_BYTES = 256;
+  /** The most permits a semaphore may have: every Acquire of a permit reads them all on every node. */
+  public static final int MAX_PERMITS = 1024;
 
   private final EngineConfig config;
   /** What the name names, in messages: a resource, or an election. */
@@ -22,6 +24,27 @@ public final class RequestRules {
     this.config = config;
     this.noun = noun;
     this.ownerNoun = ownerNoun;
+  }
+
+  /** The same rules, in the words of semaphores. */
+  RequestRules forSemaphores() {
+    return new RequestRules(config, "semaphore", "owner");
+  }
+
+  /** A semaphore's N in an Acquire: 1..{@value #MAX_PERMITS}. */
+  public void permits(String resource, int permits) {
+    if (permits < 1 || permits > MAX_PERMITS) {
+      throw new InvalidRequestException(noun + " '" + resource + "': permits is " + Integer.toUnsignedString(permits)
+          + ", it must be 1 to " + MAX_PERMITS);
+    }
+  }
+
+  /** A lease's permit in Extend, Release, KeepAlive or ForceRelease: 0 (a lock) to {@value #MAX_PERMITS}. */
+  public void permit(String resource, int permit) {
+    if (permit < 0 || permit > MAX_PERMITS) {
+      throw new InvalidRequestException(noun + " '" + resource + "': permit is " + Integer.toUnsignedString(permit)
+          + ", it must be 0 (a lock) or 1 to " + MAX_PERMITS);
+    }
   }
 
   /** The same rules, in the words of elections: an election's name and its leader's value. */

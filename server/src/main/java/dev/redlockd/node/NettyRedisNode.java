@@ -55,17 +55,26 @@ public final class NettyRedisNode implements RedisNode {
    *     instance another node already reaches serves nothing while it does
    */
   public NettyRedisNode(NodeAddress address, Duration timeout, RedisIo io, SSLContext tls, InstanceIds identities) {
-    this(address, timeout, io, tls, OffLoopResolver.shared(), RedisConnection.MAX_PENDING, identities);
+    this(address, timeout, io, tls, identities, ScriptBatch.NONE);
+  }
+
+  /**
+   * @param batch the scripts whose calls made in one pass of a loop go to the node as one call
+   *     ({@link ScriptBatch#NONE}: every call alone)
+   */
+  public NettyRedisNode(NodeAddress address, Duration timeout, RedisIo io, SSLContext tls, InstanceIds identities,
+      ScriptBatch batch) {
+    this(address, timeout, io, tls, OffLoopResolver.shared(), RedisConnection.MAX_PENDING, identities, batch);
   }
 
   /** With the host name lookup and the bound on waiting calls chosen by a test. */
   NettyRedisNode(NodeAddress address, Duration timeout, RedisIo io, SSLContext tls, OffLoopResolver resolver,
       int maxPending) {
-    this(address, timeout, io, tls, resolver, maxPending, new InstanceIds());
+    this(address, timeout, io, tls, resolver, maxPending, new InstanceIds(), ScriptBatch.NONE);
   }
 
   private NettyRedisNode(NodeAddress address, Duration timeout, RedisIo io, SSLContext tls, OffLoopResolver resolver,
-      int maxPending, InstanceIds identities) {
+      int maxPending, InstanceIds identities, ScriptBatch batch) {
     this.address = address;
     this.identities = identities;
     this.handshake = handshake(address);
@@ -74,7 +83,8 @@ public final class NettyRedisNode implements RedisNode {
     this.tls = tls;
     this.resolver = resolver;
     for (EventLoop loop : io.loops()) {
-      connections.add(new RedisConnection(this, loop, io.channelType(), timeout.toNanos(), tls, resolver, maxPending));
+      connections.add(new RedisConnection(this, loop, io.channelType(), timeout.toNanos(), tls, resolver, maxPending,
+          batch));
     }
     // The start-up probes use one of them; a gRPC call may arrive on any loop.
     connections.forEach(RedisConnection::open);
@@ -113,18 +123,7 @@ public final class NettyRedisNode implements RedisNode {
 
   @Override
   public CompletableFuture<Object> eval(LuaScript script, List<String> keys, List<String> args) {
-    return submit(new RedisConnection.Call(
-        evalForm("EVALSHA", script.sha1(), keys, args), evalForm("EVAL", script.source(), keys, args)));
-  }
-
-  private static List<String> evalForm(String command, String script, List<String> keys, List<String> args) {
-    List<String> parts = new ArrayList<>(3 + keys.size() + args.size());
-    parts.add(command);
-    parts.add(script);
-    parts.add(Integer.toString(keys.size()));
-    parts.addAll(keys);
-    parts.addAll(args);
-    return parts;
+    return submit(new RedisConnection.ScriptCall(new ScriptBatch.Op(script, keys, args)));
   }
 
   @Override
@@ -138,7 +137,7 @@ public final class NettyRedisNode implements RedisNode {
       return call.result;
     }
     RedisConnection connection = pick();
-    Pipelining.queue(connection, () -> connection.submit(call));
+    Pipelining.queue(connection, call);
     return call.result;
   }
 

@@ -7,13 +7,14 @@ import java.util.Map;
 
 /**
  * Hands many calls to each node at once. Calls made inside {@link #together} are held on the
- * calling thread and handed to their connection's I/O thread in one go when it returns: the
- * thread then finds them all waiting and sends them as one pipeline. Without this, a thread
- * woken by the first call sends it alone while the caller is still queueing the rest, and a
- * burst of renewals costs a wake-up and a round trip on every node for nearly every lease.
+ * calling thread and handed to their connection's I/O thread in one task when it returns: the
+ * thread then sends them in one pass, as one pipeline and (for the engine's scripts) as one
+ * batch call. Without this, a thread woken by the first call sends it alone while the caller
+ * is still queueing the rest, and a burst of renewals costs a wake-up and a round trip on
+ * every node for nearly every lease.
  */
 public final class Pipelining {
-  private static final ThreadLocal<Map<Object, List<Runnable>>> held = new ThreadLocal<>();
+  private static final ThreadLocal<Map<RedisConnection, List<RedisConnection.Call>>> held = new ThreadLocal<>();
 
   private Pipelining() {}
 
@@ -23,23 +24,23 @@ public final class Pipelining {
       calls.run();
       return;
     }
-    Map<Object, List<Runnable>> batches = new LinkedHashMap<>();
+    Map<RedisConnection, List<RedisConnection.Call>> batches = new LinkedHashMap<>();
     held.set(batches);
     try {
       calls.run();
     } finally {
       held.remove();
-      batches.values().forEach(queueing -> queueing.forEach(Runnable::run));
+      batches.forEach(RedisConnection::submitAll);
     }
   }
 
-  /** Queues at once, or holds the queueing until the enclosing {@link #together} returns. */
-  static void queue(Object connection, Runnable queueing) {
-    Map<Object, List<Runnable>> batches = held.get();
+  /** Submits at once, or holds the call until the enclosing {@link #together} returns. */
+  static void queue(RedisConnection connection, RedisConnection.Call call) {
+    Map<RedisConnection, List<RedisConnection.Call>> batches = held.get();
     if (batches == null) {
-      queueing.run();
+      connection.submit(call);
     } else {
-      batches.computeIfAbsent(connection, n -> new ArrayList<>()).add(queueing);
+      batches.computeIfAbsent(connection, n -> new ArrayList<>()).add(call);
     }
   }
 }

@@ -63,6 +63,7 @@ final class RedisConnection {
   private static final int PENDING_INITIAL_BYTES = 1024;
 
   private final NettyRedisNode node;
+  private final ScriptBatch batch;
   private final EventLoop loop;
   private final long timeoutNanos;
   private final Bootstrap bootstrap;
@@ -95,12 +96,18 @@ final class RedisConnection {
    * and outbound bookkeeping stood out in the server's profile (docs/performance.md).
    */
   private ByteBuf pending;
+  /**
+   * Script calls this pass made, not yet written: at the flush they leave as one batch call
+   * (or as themselves, when alone). Empty between passes.
+   */
+  private final ArrayList<Call> held = new ArrayList<>();
+  private int heldBytes;
   private boolean closed;
 
   /** One call: its command, the EVAL form to fall back on after NOSCRIPT (or null), its future. */
-  static final class Call {
-    final List<String> command;
-    final List<String> fallback;
+  static class Call {
+    private final List<String> command;
+    private final List<String> fallback;
     final CompletableFuture<Object> result = new CompletableFuture<>();
     long deadline;
     boolean retried;
@@ -116,11 +123,89 @@ final class RedisConnection {
       this.fallback = fallback;
       this.setup = setup;
     }
+
+    List<String> command() {
+      return command;
+    }
+
+    List<String> fallback() {
+      return fallback;
+    }
+
+    /** The script call it makes, when it may join a batch; null for a plain command. */
+    ScriptBatch.Op op() {
+      return null;
+    }
+  }
+
+  /** A script call that may go in a {@link ScriptBatch} with others. */
+  static final class ScriptCall extends Call {
+    private final ScriptBatch.Op op;
+
+    /** Its EVALSHA and EVAL forms are made only if it goes alone. */
+    ScriptCall(ScriptBatch.Op op) {
+      super(null, null);
+      this.op = op;
+    }
+
+    @Override
+    List<String> command() {
+      return form("EVALSHA", op.script().sha1());
+    }
+
+    @Override
+    List<String> fallback() {
+      return form("EVAL", op.script().source());
+    }
+
+    private List<String> form(String command, String script) {
+      List<String> parts = new ArrayList<>(3 + op.keys().size() + op.args().size());
+      parts.add(command);
+      parts.add(script);
+      parts.add(Integer.toString(op.keys().size()));
+      parts.addAll(op.keys());
+      parts.addAll(op.args());
+      return parts;
+    }
+
+    @Override
+    ScriptBatch.Op op() {
+      return op;
+    }
+  }
+
+  /** Several script calls sent as one; each keeps its own future and deadline. */
+  private static final class BatchCall extends Call {
+    final List<Call> parts;
+    private final ScriptBatch batch;
+    private final List<ScriptBatch.Op> ops;
+
+    BatchCall(ScriptBatch batch, List<Call> parts) {
+      super(null, null);
+      this.batch = batch;
+      this.parts = parts;
+      this.ops = new ArrayList<>(parts.size());
+      for (Call part : parts) {
+        ops.add(part.op());
+      }
+      this.deadline = parts.get(0).deadline;
+    }
+
+    @Override
+    List<String> command() {
+      return batch.command("EVALSHA", ops);
+    }
+
+    @Override
+    List<String> fallback() {
+      return batch.command("EVAL", ops);
+    }
   }
 
   RedisConnection(NettyRedisNode node, EventLoop loop, Class<? extends Channel> channelType, long timeoutNanos,
-      SSLContext tls, OffLoopResolver resolver, int maxPending) {
+      SSLContext tls, OffLoopResolver resolver, int maxPending, ScriptBatch batch) {
     this.node = node;
+    this.batch = batch;
     this.loop = loop;
     this.timeoutNanos = timeoutNanos;
     this.maxPending = maxPending;
@@ -164,6 +249,23 @@ final class RedisConnection {
     }
   }
 
+  /** From any thread: these calls, in this order, sent in one pass of the loop. */
+  void submitAll(List<Call> batch) {
+    long deadline = System.nanoTime() + timeoutNanos;
+    for (Call call : batch) {
+      call.deadline = deadline;
+    }
+    if (loop.inEventLoop()) {
+      batch.forEach(this::send);
+      return;
+    }
+    try {
+      loop.execute(() -> batch.forEach(this::send));
+    } catch (RejectedExecutionException e) {
+      batch.forEach(call -> call.result.completeExceptionally(node.closedFailure()));
+    }
+  }
+
   /** Connects now rather than on the first call, which then need not fit a connect in its timeout. */
   void open() {
     try {
@@ -188,19 +290,56 @@ final class RedisConnection {
           + TimeUnit.NANOSECONDS.toMillis(downUntil - System.nanoTime()) + "ms", downBecause));
       return;
     }
-    if (calls.size() >= maxPending) {
+    if (calls.size() + held.size() >= maxPending) {
       call.result.completeExceptionally(new NodeConnectionException("Redis node " + node.name() + " has "
-          + calls.size() + " calls waiting on one connection: not keeping up, call refused", null));
+          + (calls.size() + held.size()) + " calls waiting on one connection: not keeping up, call refused", null));
       return;
     }
-    calls.add(call);
     watched.add(call);
-    armTimer();
     if (channel == null) {
+      calls.add(call);
+      armTimer();
       connect();
-    } else if (connected) {
-      write(call.command);
+    } else if (!connected) {
+      calls.add(call);
+      armTimer();
+    } else if (call.op() != null && batch.covers(call.op().script())) {
+      hold(call);
+      armTimer();
+    } else {
+      writeHeld(); // calls leave in the order made
+      calls.add(call);
+      armTimer();
+      write(call.command());
     }
+  }
+
+  private void hold(Call call) {
+    held.add(call);
+    heldBytes += call.op().bytes();
+    if (held.size() >= ScriptBatch.MAX_SCRIPTS || heldBytes >= ScriptBatch.MAX_BYTES) {
+      writeHeld();
+    } else if (!flushScheduled) {
+      flushScheduled = true;
+      loop.execute(flush);
+    }
+  }
+
+  /** The held script calls, as one batch call (or as itself when alone). */
+  private void writeHeld() {
+    if (held.isEmpty()) {
+      return;
+    }
+    Call call;
+    if (held.size() == 1) {
+      call = held.get(0);
+    } else {
+      call = new BatchCall(batch, List.copyOf(held));
+    }
+    held.clear();
+    heldBytes = 0;
+    calls.add(call);
+    write(call.command());
   }
 
   private void write(List<String> command) {
@@ -220,6 +359,7 @@ final class RedisConnection {
 
   private void flush() {
     flushScheduled = false;
+    writeHeld();
     ByteBuf out = pending;
     pending = null;
     if (out == null) {
@@ -286,7 +426,7 @@ final class RedisConnection {
             continue;
           }
           calls.add(call);
-          write(call.command);
+          write(call.command());
         }
       }
     });
@@ -296,7 +436,7 @@ final class RedisConnection {
   private void sendSetup(Call setup, long deadline) {
     setup.deadline = deadline;
     calls.add(setup);
-    write(setup.command);
+    write(setup.command());
     expireAlone(setup);
   }
 
@@ -333,16 +473,16 @@ final class RedisConnection {
       return;
     }
     if (reply instanceof RedisErrorReply error) {
-      if (call.fallback != null && !call.retried && !call.result.isDone() && error.kind().equals("NOSCRIPT")) {
+      if (call.fallback() != null && !call.retried && !done(call) && error.kind().equals("NOSCRIPT")) {
         // First use on this node, or it restarted: EVAL runs the script and caches it again.
         call.retried = true;
         calls.add(call);
-        write(call.fallback);
+        write(call.fallback());
         expireAlone(call);
         return;
       }
       node.noteRefusal(error);
-      call.result.completeExceptionally(error);
+      fail(call, error);
       return;
     }
     if (!answered && !call.setup) {
@@ -353,13 +493,50 @@ final class RedisConnection {
       downBecause = null;
     }
     node.noteAnswered();
-    call.result.complete(reply == RespDecoder.NIL ? null : reply);
+    if (call instanceof BatchCall batched) {
+      answer(batched, reply);
+    } else {
+      call.result.complete(reply == RespDecoder.NIL ? null : reply);
+    }
+  }
+
+  /** One reply per script, in order; a script's error is its own. */
+  private void answer(BatchCall batched, Object reply) {
+    if (!(reply instanceof List<?> replies) || replies.size() != batched.parts.size()) {
+      fail(batched, new IllegalStateException("Redis node " + node.name() + " answered a batch of "
+          + batched.parts.size() + " scripts with " + reply));
+      return;
+    }
+    for (int i = 0; i < replies.size(); i++) {
+      Object part = replies.get(i);
+      if (part instanceof RedisErrorReply error) {
+        batched.parts.get(i).result.completeExceptionally(error);
+      } else {
+        batched.parts.get(i).result.complete(part);
+      }
+    }
+  }
+
+  private static void fail(Call call, Throwable failure) {
+    if (call instanceof BatchCall batched) {
+      batched.parts.forEach(part -> part.result.completeExceptionally(failure));
+    } else {
+      call.result.completeExceptionally(failure);
+    }
+  }
+
+  /** Answered or timed out already: nothing is waiting for a retry. */
+  private static boolean done(Call call) {
+    if (call instanceof BatchCall batched) {
+      return batched.parts.stream().allMatch(part -> part.result.isDone());
+    }
+    return call.result.isDone();
   }
 
   /** A retried call now sits behind younger ones, where the oldest-call timer would see it late. */
   private void expireAlone(Call call) {
     long left = call.deadline - System.nanoTime();
-    loop.schedule(() -> call.result.completeExceptionally(timeout()), Math.max(0, left), TimeUnit.NANOSECONDS);
+    loop.schedule(() -> fail(call, timeout()), Math.max(0, left), TimeUnit.NANOSECONDS);
   }
 
   /**
@@ -368,12 +545,14 @@ final class RedisConnection {
    * the stuck bound and a new call comes.
    */
   private void armTimer() {
-    if (calls.isEmpty()) {
+    Call oldest = calls.peek();
+    Call next = watched.peek();
+    if (oldest == null && next == null) {
       return;
     }
     long now = System.nanoTime();
-    long at = calls.peek().deadline + STUCK_NANOS;
-    Call next = watched.peek();
+    // A call held for this pass's batch is watched before it is written.
+    long at = oldest != null ? oldest.deadline + STUCK_NANOS : next.deadline;
     if (next != null && next.deadline - at < 0) {
       at = next.deadline;
     }
@@ -450,8 +629,11 @@ final class RedisConnection {
         : new NodeConnectionException("connection to Redis node " + node.name() + " failed: " + cause, cause);
     Call call;
     while ((call = calls.poll()) != null) {
-      call.result.completeExceptionally(failure);
+      fail(call, failure);
     }
+    held.forEach(c -> c.result.completeExceptionally(failure));
+    held.clear();
+    heldBytes = 0;
     watched.clear();
     if (old != null) {
       old.close();

@@ -139,7 +139,8 @@ public final class RedlockdServer implements AutoCloseable {
       List<NodeAddress> addresses = NodeAddress.parseList(redis);
       InstanceIds identities = new InstanceIds(); // one Redis instance never votes as two nodes
       for (NodeAddress address : addresses) {
-        nodes.add(metrics.meter(new NettyRedisNode(address, config.nodeTimeout, io, redisTls, identities)));
+        nodes.add(metrics.meter(new NettyRedisNode(address, config.nodeTimeout, io, redisTls, identities,
+            LockEngine.scriptBatch())));
       }
       DistinctInstances.check(nodes);
       // NodeAddress prints the scheme (is it TLS?) and never the password.

@@ -1,7 +1,9 @@
 package dev.redlockd.engine;
 
+import dev.redlockd.node.InstanceIds;
 import dev.redlockd.node.NettyRedisNode;
 import dev.redlockd.node.NodeAddress;
+import dev.redlockd.node.RedisIo;
 import dev.redlockd.node.RedisNode;
 import dev.redlockd.testing.RedisCluster;
 import java.time.Duration;
@@ -16,7 +18,9 @@ final class EngineHarness implements AutoCloseable {
   private EngineHarness(RedisCluster cluster, EngineConfig config, Duration nodeTimeout) {
     this.cluster = cluster;
     this.nodes = cluster.uris().stream()
-        .map(uri -> (RedisNode) new NettyRedisNode(NodeAddress.parse(uri), nodeTimeout))
+        // As the server makes them: the engine's scripts batched per node and loop pass.
+        .map(uri -> (RedisNode) new NettyRedisNode(NodeAddress.parse(uri), nodeTimeout, RedisIo.shared(), null,
+            new InstanceIds(), LockEngine.scriptBatch()))
         .toList();
     this.engine = LockEngine.builder(nodes, config).build().start();
   }

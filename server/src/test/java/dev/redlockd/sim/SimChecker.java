@@ -49,7 +49,7 @@ final class SimChecker {
     }
   }
 
-  private static final class Fences {
+  static final class Fences {
     String bestToken;
     long best = Long.MIN_VALUE;
     long other = Long.MIN_VALUE;
@@ -96,7 +96,7 @@ final class SimChecker {
     trace.add(new Traced(loop.now(), what));
   }
 
-  private void violation(String what) {
+  void violation(String what) {
     event("VIOLATION " + what);
     violations.add(String.format("at %.6f ms: %s", loop.now() / 1e6, what));
     if (firstTrace == null) {
@@ -166,6 +166,10 @@ final class SimChecker {
 
   void excuse(String token) {
     excused.add(token);
+  }
+
+  Set<String> excused() {
+    return excused;
   }
 
   /** A failure an engine call completed with: only the contract's kinds are allowed. */

@@ -260,7 +260,7 @@ final class SimClient {
     });
   }
 
-  private static Throwable unwrap(Throwable t) {
+  static Throwable unwrap(Throwable t) {
     while (t instanceof CompletionException && t.getCause() != null) {
       t = t.getCause();
     }

@@ -105,11 +105,12 @@ final class Simulation {
     clients.forEach(SimClient::start);
     long end = loop.now() + shape.length().toNanos();
     audit(end);
+    SimFaults faults = new SimFaults(loop, hosts, network, checker, random);
     if (shape.faults()) {
-      faults(end);
+      faults.schedule(end, true);
     }
     loop.runUntil(end);
-    heal();
+    faults.heal();
     clients.forEach(SimClient::stop);
     long drained = loop.now() + Duration.ofSeconds(10).toNanos();
     while (loop.now() < drained && !clients.stream().allMatch(SimClient::idle)) {
@@ -137,51 +138,6 @@ final class Simulation {
         audit(end);
       }
     });
-  }
-
-  /** A fault every 100-600 ms of simulated time, each healing on its own. */
-  private void faults(long end) {
-    long at = loop.now();
-    while (true) {
-      at += Duration.ofMillis(300 + random.nextInt(1200)).toNanos();
-      if (at >= end) {
-        return;
-      }
-      SimHost host = hosts.get(random.nextInt(hosts.size()));
-      int kind = random.nextInt(20);
-      long length = Duration.ofMillis(20 + random.nextInt(2500)).toNanos();
-      loop.at(at, () -> {
-        switch (kind) {
-          case 0, 1, 2, 3, 4, 5 -> {
-            checker.event("FAULT freeze " + host.name + " for " + length / 1_000_000 + " ms");
-            host.freeze();
-            loop.after(length, () -> {
-              checker.event("FAULT thaw " + host.name);
-              host.thaw();
-            });
-          }
-          case 6, 7, 8, 9 -> {
-            checker.event("FAULT slow " + host.name + " for " + length / 1_000_000 + " ms");
-            network.slow(host, length);
-          }
-          case 10, 11, 12, 13, 14, 15, 16, 17, 18 -> {
-            checker.event("FAULT drop connections to " + host.name);
-            host.dropConnections("fault");
-          }
-          default -> {
-            checker.event("FAULT restart " + host.name + " empty");
-            host.restartEmpty();
-          }
-        }
-      });
-    }
-  }
-
-  private void heal() {
-    for (SimHost host : hosts) {
-      host.thaw();
-      network.slow(host, 0);
-    }
   }
 
   long operations() {

@@ -29,7 +29,13 @@ public final class RespClient implements AutoCloseable {
     in = new BufferedInputStream(socket.getInputStream());
   }
 
-  /** Sends one command; returns String, Long, null or List; throws on an error reply. */
+  /** An error reply inside an array (a script's own reply in a batch): the rest of the array still follows. */
+  public record ErrorReply(String message) {}
+
+  /**
+   * Sends one command; returns String, Long, null or List; throws on an error reply (one inside
+   * an array is an {@link ErrorReply} element).
+   */
   public Object call(String... args) throws IOException {
     ByteArrayOutputStream buf = new ByteArrayOutputStream();
     buf.write(("*" + args.length + "\r\n").getBytes(StandardCharsets.UTF_8));
@@ -41,16 +47,19 @@ public final class RespClient implements AutoCloseable {
     }
     out.write(buf.toByteArray());
     out.flush();
-    return read();
+    return read(false);
   }
 
-  private Object read() throws IOException {
+  private Object read(boolean nested) throws IOException {
     int type = in.read();
     String line = line();
     switch (type) {
       case '+':
         return line;
       case '-':
+        if (nested) {
+          return new ErrorReply(line);
+        }
         throw new IOException("redis error: " + line);
       case ':':
         return Long.parseLong(line);
@@ -70,7 +79,7 @@ public final class RespClient implements AutoCloseable {
         }
         List<Object> items = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
-          items.add(read());
+          items.add(read(true));
         }
         return items;
       }

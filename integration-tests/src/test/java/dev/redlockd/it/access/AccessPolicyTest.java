@@ -167,6 +167,46 @@ class AccessPolicyTest {
         .getHeld()).isTrue();
   }
 
+  /** A semaphore's permit, through Acquire's permits field. */
+  private static dev.redlockd.proto.v1.AcquireRequest permitRequest(String resource, int permits) {
+    return acquireRequest(resource, Duration.ofSeconds(20), Duration.ZERO, "").toBuilder().setPermits(permits).build();
+  }
+
+  @Test
+  void semaphoresAreGovernedByThePrefixRulesOfTheResourceAsNamed() throws Exception {
+    LockServiceGrpc.LockServiceBlockingStub a = teamA.locks(channel());
+    Lease own = a.acquire(permitRequest("a/sem", 2)).getLease();
+    assertThat(own.getPermit()).isBetween(1, 2);
+    assertThat(a.extend(ExtendRequest.newBuilder().setResource("a/sem").setToken(own.getToken())
+        .setPermit(own.getPermit()).setTtl(proto(Duration.ofSeconds(20))).build()).getLease().getPermit())
+        .isEqualTo(own.getPermit());
+    assertThat(a.describe(DescribeRequest.newBuilder().setResource("a/sem").build()).getPermits()).isEqualTo(2);
+    assertThat(a.forceRelease(ForceReleaseRequest.newBuilder().setResource("a/sem").setPermit(own.getPermit())
+        .build()).getReleased()).isTrue();
+
+    assertDenied(codeOf(() -> a.acquire(permitRequest("b/sem", 2))), teamA, "Acquire", "b/sem");
+    Lease theirs = teamB.locks(channel()).acquire(permitRequest("b/sem", 2)).getLease();
+    // The holder's token and permit in hand are not enough on another tenant's prefix.
+    assertDenied(codeOf(() -> a.extend(ExtendRequest.newBuilder().setResource("b/sem").setToken(theirs.getToken())
+        .setPermit(theirs.getPermit()).setTtl(proto(Duration.ofSeconds(5))).build())), teamA, "Extend", "b/sem");
+    assertDenied(codeOf(() -> a.release(ReleaseRequest.newBuilder().setResource("b/sem").setToken(theirs.getToken())
+        .setPermit(theirs.getPermit()).build())), teamA, "Release", "b/sem");
+    StreamEnd<KeepAliveResponse> refused = new StreamEnd<>();
+    teamA.asyncLocks(channel()).keepAlive(refused).onNext(KeepAliveRequest.newBuilder().setResource("b/sem")
+        .setToken(theirs.getToken()).setPermit(theirs.getPermit()).setTtl(proto(Duration.ofSeconds(3))).build());
+    assertDenied(refused.status(10), teamA, "KeepAlive", "b/sem");
+    assertDenied(codeOf(() -> a.describe(DescribeRequest.newBuilder().setResource("b/sem").build())),
+        teamA, "Describe", "b/sem");
+    assertDenied(codeOf(() -> a.forceRelease(ForceReleaseRequest.newBuilder().setResource("b/sem")
+        .setPermit(theirs.getPermit()).build())), teamA, "ForceRelease", "b/sem");
+    assertDenied(codeOf(() -> teamB.locks(channel()).forceRelease(ForceReleaseRequest.newBuilder()
+        .setResource("b/sem").setPermit(theirs.getPermit()).build())), teamB, "ForceRelease", "b/sem");
+    DescribeResponse still = teamB.locks(channel()).describe(DescribeRequest.newBuilder().setResource("b/sem").build());
+    assertThat(still.getHoldersCount()).as("the refused calls changed nothing").isEqualTo(1);
+    assertThat(teamB.locks(channel()).release(ReleaseRequest.newBuilder().setResource("b/sem")
+        .setToken(theirs.getToken()).setPermit(theirs.getPermit()).build()).getReleased()).isTrue();
+  }
+
   @Test
   void electionRpcsAreGovernedLikeLocks() throws Exception {
     StreamEnd<CampaignResponse> campaign = new StreamEnd<>();

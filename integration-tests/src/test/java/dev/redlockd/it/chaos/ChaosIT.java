@@ -7,7 +7,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The lock holds under faults: 66 clients through 2 server processes on 5 redis-server
- * processes while a nemesis freezes, kills, restarts and slows nodes, kills a server with
+ * processes, and N + 3 workers on a semaphore of N permits beside them (at most N holders, one
+ * per permit, fencing tokens rising per permit), while a nemesis freezes, kills, restarts and slows nodes, kills a server with
  * KeepAlive leases open and stops one with SIGTERM (a rolling restart's step). 60 s in the
  * suite; {@code -Dchaos.seconds=600} for the long run (see docs/reliability.md). The seed is printed first; {@code -Dchaos.seed} repeats a schedule.
  */
@@ -34,5 +35,9 @@ class ChaosIT {
     assertThat(result.figures().handoffAfterReplicaKillMs())
         .as("%s: a replica was killed while it kept leases alive, and those resources changed hands", seed)
         .isNotEmpty();
+    assertThat(result.permitSections()).as("%s: the semaphore phase's workers held permits", seed)
+        .isGreaterThanOrEqualTo(PermitWorkload.PERMITS + 1);
+    assertThat(result.permitsAtOnce()).as("%s: the semaphore phase reached its bound, at most N at once", seed)
+        .isEqualTo(PermitWorkload.PERMITS);
   }
 }

@@ -11,7 +11,8 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * One chaos run: 5 real redis-server processes, 2 server processes on them, 66 contending
- * clients of three kinds through both, and the nemesis, for the configured time; then every
+ * clients of three kinds through both, N + 3 workers on a semaphore of N permits
+ * ({@link PermitWorkload}), and the nemesis, for the configured time; then every
  * fault is healed, the clients stop, --max-ttl passes, and the checker reads the history.
  * Every process is stopped on the way out, whatever happened.
  */
@@ -45,6 +46,7 @@ final class ChaosRun {
     String loadBefore = ChaosReport.loadAverage();
     long start = System.nanoTime();
     Workload workload = Workload.start(config, replicas, history, streams);
+    PermitWorkload permits = PermitWorkload.start(config, replicas, history);
     Nemesis nemesis = new Nemesis(cluster, replicas, timeline, streams, config.seed(), config.serverMaxTtl(), start,
         out);
     nemesis.start();
@@ -54,7 +56,7 @@ final class ChaosRun {
       try {
         nemesis.stopAndHeal();
       } finally {
-        int stuck = workload.stop(Duration.ofSeconds(30));
+        int stuck = workload.stop(Duration.ofSeconds(30)) + permits.stop(Duration.ofSeconds(10));
         if (stuck > 0) {
           history.clientError(stuck + " clients did not finish their round within 30 s of the stop");
         }
@@ -67,6 +69,12 @@ final class ChaosRun {
 
     List<Violation> violations = new ArrayList<>(new Checker(config.quorum(), start).check(history, timeline));
     violations.addAll(LeftoverLocks.check(cluster, replicas, config.resourceNames(), KEY_PREFIX));
+    List<PermitSection> permitSections = permits.sections();
+    violations.addAll(new PermitChecker(PermitWorkload.PERMITS).check(permitSections));
+    violations.addAll(PermitWorkload.leftover(cluster, KEY_PREFIX));
+    int permitsAtOnce = permits.mostAtOnce();
+    out.printf("semaphore phase: %d permit sections by %d workers on %d permits, at most %d at once%n",
+        permitSections.size(), PermitWorkload.PERMITS + 3, PermitWorkload.PERMITS, permitsAtOnce);
     Figures figures = Figures.of(history, timeline, config.redisNodes(), config.quorum());
     String markdown = ChaosReport.markdown(config, workload.clientsByKind(), nemesis.injected(), figures, history,
         violations, RedisBinary.describe(RedisBinary.locate()), loadBefore, ChaosReport.loadAverage());
@@ -80,6 +88,6 @@ final class ChaosRun {
       out.println(replicas.logTails(60));
     }
     return new ChaosResult(config, violations, figures, nemesis.injected(), history.grantsByKind(),
-        history.clientErrors(), markdown);
+        history.clientErrors(), markdown, permitSections.size(), permitsAtOnce);
   }
 }

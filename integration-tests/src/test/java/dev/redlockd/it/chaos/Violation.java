@@ -13,6 +13,8 @@ record Violation(Kind kind, String description) {
     VALID_WRITE_REFUSED,
     /** A grant whose whole Acquire call fell in a time when a majority of nodes could not vote. */
     GRANT_WITHOUT_QUORUM,
+    /** More holders of a semaphore's permits at once than its N, or a permit outside 1..N. */
+    PERMITS_OVER_LIMIT,
     /** A lock still held (a key on a node, or Acquire refused) after every client stopped and --max-ttl passed. */
     LOCK_LEFT_HELD,
     /** After every fault was healed and --max-ttl passed, a resource could not be acquired at all. */

@@ -8,6 +8,8 @@ import static org.awaitility.Awaitility.await;
 import com.google.gson.JsonArray;
 import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
+import dev.redlockd.proto.v1.DescribeRequest;
+import dev.redlockd.proto.v1.DescribeResponse;
 import dev.redlockd.proto.v1.ElectionServiceGrpc;
 import dev.redlockd.proto.v1.LeaderRequest;
 import dev.redlockd.proto.v1.LeaderResponse;
@@ -50,7 +52,9 @@ class ConformanceTest {
   private static final Duration STEP = Duration.ofSeconds(30);
   private static final List<String> SCENARIOS = List.of("acquire-contended", "release-twice", "extend", "keep-alive",
       "majority-frozen", "lost-answer", "invalid-argument", "concurrent-holders", "campaign-handover", "observe",
-      "extend-while-kept", "replica-restart", "shutdown-race", "lead");
+      "extend-while-kept", "replica-restart", "shutdown-race", "lead", "permits");
+  /** The permits scenario's N: the runner's N + 3 workers share that many permits. */
+  private static final int PERMITS = 3;
   /** shutdown-race's SIGTERMs per runner: 30 over the five, in a suite that must stay under 15 minutes. */
   private static final int SHUTDOWN_ROUNDS = 6;
   /** The belief oracle's findings, one line per language and scenario, printed at the end. */
@@ -120,7 +124,7 @@ class ConformanceTest {
     String resource = "conformance/" + language.id + "/" + scenario;
     ServerProcess target = scenario.equals("lost-answer") ? patient : server;
     ReplicaSet replicas = switch (scenario) {
-      case "replica-restart" -> ReplicaSet.start(2, cluster.redisFlag());
+      case "replica-restart", "permits" -> ReplicaSet.start(2, cluster.redisFlag());
       case "shutdown-race" -> ReplicaSet.start(3, cluster.redisFlag());
       default -> null;
     };
@@ -147,11 +151,12 @@ class ConformanceTest {
         case "replica-restart" -> replicaRestart(runner, resource, replicas);
         case "shutdown-race" -> shutdownRace(runner, resource, replicas, language);
         case "lead" -> lead(runner, resource);
+        case "permits" -> permits(runner, resource, replicas);
         default -> throw new IllegalArgumentException(scenario);
       }
       oracle.close();
       List<String> held = switch (scenario) {
-        case "invalid-argument", "concurrent-holders" -> List.of();
+        case "invalid-argument", "concurrent-holders", "permits" -> List.of();
         case "campaign-handover", "observe", "lead" -> List.of("leadership");
         case "replica-restart" -> List.of("lease", "leadership");
         default -> List.of("lease");
@@ -301,6 +306,52 @@ class ConformanceTest {
       Section next = sections.get(i);
       assertThat(next.start()).as("section %d began before section %d ended", i, i - 1).isGreaterThanOrEqualTo(before.end());
       assertThat(Long.compareUnsigned(next.fence(), before.fence())).as("fencing tokens rise: %s then %s", before, next).isPositive();
+    }
+  }
+
+  /**
+   * N + 3 workers on a semaphore of N permits over two replicas: never more than N hold at once
+   * (their reported intervals lie inside their grants), every permit is one of the N, and per
+   * permit the holders follow one another with rising fencing tokens.
+   */
+  private void permits(RunnerProcess runner, String resource, ReplicaSet replicas) throws Exception {
+    PermitHolds holds = new PermitHolds(PERMITS);
+    long[] lastRead = {0};
+    JsonObject r = runner.result(STEP, "permit", e -> {
+      holds.add(e);
+      if (System.nanoTime() - lastRead[0] > TimeUnit.MILLISECONDS.toNanos(100)) {
+        lastRead[0] = System.nanoTime();
+        rememberPermitTokens(resource); // for the check that none appears in the output
+      }
+    });
+    assertThat(r.getAsJsonArray("errors")).as("errors the workers met").isEmpty();
+    assertThat(r.get("acquired").getAsInt()).as("grants, against the permit lines").isEqualTo(holds.size());
+    assertThat(holds.size()).as("acquisitions in 4 s").isGreaterThanOrEqualTo(PERMITS + 1);
+    List<Integer> seen = new ArrayList<>();
+    r.getAsJsonArray("permits_seen").forEach(p -> seen.add(p.getAsInt()));
+    assertThat(seen).as("permits_seen").isEqualTo(holds.permitsSeen());
+    holds.check();
+    assertThat(tokens).as("permit tokens the harness read from the nodes during the run").isNotEmpty();
+    System.out.println("permits: " + holds.size() + " grants, at most " + holds.mostAtOnce() + " of " + PERMITS
+        + " held at once, permits " + seen);
+
+    // Every permit was given back: the semaphore has no holder left, on either replica.
+    for (int i = 0; i < 2; i++) {
+      DescribeResponse d = LockServiceGrpc.newBlockingStub(replicas.server(i).channel())
+          .describe(DescribeRequest.newBuilder().setResource(resource).build());
+      assertThat(d.getHoldersList()).as("permits still held after the run (replica %d)", i).isEmpty();
+    }
+  }
+
+  /** Reads the tokens of the semaphore's permits on every node, for the token check. */
+  private void rememberPermitTokens(String resource) {
+    for (int permit = 1; permit <= PERMITS; permit++) {
+      for (int i = 0; i < cluster.size(); i++) {
+        String token = cluster.lockHolder(i, "redlock:semaphore:{" + resource + "}:permit:" + permit);
+        if (token != null) {
+          tokens.add(token);
+        }
+      }
     }
   }
 

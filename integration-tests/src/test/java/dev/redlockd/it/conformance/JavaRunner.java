@@ -109,6 +109,7 @@ public final class JavaRunner {
       case "replica-restart" -> replicaRestart();
       case "shutdown-race" -> shutdownRace();
       case "lead" -> lead();
+      case "permits" -> permits();
       case "hold-many" -> holdMany();
       default -> throw new IllegalArgumentException("unknown scenario " + scenario);
     };
@@ -234,6 +235,96 @@ public final class JavaRunner {
     facts.add("long_resource",
         errorOf(() -> c.acquire(resource + "x".repeat(600), Duration.ofSeconds(10), Duration.ZERO)));
     return facts;
+  }
+
+  /** permits: N + 3 workers, each with a client of its own, share a semaphore of N permits for 4 s. */
+  private JsonObject permits() throws Exception {
+    final int n = 3;
+    final long runNanos = Duration.ofSeconds(4).toNanos();
+    List<LockClient> clients = new ArrayList<>();
+    for (int w = 0; w < n + 3; w++) {
+      clients.add(client(Duration.ofSeconds(5)));
+    }
+    AtomicInteger acquired = new AtomicInteger();
+    java.util.Set<Integer> seen = new java.util.concurrent.ConcurrentSkipListSet<>();
+    JsonArray errors = new JsonArray();
+    ExecutorService workers = Executors.newFixedThreadPool(n + 3);
+    long began = System.nanoTime();
+    try {
+      List<Future<?>> done = new ArrayList<>();
+      for (int w = 0; w < n + 3; w++) {
+        int worker = w;
+        LockClient mine = clients.get(w);
+        done.add(workers.submit(() -> {
+          while (System.nanoTime() - began < runNanos) {
+            try {
+              permitRound(mine, worker, n, acquired, seen, errors);
+            } catch (LockServiceException e) {
+              synchronized (errors) {
+                errors.add(describe(e));
+              }
+            } catch (InterruptedException e) {
+              throw e;
+            } catch (RuntimeException e) {
+              JsonObject error = new JsonObject();
+              error.addProperty("type", e.getClass().getSimpleName());
+              error.addProperty("code", "UNKNOWN");
+              error.addProperty("message", e.toString());
+              synchronized (errors) {
+                errors.add(error);
+              }
+            }
+          }
+          return null;
+        }));
+      }
+      for (Future<?> f : done) {
+        f.get();
+      }
+    } finally {
+      workers.shutdownNow();
+    }
+    JsonObject facts = new JsonObject();
+    facts.addProperty("acquired", acquired.get());
+    JsonArray permits = new JsonArray();
+    seen.forEach(permits::add);
+    facts.add("permits_seen", permits);
+    facts.add("errors", errors);
+    return facts;
+  }
+
+  /** One permit: acquired, kept alive, held 50 to 150 ms, reported, released. */
+  private void permitRound(LockClient client, int worker, int n, AtomicInteger acquired, java.util.Set<Integer> seen,
+      JsonArray errors) throws InterruptedException {
+    Lease permit = client.acquirePermit(resource, n, Duration.ofSeconds(2), Duration.ofSeconds(3));
+    long start = System.nanoTime();
+    acquired.incrementAndGet();
+    seen.add(permit.permit());
+    boolean released;
+    try {
+      permit.keepAlive();
+      Thread.sleep(50 + java.util.concurrent.ThreadLocalRandom.current().nextInt(101));
+      long end = System.nanoTime();
+      JsonObject event = new JsonObject();
+      event.addProperty("event", "permit");
+      event.addProperty("worker", worker);
+      event.addProperty("permit", permit.permit());
+      event.addProperty("fencing_token", Long.toUnsignedString(permit.fencingToken()));
+      event.addProperty("start_ns", Long.toString(start));
+      event.addProperty("end_ns", Long.toString(end));
+      emit(event);
+    } finally {
+      released = permit.release();
+    }
+    if (!released) {
+      JsonObject error = new JsonObject();
+      error.addProperty("type", "NotReleased");
+      error.addProperty("code", "OK");
+      error.addProperty("message", "permit " + permit.permit());
+      synchronized (errors) {
+        errors.add(error);
+      }
+    }
   }
 
   private JsonObject concurrentHolders() throws Exception {

@@ -115,7 +115,20 @@ final class RunnerProcess implements AutoCloseable {
 
   /** The result event, after the process exited 0. */
   JsonObject result(Duration timeout) throws InterruptedException {
+    return result(timeout, null, event -> {});
+  }
+
+  /**
+   * The result event, after the process exited 0; the events named {@code reported} that come
+   * before it (each within {@code timeout} of the last) go to {@code each} as they arrive.
+   */
+  JsonObject result(Duration timeout, String reported, java.util.function.Consumer<JsonObject> each)
+      throws InterruptedException {
     JsonObject event = next(timeout);
+    while (reported != null && reported.equals(string(event, "event"))) {
+      each.accept(event);
+      event = next(timeout);
+    }
     if (!"result".equals(string(event, "event"))) {
       throw new AssertionError("expected the result, got " + event + "\n" + transcript);
     }

@@ -43,6 +43,11 @@ public final class StreamProbe implements ClientResponseObserver<KeepAliveReques
         .build());
   }
 
+  /** Any request as built by the caller (a permit's, for one). */
+  public void send(KeepAliveRequest request) {
+    requests.onNext(request);
+  }
+
   public void halfClose() {
     requests.onCompleted();
   }

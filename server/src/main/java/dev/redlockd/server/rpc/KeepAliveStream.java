@@ -56,9 +56,9 @@ final class KeepAliveStream extends ServerStream<KeepAliveResponse>
           return;
         }
         if (lease == null) {
-          lease = engine.keep(resource, request.getToken(), ttl, this);
+          lease = engine.keep(resource, request.getPermit(), request.getToken(), ttl, this);
           current = lease;
-        } else if (!lease.names(resource, request.getToken())) {
+        } else if (!lease.names(resource, request.getPermit(), request.getToken())) {
           throw new InvalidRequestException("resource '" + resource
               + "': a KeepAlive stream keeps one lease; this request names another");
         } else {

@@ -5,6 +5,7 @@ import dev.redlockd.engine.InvalidRequestException;
 import dev.redlockd.engine.LimitExceededException;
 import dev.redlockd.engine.LockDescription;
 import dev.redlockd.engine.LockEngine;
+import dev.redlockd.engine.SemaphoreDescription;
 import dev.redlockd.proto.v1.AcquireRequest;
 import dev.redlockd.proto.v1.AcquireResponse;
 import dev.redlockd.proto.v1.DescribeRequest;
@@ -17,6 +18,7 @@ import dev.redlockd.proto.v1.KeepAliveRequest;
 import dev.redlockd.proto.v1.KeepAliveResponse;
 import dev.redlockd.proto.v1.Lease;
 import dev.redlockd.proto.v1.LockServiceGrpc;
+import dev.redlockd.proto.v1.PermitHolder;
 import dev.redlockd.proto.v1.ReleaseRequest;
 import dev.redlockd.proto.v1.ReleaseResponse;
 import dev.redlockd.server.access.Access;
@@ -85,7 +87,7 @@ public final class LockServiceAdapter extends LockServiceGrpc.LockServiceImplBas
     boolean serverMadeToken = request.getToken().isEmpty();
     reply(responses, lease, l -> AcquireResponse.newBuilder().setLease(toProto(l)).build(), l -> {
       if (serverMadeToken) {
-        engine.release(l.resource(), l.token());
+        engine.release(l.resource(), l.permit(), l.token());
         shares.released(caller, l.resource(), l.token());
       }
     });
@@ -106,8 +108,12 @@ public final class LockServiceAdapter extends LockServiceGrpc.LockServiceImplBas
     }
     CompletableFuture<Grant> lease;
     try {
-      lease = engine.acquire(resource, ttl, wait, request.getToken(), request.getOwner(),
-          caller == null ? "" : caller.identity(), callerLeavesIn());
+      String holder = caller == null ? "" : caller.identity();
+      // permits 0 is a lock; anything else asks for a permit of the semaphore (the engine checks N).
+      lease = request.getPermits() == 0
+          ? engine.acquire(resource, ttl, wait, request.getToken(), request.getOwner(), holder, callerLeavesIn())
+          : engine.acquirePermit(resource, request.getPermits(), ttl, wait, request.getToken(), request.getOwner(),
+              holder, callerLeavesIn());
     } catch (RuntimeException e) {
       holding.close();
       if (waiting != null) {
@@ -144,7 +150,7 @@ public final class LockServiceAdapter extends LockServiceGrpc.LockServiceImplBas
     try {
       String resource = request.getResource();
       Duration ttl = request.hasTtl() ? ProtoDurations.fromProto(resource, "ttl", request.getTtl()) : null;
-      lease = engine.extend(resource, request.getToken(), ttl);
+      lease = engine.extend(resource, request.getPermit(), request.getToken(), ttl);
       Caller caller = Caller.current();
       lease.thenAccept(extended -> shares.renewed(caller, extended));
     } catch (InvalidRequestException e) {
@@ -156,15 +162,32 @@ public final class LockServiceAdapter extends LockServiceGrpc.LockServiceImplBas
   @Override
   public void release(ReleaseRequest request, StreamObserver<ReleaseResponse> responses) {
     Caller caller = Caller.current();
-    CompletableFuture<Boolean> outcome = engine.release(request.getResource(), request.getToken());
+    CompletableFuture<Boolean> outcome = engine.release(request.getResource(), request.getPermit(),
+        request.getToken());
     outcome.thenAccept(r -> shares.released(caller, request.getResource(), request.getToken()));
     reply(responses, outcome,
         released -> ReleaseResponse.newBuilder().setReleased(released).build(), released -> { });
   }
 
+  /**
+   * A semaphore with a permit held is described as one (permits, free permits, holders); any
+   * other resource as a lock. Semaphores and locks on one name are separate: the lock is read
+   * only when no permit is held.
+   */
   @Override
   public void describe(DescribeRequest request, StreamObserver<DescribeResponse> responses) {
-    reply(responses, engine.describe(request.getResource()), LockServiceAdapter::toProto, d -> { });
+    String resource = request.getResource();
+    try {
+      engine.rules().resource(resource); // a bad name is refused in a lock's words, as before semaphores
+    } catch (InvalidRequestException e) {
+      reply(responses, CompletableFuture.<DescribeResponse>failedFuture(e), d -> d, d -> { });
+      return;
+    }
+    CompletableFuture<DescribeResponse> described = engine.describeSemaphore(resource)
+        .thenCompose(semaphore -> semaphore.holders().isEmpty()
+            ? engine.describe(resource).thenApply(LockServiceAdapter::toProto)
+            : CompletableFuture.completedFuture(toProto(semaphore)));
+    reply(responses, described, d -> d, d -> { });
   }
 
   /**
@@ -180,14 +203,16 @@ public final class LockServiceAdapter extends LockServiceGrpc.LockServiceImplBas
       return;
     }
     String resource = request.getResource();
+    int permit = request.getPermit();
+    String what = permit == 0 ? "its lock" : "its permit " + Integer.toUnsignedString(permit);
     Caller identified = Caller.current();
     String caller = identified == null ? CallerInterceptor.current()
         : "identity '" + Printable.of(identified.identity()) + "' from " + identified.peer();
-    CompletableFuture<Boolean> released = engine.forceRelease(resource);
+    CompletableFuture<Boolean> released = engine.forceRelease(resource, permit);
     released.whenComplete((deleted, failure) -> {
       if (failure == null) {
         log.warn("ForceRelease of resource '{}' by {}: {}", Printable.of(resource), caller,
-            deleted ? "deleted its lock" : "it was not held");
+            deleted ? "deleted " + what : permit == 0 ? "it was not held" : "that permit was not held");
       } else if (!(StatusMapper.unwrap(failure) instanceof InvalidRequestException)) {
         Status status = StatusMapper.toStatus(failure);
         log.warn("ForceRelease of resource '{}' by {} failed: {} {}", Printable.of(resource), caller,
@@ -246,7 +271,25 @@ public final class LockServiceAdapter extends LockServiceGrpc.LockServiceImplBas
         .setToken(lease.token())
         .setValidity(ProtoDurations.toProto(lease.validity()))
         .setFencingToken(lease.fencingToken())
+        .setPermit(lease.permit())
         .build();
+  }
+
+  static DescribeResponse toProto(SemaphoreDescription semaphore) {
+    DescribeResponse.Builder b = DescribeResponse.newBuilder()
+        .setPermits(semaphore.permits())
+        .setFreePermits(semaphore.freePermits());
+    for (SemaphoreDescription.PermitDescription held : semaphore.holders()) {
+      LockDescription lease = held.lease();
+      b.addHolders(PermitHolder.newBuilder()
+          .setPermit(held.permit())
+          .setOwner(lease.owner())
+          .setHolderIdentity(lease.holder())
+          .setRemainingTtl(ProtoDurations.toProto(lease.remainingTtl()))
+          .setFencingToken(lease.fencingToken())
+          .addAllNodes(lease.nodes()));
+    }
+    return b.build();
   }
 
   static DescribeResponse toProto(LockDescription description) {

@@ -6,6 +6,7 @@ import dev.redlockd.engine.LeaseNotHeldException;
 import dev.redlockd.engine.LimitExceededException;
 import dev.redlockd.engine.LockHeldException;
 import dev.redlockd.engine.QuorumUnavailableException;
+import dev.redlockd.engine.SemaphoreMismatchException;
 import dev.redlockd.server.access.Quotas;
 import io.grpc.Status;
 import java.util.concurrent.CancellationException;
@@ -24,6 +25,10 @@ public final class StatusMapper {
     Throwable cause = unwrap(failure);
     if (cause instanceof InvalidRequestException) {
       return Status.INVALID_ARGUMENT.withDescription(cause.getMessage());
+    }
+    if (cause instanceof SemaphoreMismatchException) {
+      // The caller's N is not the semaphore's: retrying the same call cannot succeed.
+      return Status.FAILED_PRECONDITION.withDescription(cause.getMessage());
     }
     if (cause instanceof LockHeldException) {
       return Status.ABORTED.withDescription(cause.getMessage());

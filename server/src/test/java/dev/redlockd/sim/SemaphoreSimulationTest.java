@@ -1,0 +1,95 @@
+package dev.redlockd.sim;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The semaphore workload of the simulation ({@link SemSimulation}): the real engine's permits
+ * keep at most N holders valid at once under the faults, over {@code sem.operations}
+ * operations from seed {@code sem.seed} on (or exactly {@code sem.seeds} seeds); the naive
+ * design (per-node counts, majority admission; {@link NaiveSemaphore}) is caught exceeding its
+ * bound with every node at or under it.
+ */
+class SemaphoreSimulationTest {
+  @Test
+  void permitsNeverExceedTheirLimit() throws Exception {
+    long first = Long.getLong("sem.seed", 1);
+    Long fixedSeeds = Long.getLong("sem.seeds");
+    long wanted = fixedSeeds != null ? Long.MAX_VALUE : Long.getLong("sem.operations", 200_000);
+    long lastSeed = fixedSeeds != null ? first + fixedSeeds - 1 : Long.MAX_VALUE;
+    int threads = Runtime.getRuntime().availableProcessors();
+    ExecutorService pool = Executors.newFixedThreadPool(threads);
+    long started = System.nanoTime();
+    long operations = 0;
+    long grants = 0;
+    long full = 0;
+    long seeds = 0;
+    int violations = 0;
+    StringBuilder report = new StringBuilder();
+    try {
+      long next = first;
+      List<Future<SemSimulation.Result>> running = new ArrayList<>();
+      while (true) {
+        while (running.size() < threads && next <= lastSeed && operations < wanted) {
+          long seed = next++;
+          running.add(pool.submit(() -> new SemSimulation(seed, SemSimulation.ENGINE).run()));
+        }
+        if (running.isEmpty()) {
+          break;
+        }
+        SemSimulation.Result result = running.remove(0).get();
+        seeds++;
+        operations += result.operations();
+        grants += result.grants();
+        full += result.full();
+        violations += result.violations().size();
+        if (!result.violations().isEmpty()) {
+          report.append("seed ").append(result.seed()).append(": ").append(result.violations().size())
+              .append(" violations, first: ").append(result.violations().get(0)).append('\n')
+              .append(result.trace()).append('\n');
+        }
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+    System.out.printf("semaphore simulation: %d operations (%d grants, %d at the limit) over %d seeds, %d violations%n",
+        operations, grants, full, seeds, violations);
+    System.out.printf("(seeds %d to %d, %d threads, %.1f s)%n", first, first + seeds - 1, threads,
+        (System.nanoTime() - started) / 1e9);
+    assertThat(report.toString()).isEmpty();
+    assertThat(full).as("grants and renewals that left N holders valid at once").isPositive();
+  }
+
+  @Test
+  void theNaiveMajorityCountIsCaught() {
+    long first = Long.getLong("sem.naive.seed", 1);
+    int budget = 20;
+    long operations = 0;
+    for (long seed = first; seed < first + budget; seed++) {
+      SemSimulation.Result result = new SemSimulation(seed, SemSimulation.NAIVE).run();
+      operations += result.operations();
+      System.out.printf("naive seed %d: %d operations, %d grants, %d violations, %d with no node over its limit%n",
+          seed, result.operations(), result.grants(), result.violations().size(), result.naiveFlaws());
+      if (result.naiveFlaws() > 0) {
+        System.out.println("caught after " + operations + " operations: " + result.violations().get(0));
+        return;
+      }
+    }
+    throw new AssertionError("the naive semaphore was not caught in " + budget + " seeds (" + operations + " operations)");
+  }
+
+  @Test
+  void aSeedReplaysTheSameRun() {
+    SemSimulation.Result once = new SemSimulation(7, SemSimulation.ENGINE).run();
+    SemSimulation.Result again = new SemSimulation(7, SemSimulation.ENGINE).run();
+    assertThat(once.grants()).isPositive();
+    assertThat(again.operations()).isEqualTo(once.operations());
+    assertThat(again.grants()).isEqualTo(once.grants());
+  }
+}
