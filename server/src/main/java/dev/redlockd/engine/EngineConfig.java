@@ -50,7 +50,12 @@ public record EngineConfig(
 
   /** The part of a ttl that clock drift may eat: ttl * drift-factor + 2 ms. */
   public Duration drift(Duration ttl) {
-    return Duration.ofNanos((long) (ttl.toNanos() * driftFactor)).plus(FIXED_DRIFT);
+    return Duration.ofNanos(driftNanos(ttl));
+  }
+
+  /** {@link #drift} in nanoseconds, for the validity of every grant and renewal without a Duration per step. */
+  long driftNanos(Duration ttl) {
+    return (long) (ttl.toNanos() * driftFactor) + FIXED_DRIFT.toNanos();
   }
 
   public EngineConfig withMaxTtl(Duration value) {

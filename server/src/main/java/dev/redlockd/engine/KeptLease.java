@@ -66,7 +66,12 @@ public final class KeptLease {
   // All guarded by this.
   private Duration ttl;
   private long mark;
-  private Grant last;
+  /**
+   * Whether a renewal (or an Extend) was granted, and the fence it reported: the fence alone,
+   * not the Grant, so that each renewal's Grant dies young instead of living a whole interval.
+   */
+  private boolean granted;
+  private long lastFence;
   private long validUntilNanos;
   /** When the latest unary Extend of this lease (through this server) was sent; see {@link #extendedElsewhere}. */
   private long extendedAtNanos = Long.MIN_VALUE;
@@ -128,7 +133,7 @@ public final class KeptLease {
       }
       long now = nanoClock.getAsLong();
       if (newTtl != null) {
-        if (newTtl.compareTo(ttl) < 0 && last != null) {
+        if (newTtl.compareTo(ttl) < 0 && granted) {
           // The shorter renewal may land on some nodes and still miss the quorum: from now on the
           // validity a JEOPARDY answer reports is no more than the shorter ttl leaves.
           validUntilNanos = Math.min(validUntilNanos, now + space.validityBound(newTtl).toNanos());
@@ -179,7 +184,8 @@ public final class KeptLease {
         return;
       }
       ttl = newTtl;
-      last = lease;
+      granted = true;
+      lastFence = lease.fencingToken();
       validUntilNanos = sentNanos + lease.validity().toNanos();
       extendedAtNanos = Math.max(extendedAtNanos, sentNanos);
       if (next != null) {
@@ -276,7 +282,8 @@ public final class KeptLease {
       if (ended) {
         return;
       }
-      last = lease;
+      granted = true;
+      lastFence = lease.fencingToken();
       long renewedUntil = sentNanos + lease.validity().toNanos();
       // An Extend sent after this renewal may have landed after it, with a shorter ttl: then the
       // nodes hold the lease only as long as the shorter of the two says.
@@ -299,10 +306,10 @@ public final class KeptLease {
       long now = nanoClock.getAsLong();
       long left = validUntilNanos - now;
       long retry = Math.max(MIN_RETRY_NANOS, ttl.toNanos() / JEOPARDY_RETRIES_PER_TTL);
-      if (cause instanceof QuorumUnavailableException && last != null && left > 0) {
-        stillValid = new Grant(resource, token, Duration.ofNanos(left), last.fencingToken(), permit);
+      if (cause instanceof QuorumUnavailableException && granted && left > 0) {
+        stillValid = new Grant(resource, token, Duration.ofNanos(left), lastFence, permit);
         scheduleLocked(Math.min(retry, left));
-      } else if (cause instanceof QuorumUnavailableException && last == null
+      } else if (cause instanceof QuorumUnavailableException && !granted
           && now - startedNanos < ttl.toNanos()) {
         // No renewal has succeeded yet, so there is no validity to report: retry quietly.
         // Extend is compare-and-pexpire, so a lease that ran out meanwhile ends as NOT_FOUND.
@@ -359,7 +366,7 @@ public final class KeptLease {
   }
 
   private LockEngineException asEngineException(Throwable cause, long leftNanos) {
-    if (cause instanceof QuorumUnavailableException unavailable && last != null) {
+    if (cause instanceof QuorumUnavailableException unavailable && granted) {
       return new QuorumUnavailableException(unavailable.getMessage() + "; the lease's validity ran out "
           + TimeUnit.NANOSECONDS.toMillis(-leftNanos) + "ms ago");
     }

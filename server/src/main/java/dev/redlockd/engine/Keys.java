@@ -25,6 +25,9 @@ final class Keys {
 
   private final String prefix;
   private final String space;
+  // The node-wide keys go with nearly every script call: made once, not per call.
+  private final String incarnation;
+  private final String fenceMax;
 
   Keys(String prefix) {
     this(prefix, LOCKS);
@@ -33,6 +36,8 @@ final class Keys {
   Keys(String prefix, String space) {
     this.prefix = prefix;
     this.space = space;
+    this.incarnation = prefix + "node:incarnation";
+    this.fenceMax = prefix + "node:fence-max";
   }
 
   Keys inSpace(String otherSpace) {
@@ -74,11 +79,11 @@ final class Keys {
   }
 
   String incarnation() {
-    return prefix + "node:incarnation";
+    return incarnation;
   }
 
   String fenceMax() {
-    return prefix + "node:fence-max";
+    return fenceMax;
   }
 
   String quarantine() {

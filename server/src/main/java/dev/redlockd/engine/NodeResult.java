@@ -64,43 +64,64 @@ record NodeResult<T>(RedisNode node, T value, Throwable failure) {
    */
   record Round<T>(CompletableFuture<List<NodeResult<T>>> decided, CompletableFuture<List<NodeResult<T>>> all) {}
 
-  /** Sends to every node at once, as {@link #fromAll}, and also says when {@code enough} holds. */
-  static <T> Round<T> untilEnough(List<RedisNode> nodes, Function<RedisNode, CompletableFuture<T>> call,
-      Predicate<List<NodeResult<T>>> enough) {
-    return untilEnough(nodes, call, enough, null);
+  /**
+   * Sends to every node at once, as {@link #fromAll}, and also says when {@code enough} holds.
+   * Each answer is read by {@code reply} (a reply it cannot read counts as the node's failure)
+   * in the callback that records it: a thenApply per node would cost a future and a
+   * completion more per node per round.
+   */
+  static <R, T> Round<T> untilEnough(List<RedisNode> nodes, Function<RedisNode, CompletableFuture<R>> call,
+      Function<R, T> reply, Predicate<List<NodeResult<T>>> enough) {
+    return untilEnough(nodes, call, reply, enough, null);
   }
 
   /** {@link #untilEnough}, telling {@code timed} (if not null) as each node's call ends. */
-  static <T> Round<T> untilEnough(List<RedisNode> nodes, Function<RedisNode, CompletableFuture<T>> call,
-      Predicate<List<NodeResult<T>>> enough, Backlog.Round timed) {
+  static <R, T> Round<T> untilEnough(List<RedisNode> nodes, Function<RedisNode, CompletableFuture<R>> call,
+      Function<R, T> reply, Predicate<List<NodeResult<T>>> enough, Backlog.Round timed) {
     int n = nodes.size();
     AtomicReferenceArray<NodeResult<T>> results = new AtomicReferenceArray<>(n);
     AtomicInteger left = new AtomicInteger(n);
     Round<T> round = new Round<>(new CompletableFuture<>(), new CompletableFuture<>());
     for (int i = 0; i < n; i++) {
       RedisNode node = nodes.get(i);
-      CompletableFuture<T> sent;
+      CompletableFuture<R> sent;
       try {
         sent = call.apply(node);
       } catch (RuntimeException e) {
         sent = CompletableFuture.failedFuture(e);
       }
       int index = i;
-      sent.whenComplete((value, failure) -> {
+      sent.whenComplete((answer, failure) -> {
         if (timed != null) {
           timed.ended();
         }
-        results.set(index, new NodeResult<>(node, value, failure));
-        List<NodeResult<T>> sofar = snapshot(nodes, results);
+        results.set(index, read(node, answer, failure, reply));
+        // Counted down before the snapshot, so the last one in sees every result set. Once
+        // decided, only the last one in needs a snapshot.
         if (left.decrementAndGet() == 0) {
-          round.decided().complete(sofar);
-          round.all().complete(sofar);
-        } else if (!round.decided().isDone() && enough.test(sofar)) {
-          round.decided().complete(sofar);
+          List<NodeResult<T>> all = snapshot(nodes, results);
+          round.decided().complete(all);
+          round.all().complete(all);
+        } else if (!round.decided().isDone()) {
+          List<NodeResult<T>> sofar = snapshot(nodes, results);
+          if (enough.test(sofar)) {
+            round.decided().complete(sofar);
+          }
         }
       });
     }
     return round;
+  }
+
+  private static <R, T> NodeResult<T> read(RedisNode node, R answer, Throwable failure, Function<R, T> reply) {
+    if (failure != null) {
+      return new NodeResult<>(node, null, failure);
+    }
+    try {
+      return new NodeResult<>(node, reply.apply(answer), null);
+    } catch (RuntimeException e) {
+      return new NodeResult<>(node, null, e);
+    }
   }
 
   private static <T> List<NodeResult<T>> snapshot(List<RedisNode> nodes, AtomicReferenceArray<NodeResult<T>> results) {

@@ -1,8 +1,6 @@
 package dev.redlockd.engine;
 
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.OptionalLong;
 
 /**
@@ -16,9 +14,23 @@ final class QuorumFence {
 
   /** The fence at least {@code quorum} of {@code fences} share, if any (fences of 0 are no vote). */
   static OptionalLong of(List<Long> fences, int quorum) {
-    Map<Long, Integer> count = new HashMap<>();
-    for (long fence : fences) {
-      if (fence > 0 && count.merge(fence, 1, Integer::sum) >= quorum) {
+    return of(fences.stream().mapToLong(Long::longValue).toArray(), quorum);
+  }
+
+  /** As above; counted pairwise, as there are no more fences than nodes (no map, no boxing per round). */
+  static OptionalLong of(long[] fences, int quorum) {
+    for (int i = 0; i < fences.length; i++) {
+      long fence = fences[i];
+      if (fence <= 0) {
+        continue;
+      }
+      int count = 1; // the first occurrence counts the rest, so each fence is counted once
+      for (int j = i + 1; j < fences.length; j++) {
+        if (fences[j] == fence) {
+          count++;
+        }
+      }
+      if (count >= quorum) {
         return OptionalLong.of(fence);
       }
     }

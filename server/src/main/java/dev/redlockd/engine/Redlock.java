@@ -4,6 +4,7 @@ import dev.redlockd.node.LuaScript;
 import dev.redlockd.node.RedisNode;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
@@ -155,7 +156,7 @@ final class Redlock {
   /** A round a quorum of voters said yes to: the fence agreed over them, and the validity left. */
   private CompletableFuture<Grant> granted(String resource, int permit, String token, Duration ttl, long start,
       String round, NodeResult.Round<Replies.Acquire> acquiring, List<NodeResult<Replies.Acquire>> results) {
-    List<Holder> granted = holders(results, r -> r.incarnated() && r.holds(), Replies.Acquire::fence);
+    Holders granted = holders(results, r -> r.incarnated() && r.holds(), Replies.Acquire::fence);
     return agreeOnFence(resource, permit, token, ttl, granted).thenCompose(fence -> {
       Duration validity = validity(ttl, start);
       if (fence < 0 || validity.isNegative() || validity.isZero()) {
@@ -190,15 +191,24 @@ final class Redlock {
     });
   }
 
-  /** A voting node that holds the lease, with the fencing counter it reported. */
-  private record Holder(RedisNode node, long fence) {}
+  /**
+   * The voting nodes that hold the lease, with the fencing counter each reported: a round's
+   * results, and per node its fence or {@link #NOT_HOLDING}. One array per round, not an object
+   * per holder.
+   */
+  private record Holders(List<? extends NodeResult<?>> results, long[] fences) {}
 
-  private static <T> List<Holder> holders(List<NodeResult<T>> results, Predicate<T> votesYes,
+  /** Below every fence a node reports, so never one the quorum fence counts. */
+  private static final long NOT_HOLDING = Long.MIN_VALUE;
+
+  private static <T> Holders holders(List<NodeResult<T>> results, Predicate<T> votesYes,
       java.util.function.ToLongFunction<T> fence) {
-    return results.stream()
-        .filter(r -> r.answered() && votesYes.test(r.value()))
-        .map(r -> new Holder(r.node(), fence.applyAsLong(r.value())))
-        .toList();
+    long[] fences = new long[results.size()];
+    for (int i = 0; i < fences.length; i++) {
+      NodeResult<T> r = results.get(i);
+      fences[i] = r.answered() && votesYes.test(r.value()) ? fence.applyAsLong(r.value()) : NOT_HOLDING;
+    }
+    return new Holders(results, fences);
   }
 
   /**
@@ -217,17 +227,24 @@ final class Redlock {
    * ran out restarts from each node's own fence-max, and pays that one extra round trip.
    */
   private CompletableFuture<Long> agreeOnFence(String resource, int permit, String token, Duration ttl,
-      List<Holder> holders) {
-    OptionalLong agreed = QuorumFence.of(holders.stream().map(Holder::fence).toList(), quorum());
+      Holders holders) {
+    long[] fences = holders.fences();
+    OptionalLong agreed = QuorumFence.of(fences, quorum());
     if (agreed.isPresent()) {
       return CompletableFuture.completedFuture(agreed.getAsLong());
     }
-    long fence = holders.stream().mapToLong(Holder::fence).max().orElseThrow();
-    List<RedisNode> lagging = holders.stream()
-        .filter(h -> h.fence() < fence)
-        .map(Holder::node)
-        .toList();
-    int atFence = holders.size() - lagging.size();
+    long fence = Arrays.stream(fences).filter(f -> f != NOT_HOLDING).max().orElseThrow();
+    List<RedisNode> lagging = new ArrayList<>();
+    int holding = 0;
+    for (int i = 0; i < fences.length; i++) {
+      if (fences[i] != NOT_HOLDING) {
+        holding++;
+        if (fences[i] < fence) {
+          lagging.add(holders.results().get(i).node());
+        }
+      }
+    }
+    int atFence = holding - lagging.size();
     if (lagging.isEmpty()) {
       return CompletableFuture.completedFuture(fence);
     }
@@ -357,7 +374,7 @@ final class Redlock {
     if (!tally.quorumSaidYes()) {
       return CompletableFuture.failedFuture(new LeaseNotHeldException(resource, tally.yes(), tally.quorum()));
     }
-    List<Holder> holding = holders(results, r -> r.incarnated() && r.held(), Replies.Extend::fence);
+    Holders holding = holders(results, r -> r.incarnated() && r.held(), Replies.Extend::fence);
     return agreeOnFence(resource, e.permit(), e.token(), e.ttl(), holding).thenApply(fence -> {
       if (fence < 0) {
         throw new QuorumUnavailableException("resource '" + resource
@@ -412,14 +429,14 @@ final class Redlock {
   private <T> NodeResult.Round<T> quorumRound(LuaScript script, List<String> keyList,
       List<String> args, Function<Object, T> reply, Predicate<T> incarnated, Predicate<T> yes) {
     NodeResult.Round<T> round = NodeResult.untilEnough(nodes,
-        node -> node.eval(script, keyList, args).thenApply(reply),
+        node -> node.eval(script, keyList, args), reply,
         sofar -> Tally.of(sofar, incarnated, yes).quorumSaidYes(), backlog.round(quorum()));
     round.all().thenAccept(results -> monitor.observe(results, incarnated));
     return round;
   }
 
   private Duration validity(Duration ttl, long startNanos) {
-    Duration elapsed = Duration.ofNanos(nanoClock.getAsLong() - startNanos);
-    return ttl.minus(elapsed).minus(config.drift(ttl));
+    long elapsed = nanoClock.getAsLong() - startNanos;
+    return Duration.ofNanos(ttl.toNanos() - elapsed - config.driftNanos(ttl));
   }
 }

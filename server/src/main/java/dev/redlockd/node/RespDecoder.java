@@ -5,10 +5,11 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.ByteToMessageDecoder;
 import io.netty.handler.codec.DecoderException;
 import java.nio.charset.StandardCharsets;
+import java.util.AbstractList;
 import java.util.ArrayDeque;
-import java.util.ArrayList;
-import java.util.Collections;
+import java.util.Arrays;
 import java.util.List;
+import java.util.RandomAccess;
 
 /**
  * Turns RESP2 replies into what {@link RedisNode} promises: integers as Long, simple and bulk
@@ -45,21 +46,44 @@ final class RespDecoder extends ByteToMessageDecoder {
   /** Status, error and number lines are short; a line this long without CRLF is not RESP. */
   static final int MAX_LINE = 64 << 10;
 
-  /** An array being filled: how many elements it has, and those read so far. */
-  private static final class Partial {
-    final int size;
-    final List<Object> items;
+  /**
+   * An array reply: while its elements are read, the one being filled; once full, the
+   * unmodifiable list handed on. One object and its element array per reply, where a builder,
+   * an ArrayList and an unmodifiable view of it were four (every node's answer to every script
+   * call is an array).
+   */
+  private static final class RespArray extends AbstractList<Object> implements RandomAccess {
+    private final int size;
+    /** Grown as elements come: a corrupt length must not allocate its worth up front. */
+    private Object[] items;
+    private int filled;
 
-    Partial(int size) {
+    RespArray(int size) {
       this.size = size;
-      this.items = new ArrayList<>(Math.min(size, 1024));
+      this.items = new Object[Math.min(size, 1024)];
+    }
+
+    /** Adds the next element; true once every element is in. */
+    boolean fill(Object item) {
+      if (filled == items.length) {
+        items = Arrays.copyOf(items, Math.min(size, items.length * 2));
+      }
+      items[filled++] = item;
+      return filled == size;
+    }
+
+    @Override
+    public Object get(int index) {
+      return items[java.util.Objects.checkIndex(index, filled)];
+    }
+
+    @Override
+    public int size() {
+      return filled;
     }
   }
 
-  /** Marks an array header just read: its elements follow. */
-  private record ArrayHeader(int size) {}
-
-  private final ArrayDeque<Partial> open = new ArrayDeque<>();
+  private final ArrayDeque<RespArray> open = new ArrayDeque<>();
 
   @Override
   protected void decode(ChannelHandlerContext ctx, ByteBuf in, List<Object> out) {
@@ -70,35 +94,31 @@ final class RespDecoder extends ByteToMessageDecoder {
         in.readerIndex(start);
         return;
       }
-      if (value instanceof ArrayHeader header) {
-        if (header.size() > 0) {
-          if (open.size() == MAX_DEPTH) {
-            throw new MalformedReplyException("RESP arrays nested deeper than " + MAX_DEPTH);
-          }
-          open.push(new Partial(header.size()));
-          continue;
+      if (value instanceof RespArray header) { // element() returns only empty ones: a header
+        if (open.size() == MAX_DEPTH) {
+          throw new MalformedReplyException("RESP arrays nested deeper than " + MAX_DEPTH);
         }
-        value = List.of();
+        open.push(header);
+        continue;
       }
       while (true) {
-        Partial array = open.peek();
+        RespArray array = open.peek();
         if (array == null) {
           out.add(value == null ? NIL : value);
           break;
         }
-        array.items.add(value);
-        if (array.items.size() < array.size) {
+        if (!array.fill(value)) {
           break;
         }
         open.pop();
-        value = Collections.unmodifiableList(array.items);
+        value = array;
       }
     }
   }
 
   /**
-   * One element from the reader index on: a scalar (nil is null), an {@link ArrayHeader}, or
-   * INCOMPLETE when its bytes have not all come (the caller then resets the reader index).
+   * One element from the reader index on: a scalar (nil is null), the empty list, a
+   * {@link RespArray} yet to be filled when an array header was read, or INCOMPLETE when its bytes have not all come (the caller then resets the reader index).
    */
   private static Object element(ByteBuf in) {
     if (!in.isReadable()) {
@@ -146,7 +166,7 @@ final class RespDecoder extends ByteToMessageDecoder {
         if (count > MAX_ELEMENTS) {
           throw new MalformedReplyException("RESP array of " + count + " elements");
         }
-        return new ArrayHeader((int) count);
+        return count == 0 ? List.of() : new RespArray((int) count);
       }
       default:
         throw new MalformedReplyException("not a RESP2 reply type: 0x" + Integer.toHexString(type & 0xff));

@@ -31,7 +31,9 @@ final class KeepAliveStream extends ServerStream<KeepAliveResponse>
 
   private final LockEngine engine;
   private final KeptLeaseAccount account;
-  private volatile Grant lastGrant; // what a half-close releases, for the caller's share
+  // What a half-close releases, for the caller's share: the first grant, as every later one names
+  // the same lease; keeping each renewal's Grant would keep it alive for a whole interval.
+  private volatile Grant firstGrant;
 
   private KeptLease lease; // guarded by this
 
@@ -84,9 +86,9 @@ final class KeepAliveStream extends ServerStream<KeepAliveResponse>
       return;
     }
     kept.release().whenComplete((released, failure) -> {
-      Grant last = lastGrant;
-      if (last != null) {
-        account.released(last);
+      Grant first = firstGrant;
+      if (first != null) {
+        account.released(first);
       }
       end(failure == null ? Status.OK : StatusMapper.toStatus(failure));
     });
@@ -135,7 +137,9 @@ final class KeepAliveStream extends ServerStream<KeepAliveResponse>
       end(refused);
       return;
     }
-    lastGrant = lease;
+    if (firstGrant == null) {
+      firstGrant = lease;
+    }
     account.renewed(lease);
     leases().renewed("KeepAlive", true);
     send(lease, LeaseState.LEASE_STATE_HELD, sequence);
