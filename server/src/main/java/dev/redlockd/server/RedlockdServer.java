@@ -9,6 +9,7 @@ import dev.redlockd.node.NettyRedisNode;
 import dev.redlockd.node.NodeAddress;
 import dev.redlockd.node.RedisIo;
 import dev.redlockd.node.RedisNode;
+import dev.redlockd.node.ScriptBatch;
 import dev.redlockd.server.access.Access;
 import dev.redlockd.server.access.AccessControl;
 import dev.redlockd.server.access.AuthInterceptor;
@@ -141,7 +142,7 @@ public final class RedlockdServer implements AutoCloseable {
       InstanceIds identities = new InstanceIds(); // one Redis instance never votes as two nodes
       for (NodeAddress address : addresses) {
         nodes.add(metrics.meter(new NettyRedisNode(address, config.nodeTimeout, io, redisTls, identities,
-            LockEngine.scriptBatch())));
+            config.batchScripts ? LockEngine.scriptBatch() : ScriptBatch.NONE)));
       }
       DistinctInstances.check(nodes);
       // NodeAddress prints the scheme (is it TLS?) and never the password.

@@ -164,6 +164,13 @@ public final class ServerConfig {
       defaultValue = "${env:REDLOCKD_RELEASE_ON_DISCONNECT:-false}", fallbackValue = "true", arity = "0..1")
   boolean releaseOnDisconnect;
 
+  @Option(names = "--batch-scripts", defaultValue = "${env:REDLOCKD_BATCH_SCRIPTS:-false}",
+      fallbackValue = "true", arity = "0..1",
+      description = "Send the Lua scripts one I/O thread makes for a node in one pass as one batch script call "
+          + "instead of one EVALSHA each (measured slower on Redis 7.0, see docs/performance.md) "
+          + "(default ${DEFAULT-VALUE}).")
+  boolean batchScripts;
+
   @Option(names = "--notify-waiters", defaultValue = "${env:REDLOCKD_NOTIFY_WAITERS:-true}",
       fallbackValue = "true", arity = "0..1",
       description = "Announce each release on the Redis nodes' pub/sub, so that Acquire calls and candidates "

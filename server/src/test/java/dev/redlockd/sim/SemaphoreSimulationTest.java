@@ -21,7 +21,7 @@ class SemaphoreSimulationTest {
   void permitsNeverExceedTheirLimit() throws Exception {
     long first = Long.getLong("sem.seed", 1);
     Long fixedSeeds = Long.getLong("sem.seeds");
-    long wanted = fixedSeeds != null ? Long.MAX_VALUE : Long.getLong("sem.operations", 200_000);
+    long wanted = fixedSeeds != null ? Long.MAX_VALUE : Long.getLong("sem.operations", 100_000);
     long lastSeed = fixedSeeds != null ? first + fixedSeeds - 1 : Long.MAX_VALUE;
     int threads = Runtime.getRuntime().availableProcessors();
     ExecutorService pool = Executors.newFixedThreadPool(threads);
