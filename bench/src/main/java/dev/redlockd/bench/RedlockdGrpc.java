@@ -21,20 +21,28 @@ final class RedlockdGrpc implements Contender {
 
   private final List<LockServiceGrpc.LockServiceStub> stubs;
   private final AtomicInteger next = new AtomicInteger();
+  /** 0: a lock; N: one of N permits of a semaphore (AcquireRequest.permits). */
+  private final int permits;
 
   RedlockdGrpc(List<ManagedChannel> channels) {
+    this(channels, 0);
+  }
+
+  RedlockdGrpc(List<ManagedChannel> channels, int permits) {
     this.stubs = channels.stream().map(LockServiceGrpc::newStub).toList();
+    this.permits = permits;
   }
 
   @Override
   public String name() {
-    return BenchRun.REDLOCKD;
+    return permits == 0 ? BenchRun.REDLOCKD : "redlockd permit (N = " + permits + ")";
   }
 
   @Override
   public String how() {
-    return "gRPC Acquire(ttl 10 s, no wait, fresh client token) then Release, async stubs over "
-        + stubs.size() + " channels, to the server jar in its own JVM (Redlock over the 5 nodes)";
+    return "gRPC Acquire(ttl 10 s, no wait, fresh client token" + (permits == 0 ? "" : ", permits " + permits)
+        + ") then Release, async stubs over " + stubs.size()
+        + " channels, to the server jar in its own JVM (Redlock over the 5 nodes)";
   }
 
   @Override
@@ -42,10 +50,11 @@ final class RedlockdGrpc implements Contender {
     LockServiceGrpc.LockServiceStub stub = stubs.get(Math.floorMod(next.getAndIncrement(), stubs.size()))
         .withDeadlineAfter(10, TimeUnit.SECONDS);
     String token = LockTokens.newToken();
-    AcquireRequest acquire = AcquireRequest.newBuilder().setResource(resource).setTtl(TTL).setToken(token).build();
+    AcquireRequest acquire = AcquireRequest.newBuilder().setResource(resource).setTtl(TTL).setToken(token)
+        .setPermits(permits).build();
     return GrpcChannels.unary(stub::acquire, acquire)
-        .thenCompose(granted -> GrpcChannels.unary(stub::release,
-            ReleaseRequest.newBuilder().setResource(resource).setToken(token).build()))
+        .thenCompose(granted -> GrpcChannels.unary(stub::release, ReleaseRequest.newBuilder().setResource(resource)
+            .setToken(token).setPermit(granted.getLease().getPermit()).build()))
         .thenAccept(released -> {
           if (!released.getReleased()) {
             throw new IllegalStateException("Release answered released=false for " + resource);
