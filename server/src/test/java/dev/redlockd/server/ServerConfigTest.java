@@ -44,10 +44,10 @@ class ServerConfigTest {
   }
 
   @Test
-  void theAdmissionBoundIsHalfTheNodeTimeoutUnlessSetAndZeroIsOff() {
-    assertThat(ServerConfig.parse("--redis", "redis://a:1").admissionBound()).isEqualTo(Duration.ofMillis(25));
+  void theAdmissionBoundIsTheNodeTimeoutUnlessSetAndZeroIsOff() {
+    assertThat(ServerConfig.parse("--redis", "redis://a:1").admissionBound()).isEqualTo(Duration.ofMillis(50));
     assertThat(ServerConfig.parse("--redis", "redis://a:1", "--node-timeout", "200ms").admissionBound())
-        .isEqualTo(Duration.ofMillis(100));
+        .isEqualTo(Duration.ofMillis(200));
     assertThat(ServerConfig.parse("--redis", "redis://a:1", "--admission-latency", "40ms").admissionBound())
         .isEqualTo(Duration.ofMillis(40));
     assertThat(ServerConfig.parse("--redis", "redis://a:1", "--admission-latency", "0").admissionBound()).isZero();
