@@ -52,23 +52,27 @@ public final class PermitBench {
       List<Long> redisPids = cluster.nodes().stream().map(RedisProcess::pid).toList();
       redis = "redis-server " + RedisAdmin.version(uris.get(0)) + " (" + cluster.binaryDescription() + ")";
       System.out.println(redis + ", load average " + loadBefore);
+      // Before the server starts: it initialises the nodes (their incarnation keys), which a
+      // flush afterwards would take away, leaving every node quarantined.
+      RedisAdmin.flushAll(uris);
       try (ServerUnderTest server = ServerUnderTest.start(Path.of("server/target/redlockd-server.jar"),
           List.of("-Xmx1g"), List.of("--redis", String.join(",", uris)))) {
         List<ManagedChannel> pool = GrpcChannels.open(server.port(), 4);
         try {
           CpuProbe cpu = new CpuProbe(server.pid(), redisPids);
-          measure(() -> new RedlockdGrpc(pool), uris, cpu);
+          measure(() -> new RedlockdGrpc(pool), cpu);
           for (int n : PERMITS) {
-            measure(() -> new RedlockdGrpc(pool, n), uris, cpu);
+            measure(() -> new RedlockdGrpc(pool, n), cpu);
           }
         } finally {
           GrpcChannels.close(pool);
         }
       }
+      RedisAdmin.flushAll(uris);
       CpuProbe cpu = new CpuProbe(0, redisPids);
-      measure(() -> new RedissonLockContender(uris.get(0)), uris, cpu);
+      measure(() -> new RedissonLockContender(uris.get(0)), cpu);
       for (int n : PERMITS) {
-        measure(() -> new RedissonSemaphoreContender(uris.get(0), n), uris, cpu);
+        measure(() -> new RedissonSemaphoreContender(uris.get(0), n), cpu);
       }
     }
     String markdown = markdown(date, commit, redis, loadBefore, Machine.loadAverage(),
@@ -85,8 +89,7 @@ public final class PermitBench {
     }
   }
 
-  private void measure(Supplier<Contender> make, List<String> uris, CpuProbe cpu) throws Exception {
-    RedisAdmin.flushAll(uris);
+  private void measure(Supplier<Contender> make, CpuProbe cpu) throws Exception {
     try (Contender contender = make.get()) {
       hows.add("- **" + contender.name() + "**: " + contender.how());
       for (int level : LEVELS) {
