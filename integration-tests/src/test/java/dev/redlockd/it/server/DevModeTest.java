@@ -14,10 +14,14 @@ import io.grpc.reflection.v1.ServerReflectionGrpc;
 import io.grpc.reflection.v1.ServerReflectionRequest;
 import io.grpc.reflection.v1.ServerReflectionResponse;
 import io.grpc.stub.StreamObserver;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.net.NetworkInterface;
 import java.net.Socket;
+import java.net.SocketException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -26,7 +30,10 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
-/** The README's "run it" command: dev mode on a machine without redis-server. */
+/**
+ * The README's "run it" command: dev mode on a machine without redis-server, serving this machine
+ * only, and exiting 0 on SIGTERM.
+ */
 class DevModeTest {
 
   @Test
@@ -39,6 +46,13 @@ class DevModeTest {
       assertThat(log).contains("DEV MODE").contains("bundled in the embedded-redis jar");
       // Its 3 nodes tolerate one failure: no warning about too few nodes.
       assertThat(log).doesNotContain("use 3 or more");
+      // Open to every caller, so on this machine only: no other address of it reaches the port.
+      assertThat(log).contains("Access control is OPEN: whoever reaches the port may lock, describe and wait on "
+          + "anything; it listens on 127.0.0.1, this machine only (--bind to serve others)");
+      for (InetAddress other : otherAddressesOfThisMachine()) {
+        assertThat(accepts(new InetSocketAddress(other, server.port()))).as("port %d through %s", server.port(), other)
+            .isFalse();
+      }
       Matcher uris = Pattern.compile("redis://127\\.0\\.0\\.1:(\\d+)").matcher(log);
       while (uris.find()) {
         redisPorts.add(Integer.parseInt(uris.group(1)));
@@ -59,12 +73,25 @@ class DevModeTest {
           .getStatus()).isEqualTo(ServingStatus.SERVING);
 
       server.sigterm();
-      assertThat(server.waitFor(Duration.ofSeconds(15))).as(server.log()).isPresent();
+      assertThat(server.waitFor(Duration.ofSeconds(15))).as(server.log()).hasValue(0);
       assertThat(server.log().strip()).endsWith("redlockd stopped");
     }
     for (int port : redisPorts) {
-      assertThat(accepts(port)).as("dev Redis node on port %d stopped", port).isFalse();
+      assertThat(accepts(new InetSocketAddress("127.0.0.1", port))).as("dev Redis node on port %d stopped", port)
+          .isFalse();
     }
+  }
+
+  private static List<InetAddress> otherAddressesOfThisMachine() throws SocketException {
+    List<InetAddress> addresses = new ArrayList<>();
+    for (NetworkInterface nic : Collections.list(NetworkInterface.getNetworkInterfaces())) {
+      if (nic.isUp()) {
+        Collections.list(nic.getInetAddresses()).stream()
+            .filter(a -> !a.isLoopbackAddress() && !a.isLinkLocalAddress())
+            .forEach(addresses::add);
+      }
+    }
+    return addresses;
   }
 
   private static List<String> listServices(ServerProcess server) throws Exception {
@@ -118,9 +145,9 @@ class DevModeTest {
     return result;
   }
 
-  private static boolean accepts(int port) {
+  private static boolean accepts(InetSocketAddress address) {
     try (Socket socket = new Socket()) {
-      socket.connect(new InetSocketAddress("127.0.0.1", port), 500);
+      socket.connect(address, 500);
       return true;
     } catch (java.io.IOException e) {
       return false;
