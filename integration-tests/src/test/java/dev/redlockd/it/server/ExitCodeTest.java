@@ -27,7 +27,8 @@ class ExitCodeTest {
     try (RedisCluster cluster = RedisCluster.start(3)) {
       CompletableFuture<ServerProcess> termed = CompletableFuture.supplyAsync(() ->
           ServerProcess.start("--redis", cluster.redisFlag(), "--shutdown-grace", "5s"));
-      CompletableFuture<ServerProcess> interrupted = CompletableFuture.supplyAsync(() ->
+      // Once the first has made the new cluster: two at once could each find the other's half-made one.
+      CompletableFuture<ServerProcess> interrupted = termed.thenApplyAsync(first ->
           ServerProcess.start("--redis", cluster.redisFlag()));
       CompletableFuture.allOf(termed, interrupted).exceptionally(e -> null).join();
       try (ServerProcess term = started(termed); ServerProcess interrupt = started(interrupted)) {

@@ -73,13 +73,14 @@ class HealthCheckCommandTest {
     mutualEnv = Map.of("REDLOCKD_PORT", Integer.toString(freePort()), "REDLOCKD_REDIS", cluster.redisFlag(),
         "REDLOCKD_TLS_CERT", mutualCert.cert().toString(), "REDLOCKD_TLS_KEY", mutualCert.key().toString(),
         "REDLOCKD_TLS_CLIENT_CA", ca.cert().toString());
-    // Started side by side: each mostly waits for its JVM and its Redis connections.
+    // The first makes the new cluster; the other two start side by side once it has (two servers
+    // at once could each find the other's half-made cluster).
     CompletableFuture<ServerProcess> plainStart =
         CompletableFuture.supplyAsync(() -> ServerProcess.start("--redis", cluster.redisFlag()));
     CompletableFuture<ServerProcess> tlsStart =
-        CompletableFuture.supplyAsync(() -> ServerProcess.start(List.of(), flags, Map.of()));
+        plainStart.thenApplyAsync(first -> ServerProcess.start(List.of(), flags, Map.of()));
     // --port as in the environment: ServerProcess's default --port 0 would win over the variable.
-    CompletableFuture<ServerProcess> mutualStart = CompletableFuture.supplyAsync(() ->
+    CompletableFuture<ServerProcess> mutualStart = plainStart.thenApplyAsync(first ->
         ServerProcess.start(List.of(), List.of("--port", mutualEnv.get("REDLOCKD_PORT")), mutualEnv));
     CompletableFuture.allOf(plainStart, tlsStart, mutualStart).exceptionally(e -> null).join();
     plain = plainStart.isCompletedExceptionally() ? null : plainStart.join();
