@@ -131,8 +131,12 @@ public final class RedlockdServer implements AutoCloseable {
       log.warn("DEV MODE (--dev): started {} local Redis nodes ({}): {}", config.devNodes,
           dev.binaryDescription(), redis);
       log.warn("They keep nothing on disk and stop with this server. Not for production.");
-      log.warn("{}; it listens on {}", control.isPresent() ? "Access control: --policy" : "Access control is OPEN: "
-          + "whoever reaches the port may lock, describe and wait on anything", listening(config.bindAddress()));
+      if (control.isEmpty()) {
+        log.warn("Access control is OPEN: whoever reaches the port may lock, describe and wait on anything; it "
+            + "listens on {}", listening(config.bindAddress()));
+      } else {
+        log.warn("It listens on {}", listening(config.bindAddress()));
+      }
       log.warn("==================================================================");
     }
     List<RedisNode> nodes = new ArrayList<>();

@@ -368,8 +368,8 @@ public final class ServerConfig {
     if (file(tokens).isPresent() && file(tlsCert).isEmpty() && !allowPlaintextTokens
         && !bindAddress().isLoopbackAddress()) {
       throw new IllegalArgumentException("--tokens without --tls-cert would send bearer tokens in clear to --bind "
-          + InetAddresses.toAddrString(bindAddress()) + ": serve TLS (--tls-cert, --tls-key), bind a loopback address (--bind 127.0.0.1), or accept it "
-          + "with --allow-plaintext-tokens");
+          + InetAddresses.toAddrString(bindAddress()) + ": serve TLS (--tls-cert, --tls-key), bind a loopback "
+          + "address (--bind 127.0.0.1), or accept it with --allow-plaintext-tokens");
     }
     if (maxStreams < 0) {
       throw new IllegalArgumentException("--max-streams must not be negative");

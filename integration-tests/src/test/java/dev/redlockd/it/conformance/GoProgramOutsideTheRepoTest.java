@@ -15,11 +15,23 @@ import org.junit.jupiter.api.Test;
  * client of a checkout by exactly the route clients/go/README.md documents ("Using it from your
  * own program", without a module proxy): the README's shell lines and program, with HOME in this
  * module's target/ and REDLOCKD the repository. The build cache is check.sh's, warm once the Go
- * client was built, so that only the program itself is compiled.
+ * client was built, so that only the program itself is compiled. And docs/clients.md names every
+ * Debian package check.sh needs.
  */
 class GoProgramOutsideTheRepoTest {
   private static final Pattern ROUTE = Pattern.compile(
       "## Using it from your own program\\n.*?```sh\\n(.*?)\\n```\\n\\n```go\\n(.*?)\\n```", Pattern.DOTALL);
+
+  /** docs/clients.md lists the Debian packages check.sh asks for when a tool is missing, all of them. */
+  @Test
+  void theClientsPageNamesEveryPackageCheckShNeeds() throws Exception {
+    Path root = Runtimes.repositoryRoot();
+    Matcher needed = Pattern.compile("apt-get install ([a-z0-9 -]+)\"")
+        .matcher(Files.readString(root.resolve("clients/go/check.sh")));
+    assertThat(needed.find()).as("check.sh's apt-get line").isTrue();
+    String page = Files.readString(root.resolve("docs/clients.md")).replaceAll("\\s+", " ");
+    assertThat(page).as("docs/clients.md's Go packages").contains("(`" + needed.group(1).strip() + "`");
+  }
 
   @Test
   void theDocumentedRouteBuildsAProgramOutsideTheRepository() throws Exception {
