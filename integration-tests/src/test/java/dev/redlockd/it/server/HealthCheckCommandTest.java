@@ -218,7 +218,8 @@ class HealthCheckCommandTest {
     Outcome plaintextToTls = check("--port", Integer.toString(tls.port()), "--timeout", TIMEOUT);
     assertThat(plaintextToTls.exitCode()).isEqualTo(1);
     assertThat(plaintextToTls.output()).startsWith(at(tls) + "unreachable, UNAVAILABLE")
-        .endsWith("; the server speaks TLS: give the check the server's --tls-cert (or REDLOCKD_TLS_CERT), or --tls-ca");
+        .endsWith("; the server speaks TLS: give the check the server's --tls-cert (or REDLOCKD_TLS_CERT), "
+            + "or --tls-ca");
 
     Outcome tlsToPlaintext = check("--port", Integer.toString(plain.port()), "--tls-cert",
         serverCert.cert().toString(), "--timeout", TIMEOUT);
