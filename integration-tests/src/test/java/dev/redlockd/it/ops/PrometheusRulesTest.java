@@ -44,6 +44,7 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
@@ -114,22 +115,25 @@ class PrometheusRulesTest {
         Prometheus prometheus = Prometheus.start(List.of(RULES, scaled), "redlockd", metricsPort)) {
       long scrapedSince = System.nanoTime();
       Channel channel = ClientInterceptors.intercept(server.channel(), bearer(token));
-      LockServiceGrpc.LockServiceBlockingStub locks =
-          LockServiceGrpc.newBlockingStub(channel).withDeadlineAfter(20, TimeUnit.SECONDS);
+      // A deadline per call: one set here would run out before the test ends.
+      Supplier<LockServiceGrpc.LockServiceBlockingStub> locks =
+          () -> LockServiceGrpc.newBlockingStub(channel).withDeadlineAfter(20, TimeUnit.SECONDS);
 
       // The load: acquires granted, released and refused as held; a kept lease, and one given back (its stream
       // ended OK); a candidate and an observer;
       // a call without a token, which the policy refuses.
       for (int i = 0; i < 5; i++) {
-        Lease lease = locks.acquire(acquireRequest("prom/" + i, TTL, Duration.ZERO, "")).getLease();
-        locks.release(ReleaseRequest.newBuilder().setResource(lease.getResource()).setToken(lease.getToken()).build());
+        Lease lease = locks.get().acquire(acquireRequest("prom/" + i, TTL, Duration.ZERO, "")).getLease();
+        locks.get().release(
+            ReleaseRequest.newBuilder().setResource(lease.getResource()).setToken(lease.getToken()).build());
       }
-      Lease held = locks.acquire(acquireRequest("prom/held", Duration.ofSeconds(30), Duration.ZERO, "")).getLease();
-      assertThat(codeOf(() -> locks.acquire(acquireRequest("prom/held", TTL, Duration.ZERO, ""))).getCode())
+      Lease held =
+          locks.get().acquire(acquireRequest("prom/held", Duration.ofSeconds(30), Duration.ZERO, "")).getLease();
+      assertThat(codeOf(() -> locks.get().acquire(acquireRequest("prom/held", TTL, Duration.ZERO, ""))).getCode())
           .isEqualTo(Status.Code.ABORTED);
-      Lease kept = locks.acquire(acquireRequest("prom/kept", TTL, Duration.ZERO, "")).getLease();
+      Lease kept = locks.get().acquire(acquireRequest("prom/kept", TTL, Duration.ZERO, "")).getLease();
       KeptStream.keep(LockServiceGrpc.newStub(channel), "prom/kept", kept.getToken(), TTL);
-      Lease given = locks.acquire(acquireRequest("prom/given-back", TTL, Duration.ZERO, "")).getLease();
+      Lease given = locks.get().acquire(acquireRequest("prom/given-back", TTL, Duration.ZERO, "")).getLease();
       KeptStream givenBack = KeptStream.keep(LockServiceGrpc.newStub(channel), "prom/given-back", given.getToken(), TTL);
       givenBack.halfClose();
       assertThat(givenBack.awaitEnd(Duration.ofSeconds(10)).getCode()).isEqualTo(Status.Code.OK);
@@ -182,7 +186,7 @@ class PrometheusRulesTest {
         cluster.pause(1);
         awaitPending(prometheus, "RedlockdQuorumLost", "RedlockdNotServing");
         await().atMost(Duration.ofSeconds(10)).until(() ->
-            codeOf(() -> locks.acquire(acquireRequest("prom/unavailable", TTL, Duration.ZERO, ""))).getCode()
+            codeOf(() -> locks.get().acquire(acquireRequest("prom/unavailable", TTL, Duration.ZERO, ""))).getCode()
                 == Status.Code.UNAVAILABLE);
         await().atMost(Duration.ofSeconds(15)).pollInterval(Duration.ofMillis(500)).until(() ->
             !prometheus.query("redlockd_kept_lease_renewals_total{state=\"JEOPARDY\"} > 0").isEmpty()
@@ -232,7 +236,8 @@ class PrometheusRulesTest {
       System.out.printf("PrometheusRulesTest: %d panel queries and %d alert expressions evaluated against %s%n",
           panels.size(), alerts.size(), "a real Prometheus");
       campaign.onCompleted();
-      locks.release(ReleaseRequest.newBuilder().setResource(held.getResource()).setToken(held.getToken()).build());
+      locks.get().release(
+          ReleaseRequest.newBuilder().setResource(held.getResource()).setToken(held.getToken()).build());
     }
   }
 
