@@ -41,8 +41,9 @@ import org.opentest4j.TestAbortedException;
  * (rediss://, with client certificates): it locks through them, says clearly when it cannot
  * get in, and never shows the password. The ACL nodes run docs/operating.md's least-privilege
  * user exactly as the page writes it, and a server logging in as that user starts without a
- * warning about it. One set of ACL nodes and one of TLS nodes serve every case, and the five
- * servers start side by side where they can.
+ * warning about it. One set of ACL nodes and one of TLS nodes serve every case, and the four
+ * servers (one is let in by no node, for both ways of being refused) start side by side where
+ * they can.
  */
 class RedisCredentialsTest {
   private static final Path OPERATING = Path.of(System.getProperty("user.dir"), "../docs/operating.md");
@@ -62,9 +63,9 @@ class RedisCredentialsTest {
   private static TestAbortedException noTls;
   private static ServerProcess documented;
   private static ServerProcess escaped;
-  private static ServerProcess wrongPassword;
+  /** Let in by no node: the ACL nodes with a wrong password, the TLS nodes with an authority it does not trust. */
+  private static ServerProcess refused;
   private static ServerProcess rediss;
-  private static ServerProcess untrusted;
 
   /** docs/operating.md's ACL user, the line in its block marked as tested by this class. */
   static String documentedAclUser() throws IOException {
@@ -102,28 +103,27 @@ class RedisCredentialsTest {
     starting.add(starting(Map.of("REDLOCKD_REDIS", redisFlag(aclNodes, documentedLogin))));
     starting.add(starting.get(0).thenCompose(first ->
         starting(Map.of("REDLOCKD_REDIS", redisFlag(aclNodes, "escaped:" + PASSWORD_IN_URI)))));
-    starting.add(starting(Map.of(), "--redis", redisFlag(aclNodes, user.get(1) + ":" + WRONG)));
+    // No --redis-tls-ca: the JVM's default authorities, which never signed this test CA.
+    starting.add(starting(Map.of(), "--redis", redisFlag(aclNodes, user.get(1) + ":" + WRONG)
+        + (noTls == null ? "," + redisFlag(tlsNodes, "") : "")));
     if (noTls == null) {
       starting.add(starting(Map.of(), "--redis", redisFlag(tlsNodes, ""), "--redis-tls-ca", ca.cert().toString(),
           "--redis-tls-cert", client.cert().toString(), "--redis-tls-key", client.key().toString()));
-      // No --redis-tls-ca: the JVM's default authorities, which never signed this test CA.
-      starting.add(starting(Map.of(), "--redis", redisFlag(tlsNodes, "")));
     }
     CompletableFuture.allOf(starting.toArray(CompletableFuture[]::new)).exceptionally(e -> null).join();
     List<ServerProcess> started = starting.stream().map(s -> s.isCompletedExceptionally() ? null : s.join()).toList();
     documented = started.get(0);
     escaped = started.get(1);
-    wrongPassword = started.get(2);
+    refused = started.get(2);
     if (noTls == null) {
       rediss = started.get(3);
-      untrusted = started.get(4);
     }
     CompletableFuture.allOf(starting.toArray(CompletableFuture[]::new)).join(); // a failure: stopAll stops the rest
   }
 
   @AfterAll
   static void stopAll() throws InterruptedException {
-    for (ServerProcess server : new ServerProcess[] {documented, escaped, wrongPassword, rediss, untrusted}) {
+    for (ServerProcess server : new ServerProcess[] {documented, escaped, refused, rediss}) {
       if (server != null) {
         server.close();
       }
@@ -198,11 +198,11 @@ class RedisCredentialsTest {
 
   @Test
   void aWrongPasswordLeavesTheNodesDownSaysWhyAndNeverShowsIt() {
-    Status status = lockOnce(wrongPassword, "acl");
+    Status status = lockOnce(refused, "acl");
     assertThat(status.getCode()).isEqualTo(Status.Code.UNAVAILABLE);
-    assertThat(status.getDescription()).contains("0 of 3").doesNotContain(WRONG);
-    assertThat(health(wrongPassword)).isEqualTo(ServingStatus.NOT_SERVING);
-    String log = wrongPassword.log();
+    assertThat(status.getDescription()).contains("0 of " + (noTls == null ? 6 : 3)).doesNotContain(WRONG);
+    assertThat(health(refused)).isEqualTo(ServingStatus.NOT_SERVING);
+    String log = refused.log();
     assertThat(log).contains("Redis node 127.0.0.1:" + aclNodes.get(0).port() + " does not answer")
         .contains("Redis node redis://***@127.0.0.1:" + aclNodes.get(0).port()
             + " refuses the connection: login refused: WRONGPASS")
@@ -219,8 +219,8 @@ class RedisCredentialsTest {
   @Test
   void redissNodesWhoseAuthorityIsNotTrustedStayDownWithTheReason() {
     assumeTls();
-    assertThat(lockOnce(untrusted, "rediss").getCode()).isEqualTo(Status.Code.UNAVAILABLE);
-    assertThat(untrusted.log()).contains("Redis node rediss://127.0.0.1:" + tlsNodes.get(0).port()
+    assertThat(lockOnce(refused, "rediss").getCode()).isEqualTo(Status.Code.UNAVAILABLE);
+    assertThat(refused.log()).contains("Redis node rediss://127.0.0.1:" + tlsNodes.get(0).port()
         + " refuses the connection: TLS handshake failed: PKIX path");
   }
 }
