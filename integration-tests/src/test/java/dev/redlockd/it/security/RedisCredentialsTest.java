@@ -54,6 +54,7 @@ class RedisCredentialsTest {
   /** The warnings any server logs when it starts open (no --policy) on a cluster that is new. */
   private static final Pattern EXPECTED_WARNINGS = Pattern.compile(
       "access control: OPEN, no --policy given|No Redis node holds an incarnation key");
+  private static final Pattern TIMEOUTS = Pattern.compile("is down: it does not answer \\(timed out\\)|Quorum lost");
 
   @TempDir
   static Path dir;
@@ -178,8 +179,10 @@ class RedisCredentialsTest {
   void theDocumentedAclUserLocksAndItsServerStartsWithoutAWarningAboutIt() {
     assertThat(lockOnce(documented, "acl").isOk()).as(documented.log()).isTrue();
     String log = documented.log();
+    // About its rights, nothing: no refused login, command, INFO or pub/sub. (Timeouts are no
+    // concern of the ACL's; a busy machine makes some.)
     List<String> warnings = log.lines().filter(l -> l.contains(" WARN "))
-        .filter(l -> !EXPECTED_WARNINGS.matcher(l).find()).toList();
+        .filter(l -> !EXPECTED_WARNINGS.matcher(l).find() && !TIMEOUTS.matcher(l).find()).toList();
     assertThat(warnings).as(log).isEmpty();
     // The user may not run CONFIG GET: the eviction check is skipped, and the log says just that.
     assertThat(log).contains("Redis node 127.0.0.1:" + aclNodes.get(0).port() + " refuses CONFIG GET (NOPERM")
