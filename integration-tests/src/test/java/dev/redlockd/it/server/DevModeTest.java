@@ -32,12 +32,12 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The README's "run it" command: dev mode on a machine without redis-server, serving this machine
- * only, and exiting 0 on SIGTERM.
+ * only, and stopping its Redis nodes and exiting 0 on Ctrl-C (SIGINT).
  */
 class DevModeTest {
 
   @Test
-  void devModeStartsItsOwnRedisNodesServesAndStopsThemOnSigterm() throws Exception {
+  void devModeStartsItsOwnRedisNodesServesThisMachineAndStopsThemOnCtrlC() throws Exception {
     // PATH without any redis-server, and the bundled binary forced: what a JDK-and-Maven-only machine has.
     Map<String, String> env = Map.of("PATH", "/nonexistent", "REDLOCKD_REDIS_EMBEDDED", "true");
     List<Integer> redisPorts = new ArrayList<>();
@@ -72,7 +72,9 @@ class DevModeTest {
           .check(HealthCheckRequest.newBuilder().setService("redlock.v1.LockService").build())
           .getStatus()).isEqualTo(ServingStatus.SERVING);
 
-      server.sigterm();
+      // Ctrl-C, as a developer stops it.
+      Process interrupt = new ProcessBuilder("kill", "-INT", Long.toString(server.pid())).inheritIO().start();
+      assertThat(interrupt.waitFor(10, TimeUnit.SECONDS)).isTrue();
       assertThat(server.waitFor(Duration.ofSeconds(15))).as(server.log()).hasValue(0);
       assertThat(server.log().strip()).endsWith("redlockd stopped");
     }
