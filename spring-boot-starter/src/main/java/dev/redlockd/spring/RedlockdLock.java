@@ -199,6 +199,10 @@ public final class RedlockdLock implements DistributedLock {
     RedlockdLockLostException ranOut = h.lease.isValid() ? null : lost(h, Status.DEADLINE_EXCEEDED.withDescription(
         "lock '" + key + "': its lease ran out before it was unlocked"));
     boolean released;
+    // A thread interrupted (an executor shutting down, a leader initiator stopping) still gives
+    // the lease back rather than leave it taken until its ttl: the call would fail at once on the
+    // interrupt. The interrupt is the caller's, and is set again afterwards.
+    boolean interrupted = Thread.interrupted();
     try {
       released = h.lease.release();
     } catch (LockServiceException e) {
@@ -208,6 +212,10 @@ public final class RedlockdLock implements DistributedLock {
       // The lease runs out at its ttl; no one can take the lock before, and this holder is done.
       registry.releaseFailed(key, e);
       return;
+    } finally {
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
     }
     if (ranOut != null) {
       throw ranOut;

@@ -56,14 +56,31 @@ final class Backend implements AutoCloseable {
 
   /** Whether a quorum holds the lock on {@code resource} now, as Describe says. */
   boolean held(String resource) {
-    return LockServiceGrpc.newBlockingStub(operator).withDeadlineAfter(5, TimeUnit.SECONDS)
-        .describe(DescribeRequest.newBuilder().setResource(resource).build()).getHeld();
+    return retried(() -> LockServiceGrpc.newBlockingStub(operator).withDeadlineAfter(5, TimeUnit.SECONDS)
+        .describe(DescribeRequest.newBuilder().setResource(resource).build()).getHeld());
   }
 
   /** An operator's ForceRelease: the holder's lease is gone, its next renewal finds out. */
   void forceRelease(String resource) {
-    LockServiceGrpc.newBlockingStub(operator).withDeadlineAfter(5, TimeUnit.SECONDS)
-        .forceRelease(ForceReleaseRequest.newBuilder().setResource(resource).build());
+    retried(() -> LockServiceGrpc.newBlockingStub(operator).withDeadlineAfter(5, TimeUnit.SECONDS)
+        .forceRelease(ForceReleaseRequest.newBuilder().setResource(resource).build()));
+  }
+
+  /**
+   * UNAVAILABLE (a round that heard from fewer than a quorum in the node timeout, which a
+   * machine short of CPU causes) is to be retried, as every client does; for up to 5 s.
+   */
+  private static <T> T retried(java.util.function.Supplier<T> call) {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+    while (true) {
+      try {
+        return call.get();
+      } catch (io.grpc.StatusRuntimeException e) {
+        if (e.getStatus().getCode() != io.grpc.Status.Code.UNAVAILABLE || System.nanoTime() > deadline) {
+          throw e;
+        }
+      }
+    }
   }
 
   @Override

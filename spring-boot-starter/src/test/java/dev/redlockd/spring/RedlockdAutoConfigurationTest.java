@@ -105,7 +105,8 @@ class RedlockdAutoConfigurationTest {
     runner.withPropertyValues("redlockd.targets=127.0.0.1:1", "redlockd.call-timeout=1s").run(context -> {
       var health = context.getBean(RedlockdHealthIndicator.class).health(true);
       assertThat(health.getStatus()).isEqualTo(Status.DOWN);
-      assertThat(health.getDetails()).containsEntry("status", "UNAVAILABLE");
+      // UNAVAILABLE: nothing listens; DEADLINE_EXCEEDED when the machine is too busy to find out in time.
+      assertThat(health.getDetails().get("status")).isIn("UNAVAILABLE", "DEADLINE_EXCEEDED");
     });
   }
 
