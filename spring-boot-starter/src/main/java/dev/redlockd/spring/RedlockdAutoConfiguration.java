@@ -16,6 +16,7 @@ import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.integration.support.locks.LockRegistry;
+import org.springframework.util.ClassUtils;
 
 /**
  * redlockd from the {@code redlockd.*} properties ({@link RedlockdProperties}): a channel to the
@@ -44,6 +45,10 @@ public class RedlockdAutoConfiguration {
         .callTimeout(properties.getCallTimeout());
     if (properties.getOwner() != null && !properties.getOwner().isBlank()) {
       builder.owner(properties.getOwner());
+    }
+    if (properties.isPropagateTraceContext()
+        && ClassUtils.isPresent("io.opentelemetry.context.Context", RedlockdAutoConfiguration.class.getClassLoader())) {
+      builder.propagateTraceContext();
     }
     return builder.build();
   }

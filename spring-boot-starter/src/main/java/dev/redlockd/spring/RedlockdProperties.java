@@ -24,6 +24,11 @@ public class RedlockdProperties {
   private Duration callTimeout = Duration.ofSeconds(5);
   /** Free text operators see beside this client's leases (Describe); empty: host and pid. */
   private String owner = "";
+  /**
+   * Send the caller's OpenTelemetry trace context (W3C traceparent) with every call, so that the
+   * server's spans join the application's traces; only when opentelemetry-api is on the classpath.
+   */
+  private boolean propagateTraceContext = true;
   private final Tls tls = new Tls();
   private final LockRegistry lockRegistry = new LockRegistry();
 
@@ -151,6 +156,14 @@ public class RedlockdProperties {
 
   public void setOwner(String owner) {
     this.owner = owner;
+  }
+
+  public boolean isPropagateTraceContext() {
+    return propagateTraceContext;
+  }
+
+  public void setPropagateTraceContext(boolean propagateTraceContext) {
+    this.propagateTraceContext = propagateTraceContext;
   }
 
   public Tls getTls() {
