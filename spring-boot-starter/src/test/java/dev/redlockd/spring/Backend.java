@@ -60,6 +60,12 @@ final class Backend implements AutoCloseable {
         .describe(DescribeRequest.newBuilder().setResource(resource).build()).getHeld());
   }
 
+  /** The fencing token of the lease that holds {@code resource} now, as Describe says. */
+  long fencingToken(String resource) {
+    return retried(() -> LockServiceGrpc.newBlockingStub(operator).withDeadlineAfter(5, TimeUnit.SECONDS)
+        .describe(DescribeRequest.newBuilder().setResource(resource).build()).getFencingToken());
+  }
+
   /** An operator's ForceRelease: the holder's lease is gone, its next renewal finds out. */
   void forceRelease(String resource) {
     retried(() -> LockServiceGrpc.newBlockingStub(operator).withDeadlineAfter(5, TimeUnit.SECONDS)
