@@ -131,8 +131,11 @@ final class AcquireOperation {
     int thisRound = number;
     AtomicReference<List<String>> answered = new AtomicReference<>(List.of());
     rounds.next(answered::set).whenComplete((lease, failure) -> {
-      observer.roundEnded(thisRound, answered.get(), nodeCount, lease != null);
-      afterRound(lease, failure);
+      try {
+        observer.roundEnded(thisRound, answered.get(), nodeCount, lease != null);
+      } finally {
+        afterRound(lease, failure); // whatever the observer did, the call goes on
+      }
     });
   }
 

@@ -90,8 +90,10 @@ public final class RedlockdServer implements AutoCloseable {
    */
   public static RedlockdServer start(ServerConfig config) throws IOException {
     log.info("gRPC security: {}", config.grpcSecurity());
+    // Before any thread is started: a bad OTEL_* setting stops start-up here, leaking nothing.
+    Tracing tracing = Tracing.fromEnvironment(System.getenv(), System.getProperties());
     RedisIo io = RedisIo.start(config.ioThreadCount());
-    return start(config, io, Tracing.fromEnvironment(System.getenv(), System.getProperties()), NettyServerBuilder.forAddress(
+    return start(config, io, tracing, NettyServerBuilder.forAddress(
         new InetSocketAddress(config.bindAddress(), config.port), config.grpcCredentials())
         .bossEventLoopGroup(io.group())
         .workerEventLoopGroup(io.group())

@@ -4,6 +4,7 @@ import dev.redlockd.proto.v1.DescribeRequest;
 import dev.redlockd.proto.v1.ForceReleaseRequest;
 import dev.redlockd.proto.v1.LockServiceGrpc;
 import dev.redlockd.testing.RedisCluster;
+import dev.redlockd.testing.RetriedWhileUnavailable;
 import dev.redlockd.testing.ServerProcess;
 import io.grpc.InsecureChannelCredentials;
 import io.grpc.ManagedChannel;
@@ -56,37 +57,24 @@ final class Backend implements AutoCloseable {
 
   /** Whether a quorum holds the lock on {@code resource} now, as Describe says. */
   boolean held(String resource) {
-    return retried(() -> LockServiceGrpc.newBlockingStub(operator).withDeadlineAfter(5, TimeUnit.SECONDS)
+    return RetriedWhileUnavailable.call(() -> operator()
         .describe(DescribeRequest.newBuilder().setResource(resource).build()).getHeld());
   }
 
   /** The fencing token of the lease that holds {@code resource} now, as Describe says. */
   long fencingToken(String resource) {
-    return retried(() -> LockServiceGrpc.newBlockingStub(operator).withDeadlineAfter(5, TimeUnit.SECONDS)
+    return RetriedWhileUnavailable.call(() -> operator()
         .describe(DescribeRequest.newBuilder().setResource(resource).build()).getFencingToken());
   }
 
   /** An operator's ForceRelease: the holder's lease is gone, its next renewal finds out. */
   void forceRelease(String resource) {
-    retried(() -> LockServiceGrpc.newBlockingStub(operator).withDeadlineAfter(5, TimeUnit.SECONDS)
+    RetriedWhileUnavailable.call(() -> operator()
         .forceRelease(ForceReleaseRequest.newBuilder().setResource(resource).build()));
   }
 
-  /**
-   * UNAVAILABLE (a round that heard from fewer than a quorum in the node timeout, which a
-   * machine short of CPU causes) is to be retried, as every client does; for up to 5 s.
-   */
-  private static <T> T retried(java.util.function.Supplier<T> call) {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-    while (true) {
-      try {
-        return call.get();
-      } catch (io.grpc.StatusRuntimeException e) {
-        if (e.getStatus().getCode() != io.grpc.Status.Code.UNAVAILABLE || System.nanoTime() > deadline) {
-          throw e;
-        }
-      }
-    }
+  private LockServiceGrpc.LockServiceBlockingStub operator() {
+    return LockServiceGrpc.newBlockingStub(operator).withDeadlineAfter(5, TimeUnit.SECONDS);
   }
 
   @Override

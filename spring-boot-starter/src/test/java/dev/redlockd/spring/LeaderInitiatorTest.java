@@ -175,6 +175,28 @@ class LeaderInitiatorTest {
         .run();
   }
 
+  /** Application a, leading once granted, and application b, a candidate for the same role. */
+  private record Apps(ConfigurableApplicationContext a, ConfigurableApplicationContext b) implements AutoCloseable {
+    @Override
+    public void close() {
+      a.close();
+      if (b != null) {
+        b.close();
+      }
+    }
+  }
+
+  private Apps leaderThenCandidate(String role) {
+    ConfigurableApplicationContext a = start("a", role);
+    try {
+      await().atMost(Duration.ofSeconds(10)).until(() -> timeline.grantedAfter("a", 0) > 0);
+      return new Apps(a, start("b", role));
+    } catch (RuntimeException | Error e) {
+      a.close();
+      throw e;
+    }
+  }
+
   private static double ms(long nanos) {
     return nanos / 1e6;
   }
@@ -182,15 +204,11 @@ class LeaderInitiatorTest {
   @Test
   void leadershipMovesToTheOtherApplicationWhenTheLeaderStops() {
     String role = "role-" + UUID.randomUUID();
-    ConfigurableApplicationContext a = start("a", role);
-    ConfigurableApplicationContext b = null;
-    try {
-      await().atMost(Duration.ofSeconds(10)).until(() -> timeline.grantedAfter("a", 0) > 0);
+    try (Apps apps = leaderThenCandidate(role)) {
       long leaderFence = backend.fencingToken("leader-test/" + role);
-      b = start("b", role);
-      assertThat(b.getBean(LockRegistryLeaderInitiator.class).getContext().isLeader()).isFalse();
+      assertThat(apps.b().getBean(LockRegistryLeaderInitiator.class).getContext().isLeader()).isFalse();
       long stopped = System.nanoTime();
-      a.close();
+      apps.a().close();
       await().atMost(Duration.ofSeconds(10)).until(() -> timeline.grantedAfter("b", stopped) > 0);
       long granted = timeline.grantedAfter("b", stopped);
       await().atMost(Duration.ofSeconds(10)).until(() -> timeline.revokedAfter("a", stopped) > 0);
@@ -206,22 +224,13 @@ class LeaderInitiatorTest {
       // onRevoked, whatever the registry; the leases under them do not.)
       assertThat(backend.held("leader-test/" + role)).isTrue();
       assertThat(backend.fencingToken("leader-test/" + role)).isGreaterThan(leaderFence);
-    } finally {
-      a.close();
-      if (b != null) {
-        b.close();
-      }
     }
   }
 
   @Test
   void aLeaderThatLosesItsLeaseWhileAQuorumOfNodesIsFrozenIsRevokedAndLeadershipComesBack() {
     String role = "role-" + UUID.randomUUID();
-    ConfigurableApplicationContext a = start("a", role);
-    ConfigurableApplicationContext b = null;
-    try {
-      await().atMost(Duration.ofSeconds(10)).until(() -> timeline.grantedAfter("a", 0) > 0);
-      b = start("b", role);
+    try (Apps ignored = leaderThenCandidate(role)) {
       long frozen = System.nanoTime();
       backend.redis.pause(0, 1, 2);
       long allFrozen = System.nanoTime();
@@ -256,10 +265,6 @@ class LeaderInitiatorTest {
       timeline.assertNeverTwoLeaders();
     } finally {
       backend.redis.resumeAll();
-      a.close();
-      if (b != null) {
-        b.close();
-      }
     }
   }
 }

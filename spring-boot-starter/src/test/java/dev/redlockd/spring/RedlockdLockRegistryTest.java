@@ -155,7 +155,8 @@ class RedlockdLockRegistryTest {
         lock.unlock();
         return null;
       });
-      assertThatThrownBy(() -> foreign.get(10, TimeUnit.SECONDS)).hasCauseInstanceOf(IllegalMonitorStateException.class);
+      assertThatThrownBy(() -> foreign.get(10, TimeUnit.SECONDS))
+          .hasCauseInstanceOf(IllegalMonitorStateException.class);
       assertThat(other.submit(() -> lock.tryLock()).get(10, TimeUnit.SECONDS)).isFalse();
       assertThat(backend.held("registry-test/" + key)).isTrue();
     } finally {

@@ -26,7 +26,8 @@ public final class CallSpan {
   static final Context.Key<CallSpan> KEY = Context.key("redlockd-call-span");
 
   static final AttributeKey<Long> ROUNDS = AttributeKey.longKey("redlockd.acquire.rounds");
-  static final AttributeKey<List<String>> NODES_ANSWERED = AttributeKey.stringArrayKey("redlockd.acquire.nodes_answered");
+  static final AttributeKey<List<String>> NODES_ANSWERED =
+      AttributeKey.stringArrayKey("redlockd.acquire.nodes_answered");
   static final AttributeKey<Long> NODES = AttributeKey.longKey("redlockd.acquire.nodes");
   private static final AttributeKey<Long> ROUND = AttributeKey.longKey("redlockd.round");
   private static final AttributeKey<Long> ANSWERED = AttributeKey.longKey("redlockd.nodes_answered");

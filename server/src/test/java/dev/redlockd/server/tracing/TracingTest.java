@@ -15,6 +15,7 @@ import dev.redlockd.proto.v1.ReleaseRequest;
 import dev.redlockd.server.RedlockdServer;
 import dev.redlockd.server.ServerConfig;
 import dev.redlockd.testing.RedisCluster;
+import dev.redlockd.testing.RetriedWhileUnavailable;
 import io.grpc.CallOptions;
 import io.grpc.Channel;
 import io.grpc.ClientCall;
@@ -109,23 +110,6 @@ class TracingTest {
     });
   }
 
-  /**
-   * UNAVAILABLE (a round that heard from fewer than a quorum within the node timeout, which a
-   * machine short of CPU causes) retried for up to 5 s, as every client retries it.
-   */
-  private static <T> T retried(java.util.function.Supplier<T> call) {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-    while (true) {
-      try {
-        return call.get();
-      } catch (io.grpc.StatusRuntimeException e) {
-        if (e.getStatus().getCode() != io.grpc.Status.Code.UNAVAILABLE || System.nanoTime() > deadline) {
-          throw e;
-        }
-      }
-    }
-  }
-
   private static Duration seconds(long s) {
     return Duration.newBuilder().setSeconds(s).build();
   }
@@ -139,8 +123,8 @@ class TracingTest {
   @Test
   void aWaitingAcquireSpanContinuesTheCallersTraceAndSaysHowLongItWaitedAndWhoAnswered() throws Exception {
     LockServiceGrpc.LockServiceBlockingStub plain = LockServiceGrpc.newBlockingStub(channel);
-    AcquireResponse holder = retried(() -> plain.acquire(AcquireRequest.newBuilder()
-        .setResource("traced/orders-42").setTtl(seconds(10)).build()));
+    AcquireResponse holder = RetriedWhileUnavailable.call(() -> plain.acquire(
+        AcquireRequest.newBuilder().setResource("traced/orders-42").setTtl(seconds(10)).build()));
     Span parent = sdk.getTracer("test").spanBuilder("checkout").setSpanKind(SpanKind.CLIENT).startSpan();
     CompletableFuture<AcquireResponse> waiting;
     try (Scope ignored = parent.makeCurrent()) {
@@ -153,8 +137,8 @@ class TracingTest {
     long heldFor = 300;
     Thread.sleep(heldFor);
     assertThat(waiting).isNotDone();
-    retried(() -> plain.release(ReleaseRequest.newBuilder().setResource("traced/orders-42")
-        .setToken(holder.getLease().getToken()).build()));
+    RetriedWhileUnavailable.call(() -> plain.release(
+        ReleaseRequest.newBuilder().setResource("traced/orders-42").setToken(holder.getLease().getToken()).build()));
     AcquireResponse granted = waiting.get(10, TimeUnit.SECONDS);
     parent.end();
     String traceId = parent.getSpanContext().getTraceId();
@@ -186,8 +170,8 @@ class TracingTest {
   @Test
   void aKeptStreamsSpanMarksJeopardyItsReturnToHeldAndTheLoss() throws Exception {
     LockServiceGrpc.LockServiceBlockingStub plain = LockServiceGrpc.newBlockingStub(channel);
-    AcquireResponse held = retried(() -> plain.acquire(AcquireRequest.newBuilder().setResource("traced/kept")
-        .setTtl(seconds(3)).build()));
+    AcquireResponse held = RetriedWhileUnavailable.call(() -> plain.acquire(
+        AcquireRequest.newBuilder().setResource("traced/kept").setTtl(seconds(3)).build()));
     LinkedBlockingQueue<Object> answers = new LinkedBlockingQueue<>();
     Span parent = sdk.getTracer("test").spanBuilder("keeper").startSpan();
     StreamObserver<KeepAliveRequest> requests;
@@ -223,7 +207,8 @@ class TracingTest {
     requests.onNext(KeepAliveRequest.newBuilder().setResource("traced/kept").setToken(held.getLease().getToken())
         .setSequence(3).build());
     assertThat(next(answers, LeaseState.LEASE_STATE_HELD)).isTrue();
-    retried(() -> plain.forceRelease(ForceReleaseRequest.newBuilder().setResource("traced/kept").build()));
+    RetriedWhileUnavailable.call(() -> plain.forceRelease(
+        ForceReleaseRequest.newBuilder().setResource("traced/kept").build()));
     requests.onNext(KeepAliveRequest.newBuilder().setResource("traced/kept").setToken(held.getLease().getToken())
         .setSequence(4).build());
     assertThat(next(answers, io.grpc.Status.Code.NOT_FOUND)).isTrue();
