@@ -17,6 +17,7 @@ import { loadProto } from './service';
 import { fromDuration, now, sleep, toDuration } from './time';
 import { newToken } from './token';
 import { ROUND_ROBIN, channelTarget } from './target';
+import { traceContextInterceptors } from './tracecontext';
 import { Transport } from './transport';
 
 /** Where redlockd listens, and how to reach it. */
@@ -91,7 +92,8 @@ export class LockClient {
     const { LockService, ElectionService } = loadProto().redlock.v1;
     const credentials = connect.credentials ?? grpc.credentials.createInsecure();
     // round_robin over every address the target names (the caller's service config wins).
-    const channelOptions: grpc.ChannelOptions = { 'grpc.service_config': ROUND_ROBIN, ...connect.channelOptions };
+    const channelOptions: grpc.ClientOptions = { 'grpc.service_config': ROUND_ROBIN, ...connect.channelOptions,
+      interceptors: traceContextInterceptors() };
     this.#stub = new LockService(address, credentials, channelOptions);
     // Elections go over the same channel.
     this.#elections = new ElectionService(address, credentials,

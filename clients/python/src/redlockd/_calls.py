@@ -13,6 +13,7 @@ from typing import Any, Callable, Optional, Sequence, Set, Tuple
 
 import grpc
 
+from . import _tracecontext
 from ._clock import SYSTEM, Clock
 from ._proto import election_pb2_grpc, lock_pb2, lock_pb2_grpc
 from ._pushback import DO_NOT_RETRY, jittered, pushback_of
@@ -71,6 +72,7 @@ class Calls(CallSettings):
     def __init__(self, channel: grpc.Channel, call_timeout: float, retry: RetryPolicy,
                  clock: Optional[Clock] = None, answered: Answered = None) -> None:
         super().__init__(call_timeout, retry, clock, answered)
+        channel = _tracecontext.intercept(channel)
         # The generated stubs are untyped (grpc has no type stubs): the calls on them are Any.
         self.lock_stub: Any = lock_pb2_grpc.LockServiceStub(channel)  # type: ignore[no-untyped-call]
         self.election_stub: Any = election_pb2_grpc.ElectionServiceStub(channel)  # type: ignore[no-untyped-call]
