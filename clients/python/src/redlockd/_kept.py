@@ -55,6 +55,13 @@ def stream_loss(kept: str, stream: str, subject: str, code: grpc.StatusCode, det
     return LeaseLost(code, details or f"the {stream} of {subject} ended {code.name}")
 
 
+def silent_end(bound: Optional[float]) -> Ending:
+    """How a stream cancelled for its silence ended, as its owner is told should resuming give
+    up: UNAVAILABLE, the replica did not answer."""
+    within = "" if bound is None else f" within {bound * 1000:.0f} ms"
+    return grpc.StatusCode.UNAVAILABLE, f"no answer{within}: the stream was silent"
+
+
 #: The guard never exceeds this: a long ttl should not give up much of its validity.
 MAX_GUARD = 0.1
 
@@ -85,6 +92,16 @@ def guard(ttl: float) -> float:
     return min(ttl / 20, MAX_GUARD)
 
 
+def silence_bound(ttl: float) -> float:
+    """How long a kept stream may leave its oldest unanswered request without an answer before
+    it counts as broken: ttl/4. A replica that stopped (a frozen host, a partition, a proxy that
+    stopped forwarding) keeps its connection open and says nothing; waiting for the guarded
+    deadline would lose a grant that another replica could renew. One renewal period is enough
+    for a healthy replica: it answers each request after one Redis round, and the next request
+    goes out a period later anyway."""
+    return ttl / 4
+
+
 def shortened_deadline(sent: float, ttl: float) -> float:
     """The latest a grant renewed by a request sent at ``sent`` with ``ttl`` may be believed
     in: the request arrives after ``sent``, and the server keeps the drift (ttl * 0.01 + 2 ms)."""
@@ -107,6 +124,15 @@ class SentRequests:
     def sent_at(self, sequence: int) -> Optional[float]:
         with self._lock:
             return self._at.get(sequence)
+
+    def first_sent_from(self, sequence: int) -> Optional[float]:
+        """The send time of ``sequence``, or of the oldest request kept after it (one too old
+        to be kept was sent earlier still: a later time only delays a silence by a period)."""
+        with self._lock:
+            for kept, sent in self._at.items():
+                if kept >= sequence:
+                    return sent
+            return None
 
 
 def on_a_thread(lose: Callable[[LeaseLost], None], error: LeaseLost, what: str) -> None:
@@ -300,25 +326,79 @@ class Reopening:
         self._failures = 0
 
     def after(self, code: grpc.StatusCode, answered: bool, lived: float,
-              asked: bool, pushback: Optional[float] = None) -> Tuple[Optional[float], Optional[bool]]:
+              asked: bool, pushback: Optional[float] = None,
+              silent: bool = False) -> Tuple[Optional[float], Optional[bool]]:
         """``(delay, None)``: reopen after ``delay`` seconds. ``(None, resumable)``: the stream
         is over; ``resumable`` is what to tell its owner (False: a final status, True: resuming
         gave up), or None when the holder asked for the end and nothing is to be told.
         ``pushback``: the server's refusal (rule 17), which replaces the backoff; "do not retry"
         ends the stream like a final status. A pushback may outlast the guarded deadline: the
-        lifetime's own timer reports the loss then, and cancels the wait."""
+        lifetime's own timer reports the loss then, and cancels the wait. ``silent``: the client
+        cancelled the stream because no answer came within the silence bound; the first reopen
+        after an answered stream goes at once (the replica is gone, not refusing), later ones
+        back off as any other (a stream that stays silent for a while was not refused, but
+        neither did it work)."""
         if asked:
             return None, None
-        if answered or lived >= _LIVED:
+        if answered or (lived >= _LIVED and not silent):
             self._failures = 0
-        if code == grpc.StatusCode.OK or code in FINAL_CODES or pushback == DO_NOT_RETRY:
+        if not silent and (code == grpc.StatusCode.OK or code in FINAL_CODES
+                           or pushback == DO_NOT_RETRY):
             return None, False
         self._failures += 1
         if not self._may_resume(self._failures):
             return None, True
+        if silent:
+            return (0.0 if self._failures == 1 else self._backoff(self._failures)), None
         if pushback is not None:
             return jittered(pushback), None
         return self._backoff(self._failures), None
+
+class SilenceWatch:
+    """The silence rule's check for one kept stream, the sync and the asyncio one alike: a
+    single pending timer at the moment the open stream would count as silent (``due()``, under
+    ``lock``: None while nothing is outstanding, or no stream is open). When it fires early (an
+    answer came, or the oldest unanswered request moved on) it arms itself again for the new
+    moment; when the moment has come, ``silenced()`` (under ``lock``) marks the stream and
+    returns the call, which is cancelled outside the lock. A cancel, never a half-close: the
+    server's end of a cancelled stream releases nothing, and the next stream renews the grant
+    under the same token. So a stream costs one timer per renewal period at most."""
+
+    def __init__(self, clock: Clock, lock: Any, due: Callable[[], Optional[float]],
+                 silenced: Callable[[], Any]) -> None:
+        self._clock = clock
+        self._lock = lock
+        self._due = due
+        self._silenced = silenced
+        self._pending: Optional[Cancellable] = None
+
+    def arm(self) -> None:
+        """After a request went out (or a stream opened): check then, unless a check is due."""
+        with self._lock:
+            if self._pending is None:
+                due = self._due()
+                if due is not None:
+                    self._pending = self._clock.at(due, self._fire)
+
+    def disarm(self) -> None:
+        with self._lock:
+            if self._pending is not None:
+                self._pending.cancel()
+                self._pending = None
+
+    def _fire(self) -> None:
+        with self._lock:
+            self._pending = None
+            due = self._due()
+            if due is None:
+                return
+            if self._clock.now() < due:
+                self._pending = self._clock.at(due, self._fire)
+                return
+            call = self._silenced()
+        if call is not None:
+            call.cancel()
+
 
 _HALF_CLOSE = "half-close"  # end the requests: the server gives the grant back and ends OK
 _STOP = "stop"  # end the generator of a stream that is over or cancelled
@@ -352,12 +432,16 @@ class Sequencer:
         self.answered = 0  # the highest sequence an accepted answer echoed
         self.answers = 0
         self.pending: List[Pending] = []
+        self._stream_first = 1  # the first sequence the current stream sent
+        self._echoed = 0  # the highest sequence an answer on the current stream echoed
 
     def next(self, build: Callable[[int, bool], Any], first: bool) -> Any:
         """The next request, built by ``build(sequence, first)``; its send time recorded, and
-        handed to the changes it carries."""
+        handed to the changes it carries. ``first``: the first request of a new stream."""
         self.sequence += 1
         sequence = self.sequence
+        if first:
+            self._stream_first, self._echoed = sequence, 0
         request = build(sequence, first)
         # Recorded before gRPC sends it: an earlier send time only makes a deadline safer.
         sent = self._clock.now()
@@ -381,7 +465,20 @@ class Sequencer:
     def accepted(self, sequence: int, sent: Optional[float]) -> None:
         if sent is not None and sequence > self.answered:
             self.answered = sequence
+        if sequence > self._echoed:
+            self._echoed = sequence
         self.answers += 1
+
+    def silent_at(self, bound: float) -> Optional[float]:
+        """When the current stream counts as silent: ``bound`` after the send time of its oldest
+        request that no answer on it echoed (an answer echoing a sequence answers every earlier
+        one: the server renews for the latest request it has), or None while none is
+        outstanding."""
+        oldest = max(self._stream_first, self._echoed + 1)
+        if oldest > self.sequence:
+            return None
+        sent = self._sent.first_sent_from(oldest)
+        return None if sent is None else sent + bound
 
     def has_answered(self, pending: Pending) -> bool:
         return pending.sequence is not None and self.answered >= pending.sequence
@@ -413,7 +510,11 @@ class KeptStream:
       ``may_resume()`` said no after a resumable end;
     - ``may_resume(failures)``: whether a broken stream is worth reopening now, after
       ``failures`` streams in a row that broke without an answer within a second of opening;
-    - ``backoff(attempt)``: seconds to wait before reopening after failed attempt ``attempt``.
+    - ``backoff(attempt)``: seconds to wait before reopening after failed attempt ``attempt``;
+    - ``silence()``: the silence bound now (:func:`silence_bound` of the ttl), or None while no
+      answers are to be expected (a candidate still waiting to lead). A stream whose oldest
+      unanswered request has waited that long is cancelled (a cancel: the server releases
+      nothing) and reopened, without a loss.
     """
 
     def __init__(self, name: str, lock: "threading.Condition",
@@ -425,9 +526,13 @@ class KeptStream:
                  may_resume: Callable[[int], bool],
                  backoff: Callable[[int], float],
                  clock: Clock = SYSTEM,
-                 answered: Optional[Callable[[Any], None]] = None) -> None:
+                 answered: Optional[Callable[[Any], None]] = None,
+                 silence: Callable[[], Optional[float]] = lambda: None) -> None:
         self._name = name
         self._clock = clock
+        self._silence = silence
+        self._silenced: Any = None  # the call cancelled for its silence
+        self._watch = SilenceWatch(clock, lock, self._silent_at, self._silenced_now)
         self._answered_hook = answered
         self._lock = lock
         self._open_call = open_call
@@ -548,7 +653,9 @@ class KeptStream:
 
     def _next(self, first: bool) -> Any:
         with self._lock:
-            return self._seq.next(self._build, first)
+            request = self._seq.next(self._build, first)
+            self._watch.arm()
+            return request
 
     def _requests(self, control: "queue.SimpleQueue[str]", only_first: bool) -> Iterator[Any]:
         """One stream's requests: one at once, then one every period and one per change,
@@ -585,6 +692,19 @@ class KeptStream:
         if self._answered_hook is not None:
             self._answered_hook(response)
 
+    # --- silence ---------------------------------------------------------------------------
+
+    def _silent_at(self) -> Optional[float]:  # under self._lock
+        if self._call is None or self._closing or self._cancelled:
+            return None
+        bound = self._silence()
+        return None if bound is None else self._seq.silent_at(bound)
+
+    def _silenced_now(self) -> Any:  # under self._lock
+        self._silenced = self._call
+        _log.debug("%s: no answer within the silence bound, reopening", self._name)
+        return self._call
+
     def _run(self) -> None:
         reopening = Reopening(self._may_resume, self._backoff)
         while True:
@@ -606,10 +726,15 @@ class KeptStream:
             with self._lock:
                 self._control = None
                 self._call = None
+                self._watch.disarm()
                 asked = self._closing or self._cancelled
+                silent = self._silenced is call and call is not None
+                self._silenced = None
             control.put(_STOP)  # wake the request generator so that gRPC's thread ends
+            if silent:
+                code, details = silent_end(self._silence())
             delay, resumable = reopening.after(code, answered, time.monotonic() - opened, asked,
-                                               self._pushback)
+                                               self._pushback, silent)
             if delay is None:
                 self._end_here((code, details))
                 if resumable is not None:
@@ -630,6 +755,7 @@ class KeptStream:
             self._streams += 1
             self._call = call
             cancelled = self._cancelled
+            self._watch.arm()  # the first request may have gone out before the call was known
         if cancelled:
             call.cancel()
         return call

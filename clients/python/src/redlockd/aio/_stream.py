@@ -20,7 +20,7 @@ from typing import Any, AsyncIterator, Callable, Optional, Tuple, Union
 import grpc
 
 from .._clock import Cancellable, Clock
-from .._kept import Ending, Pending, Reopening, Sequencer
+from .._kept import Ending, Pending, Reopening, Sequencer, SilenceWatch, silent_end
 from .._pushback import pushback_of
 from ..errors import LeaseLost
 
@@ -106,8 +106,12 @@ class AsyncKeptStream:
                  may_resume: Callable[[int], bool],
                  backoff: Callable[[int], float],
                  clock: Clock,
-                 answered: Optional[Callable[[Any], None]] = None) -> None:
+                 answered: Optional[Callable[[Any], None]] = None,
+                 silence: Callable[[], Optional[float]] = lambda: None) -> None:
         self._name = name
+        self._silence = silence
+        self._silenced: Any = None  # the call cancelled for its silence
+        self._watch = SilenceWatch(clock, lock, self._silent_at, self._silenced_now)
         self._lock = lock
         self._open_call = open_call
         self._build = build
@@ -209,7 +213,9 @@ class AsyncKeptStream:
 
     def _next(self, first: bool) -> Any:
         with self._lock:
-            return self._seq.next(self._build, first)
+            request = self._seq.next(self._build, first)
+        self._watch.arm()
+        return request
 
     async def _requests(self, control: "asyncio.Queue[str]",
                         only_first: bool) -> AsyncIterator[Any]:
@@ -243,6 +249,19 @@ class AsyncKeptStream:
         if self._answered_hook is not None:
             self._answered_hook(response)
 
+    # --- silence (the rule and its timer are the sync stream's: _kept.SilenceWatch) ---------
+
+    def _silent_at(self) -> Optional[float]:
+        if self._call is None or self._closing or self._cancelled:
+            return None
+        bound = self._silence()
+        return None if bound is None else self._seq.silent_at(bound)
+
+    def _silenced_now(self) -> Any:
+        self._silenced = self._call
+        _log.debug("%s: no answer within the silence bound, reopening", self._name)
+        return self._call
+
     async def _run(self) -> None:
         reopening = Reopening(self._may_resume, self._backoff)
         while True:
@@ -262,10 +281,15 @@ class AsyncKeptStream:
             code, details, answered = await self._read(call)
             self._control = None
             self._call = None
+            self._watch.disarm()
             asked = self._closing or self._cancelled
+            silent = self._silenced is call and call is not None
+            self._silenced = None
             control.put_nowait(_STOP)
+            if silent:
+                code, details = silent_end(self._silence())
             delay, resumable = reopening.after(code, answered, time.monotonic() - opened, asked,
-                                               self._pushback)
+                                               self._pushback, silent)
             if delay is None:
                 self._end_here((code, details))
                 if resumable is not None:
@@ -286,6 +310,7 @@ class AsyncKeptStream:
             return _NotOpened(e)
         self._streams += 1
         self._call = call
+        self._watch.arm()
         if self._cancelled:
             call.cancel()
         return call
@@ -308,7 +333,7 @@ class AsyncKeptStream:
         except asyncio.CancelledError:
             if not (self._cancelled or call.cancelled()):
                 raise  # this task was cancelled (the loop is closing)
-            code, details = grpc.StatusCode.CANCELLED, "cancelled by the holder"
+            code, details = grpc.StatusCode.CANCELLED, "cancelled"
         except Exception as e:  # a bug here must still end the stream, not hang its owner
             _log.exception("%s: reading the stream failed", self._name)
             call.cancel()

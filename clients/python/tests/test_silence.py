@@ -1,0 +1,225 @@
+"""A kept stream that stops answering (issue 40's silent stream rule): once its oldest unanswered
+request has waited ttl/4, the client cancels it (a cancel, never a half-close) and reopens at
+once with the same first request, without a loss; a candidate still waiting to lead is not held
+to it. The silence is a step of a clock the test moves (ManualClock), not a sleep; the sync
+client and redlockd.aio alike, and the bookkeeping both share (Sequencer, Reopening) alone."""
+import asyncio
+import threading
+import time
+import unittest
+
+import grpc
+
+from fakeserver import FakeServerCase, ManualClock, Replica, campaign_answer
+from redlockd import RetryPolicy
+from redlockd._kept import Reopening, Sequencer, silence_bound
+from redlockd.aio import AsyncLockClient
+from test_resume import LossRecorder, Streams, answer, eventually
+
+#: A backoff far longer than the test waits for a reopen: a reopen that came sooner waited none.
+SLOW_BACKOFF = RetryPolicy(max_attempts=4, initial_backoff=2.0, max_backoff=2.0)
+
+
+def silent_then_echo(streams, first_stream_answers=0):
+    """The first stream answers its first ``first_stream_answers`` requests and then none (it
+    reads on, as a frozen replica's socket takes them in); every later stream echoes each."""
+    def script(requests, context):
+        n = streams.next()
+        for i, request in enumerate(requests):
+            if n > 1 or i < first_stream_answers:
+                yield answer(request, 0.99 * request.ttl.ToNanoseconds() / 1e9)
+    return script
+
+
+class SilenceBookkeepingTest(unittest.TestCase):
+    """What both flavours decide from: when a stream is silent, and how soon it reopens."""
+
+    def test_the_bound_is_a_quarter_of_the_ttl(self):
+        self.assertEqual(silence_bound(3.0), 0.75)
+
+    def test_silence_counts_from_the_oldest_request_no_answer_echoed(self):
+        clock = ManualClock(start=10.0)
+        seq = Sequencer(clock)
+        self.assertIsNone(seq.silent_at(1.0))  # nothing sent
+        seq.next(lambda s, first: s, first=True)  # 1 at 10
+        clock.advance(0.5)
+        seq.next(lambda s, first: s, first=False)  # 2 at 10.5
+        self.assertEqual(seq.silent_at(1.0), 11.0)
+        seq.accepted(1, 10.0)  # an answer echoing 1 answers 1 only
+        self.assertEqual(seq.silent_at(1.0), 11.5)
+        seq.accepted(2, 10.5)
+        self.assertIsNone(seq.silent_at(1.0))
+        clock.advance(0.5)
+        seq.next(lambda s, first: s, first=False)  # 3 at 11
+        clock.advance(0.5)
+        seq.next(lambda s, first: s, first=False)  # 4 at 11.5
+        seq.accepted(4, 11.5)  # an answer echoing 4 answers every earlier request too
+        self.assertIsNone(seq.silent_at(1.0))
+
+    def test_a_new_stream_counts_only_its_own_requests_and_answers(self):
+        clock = ManualClock(start=10.0)
+        seq = Sequencer(clock)
+        seq.next(lambda s, first: s, first=True)  # 1 at 10
+        seq.accepted(1, 10.0)
+        clock.advance(2.0)
+        seq.next(lambda s, first: s, first=True)  # 2 at 12, the first of a new stream
+        self.assertEqual(seq.silent_at(0.5), 12.5)
+        seq.accepted(2, 12.0)
+        self.assertIsNone(seq.silent_at(0.5))
+
+    def test_the_first_reopen_after_a_silence_waits_nothing_later_ones_back_off(self):
+        reopening = Reopening(lambda failures: True, lambda attempt: attempt / 8)
+        cancelled = grpc.StatusCode.UNAVAILABLE
+        # A stream that was answered, then went silent: at once, however long it lived.
+        self.assertEqual(reopening.after(cancelled, True, 5.0, False, silent=True), (0.0, None))
+        # Its successor, silent from its first request: the backoff of a second failure.
+        self.assertEqual(reopening.after(cancelled, False, 5.0, False, silent=True), (0.25, None))
+        self.assertEqual(reopening.after(cancelled, False, 5.0, False, silent=True), (0.375, None))
+        # An answer starts the count again.
+        self.assertEqual(reopening.after(cancelled, True, 0.1, False, silent=True), (0.0, None))
+
+    def test_a_silence_past_the_guarded_deadline_is_the_end(self):
+        reopening = Reopening(lambda failures: False, lambda attempt: 0.1)
+        self.assertEqual(reopening.after(grpc.StatusCode.UNAVAILABLE, True, 1.0, False,
+                                         silent=True), (None, True))
+
+
+class SyncSilenceTest(FakeServerCase, unittest.TestCase):
+    def setUp(self):
+        super().setUp()
+        self.clock = ManualClock()
+        self.fake.note_ends = True
+
+    def test_a_kept_stream_that_stops_answering_is_cancelled_and_reopened_at_once(self):
+        streams = Streams()
+        self.fake.on_keep_alive = silent_then_echo(streams)
+        client = self.make_client(_clock=self.clock, retry=SLOW_BACKOFF)
+        lease = client.acquire("orders/1", ttl=4)  # silence bound 1 s (on the test's clock)
+        token = self.fake.acquires[0][0].token
+        lost = LossRecorder()
+        lease.on_lost(lost)
+        lease.keep_alive()
+        self.assertTrue(self.fake.wait_for(lambda: self.fake.keep_alive_requests))
+        self.clock.advance(0.999)
+        self.assertEqual((streams.count, self.fake.keep_alive_ends), (1, []))
+        silenced_at = time.monotonic()
+        self.clock.advance(0.002)  # the first request has waited 1 s: cancelled here
+        self.assertTrue(self.fake.wait_for(lambda: self.fake.keep_alive_ends))
+        self.assertEqual(self.fake.keep_alive_ends, ["cancelled"])  # never a half-close
+        self.assertTrue(lease._keeper.wait_answers(1, 5))  # the second stream answered
+        self.assertLess(self.fake.keep_alive_requests[1][1] - silenced_at, 1.0,
+                        "reopened without the (1 to 2 s) backoff")
+        first, second = [r for r, _ in self.fake.keep_alive_requests[:2]]
+        self.assertEqual((second.token, second.resource), (token, "orders/1"))
+        self.assertGreater(second.sequence, first.sequence)
+        self.assertEqual(streams.count, 2)
+        self.assertGreater(lease.deadline, self.clock.now() + 3)  # renewed through the new one
+        self.assertTrue(lease.valid)
+        self.assertEqual(lost.calls, [])
+        self.assertTrue(lease.release())
+        self.assertEqual(self.fake.releases, [])  # the half-close of the second stream
+
+    def test_an_answering_stream_is_never_silent(self):
+        streams = Streams()
+        self.fake.on_keep_alive = silent_then_echo(streams, first_stream_answers=1000)
+        lease = self.make_client(_clock=self.clock).acquire("orders/1", ttl=100)
+        lease.keep_alive()
+        self.assertTrue(lease._keeper.wait_answers(1, 5))
+        self.clock.advance(50)  # 2 silence bounds, with nothing left unanswered
+        self.assertEqual(streams.count, 1)
+        self.assertTrue(lease.valid)
+        self.assertTrue(lease.release())
+
+    def test_a_leaders_silent_stream_is_resumed_and_a_waiting_candidates_is_not(self):
+        streams = Streams()
+        lead = threading.Event()
+
+        def script(requests, context):
+            n = streams.next()
+            first = next(requests)
+            if n == 1:
+                lead.wait(5)  # waiting to lead: no answers to expect
+                yield campaign_answer(first, 7)
+                for _ in requests:  # leading, and then silent
+                    pass
+                return
+            yield campaign_answer(first, 7)
+            for request in requests:
+                yield campaign_answer(request, 7)
+
+        self.elections.on_campaign = script
+        client = self.make_client(_clock=self.clock, retry=SLOW_BACKOFF)
+        led = []
+        campaigning = threading.Thread(target=lambda: led.append(client.campaign("e", "v", ttl=4)))
+        campaigning.start()
+        self.assertTrue(self.elections.wait_for(lambda: self.elections.campaign_requests))
+        self.clock.advance(2.0)  # two silence bounds while waiting: nothing happens
+        self.assertEqual((streams.count, self.elections.campaign_ends), (1, []))
+        lead.set()
+        campaigning.join(5)
+        leadership = led[0]
+        token = self.elections.campaign_requests[0][0].token
+        lost = LossRecorder()
+        leadership.on_lost(lost)
+        leadership._campaign._send_value("v")  # a request now, which the leader's stream leaves unanswered
+        self.assertTrue(self.elections.wait_for(lambda: len(self.elections.campaign_requests) >= 2))
+        self.clock.advance(1.001)
+        self.assertTrue(self.elections.wait_for(lambda: streams.count >= 2))
+        self.assertTrue(eventually(lambda: leadership._stream.answers >= 2))
+        self.assertEqual(self.elections.campaign_ends[0], "cancelled")
+        resumed = [r for r, _ in self.elections.campaign_requests if r.token][1]
+        self.assertEqual((resumed.token, resumed.resume), (token, True))
+        self.assertEqual(leadership.term, 7)
+        self.assertTrue(leadership.is_leader())
+        self.assertEqual(lost.calls, [])
+        self.assertTrue(leadership.resign())
+
+
+class AsyncSilenceTest(unittest.IsolatedAsyncioTestCase):
+    async def asyncSetUp(self):
+        self.replica = Replica()
+        self.fake = self.replica.fake
+        self.fake.note_ends = True
+        self.channel = grpc.aio.insecure_channel(self.replica.target)
+        await asyncio.wait_for(self.channel.channel_ready(), 5)
+        self.clock = ManualClock()
+        self.client = AsyncLockClient(self.channel, retry=SLOW_BACKOFF, _clock=self.clock)
+
+    async def asyncTearDown(self):
+        await self.channel.close()
+        self.replica.server.stop(None)
+
+    async def wait_for(self, predicate, timeout=5.0):
+        return await asyncio.to_thread(self.fake.wait_for, predicate, timeout)
+
+    async def test_a_kept_stream_that_stops_answering_is_cancelled_and_reopened_at_once(self):
+        streams = Streams()
+        self.fake.on_keep_alive = silent_then_echo(streams)
+        lease = await self.client.acquire("orders/1", ttl=4)
+        token = self.fake.acquires[0][0].token
+        lost = LossRecorder()
+        lease.on_lost(lost)
+        lease.keep_alive()
+        self.assertTrue(await self.wait_for(lambda: self.fake.keep_alive_requests))
+        self.clock.advance(0.999)
+        await asyncio.sleep(0.05)
+        self.assertEqual((streams.count, self.fake.keep_alive_ends), (1, []))
+        silenced_at = time.monotonic()
+        self.clock.advance(0.002)
+        self.assertTrue(await self.wait_for(lambda: len(self.fake.keep_alive_requests) >= 2))
+        self.assertLess(self.fake.keep_alive_requests[1][1] - silenced_at, 1.0,
+                        "reopened without the (1 to 2 s) backoff")
+        self.assertTrue(await self.wait_for(lambda: self.fake.keep_alive_ends))
+        self.assertEqual(self.fake.keep_alive_ends, ["cancelled"])
+        second = self.fake.keep_alive_requests[1][0]
+        self.assertEqual(second.token, token)
+        self.assertTrue(await asyncio.to_thread(
+            eventually, lambda: lease.deadline > self.clock.now() + 3))
+        self.assertTrue(lease.valid)
+        self.assertEqual(lost.calls, [])
+        self.assertTrue(await lease.release())
+        self.assertEqual(self.fake.releases, [])
+
+
+if __name__ == "__main__":
+    unittest.main()
