@@ -11,13 +11,14 @@
 //   opened again on the same channel, with the same first request, backing off with jitter,
 //   until its owner says it is not worth it any more (for a grant: the guarded deadline passed).
 //
-//   A stream whose oldest unanswered request has waited the silence bound (ttl/4) counts as
-//   broken too: its replica stopped (a frozen host, a partition) without closing anything. It is
-//   left open and unanswered, never cancelled (grpc-js's cancel half-closes first, which the
-//   replica, once it wakes, would take for a release), the client's later calls go over new
-//   connections (connection.ts), and a new stream is opened at once. The silent one is cancelled
-//   when the grant is over anyway (released, resigned, lost), when a half-close gives back nothing
-//   still believed in.
+//   A stream whose oldest unanswered request has waited the silence bound (ttl/4) is replaced:
+//   its replica stopped (a frozen host, a partition) without closing anything, or is only slow
+//   (a cold JVM, a starved CPU). The client's later calls go over new connections
+//   (connection.ts) and a new stream is opened at once. The silent one sends nothing more but is
+//   still read (a late answer counts, dated as any other), and is never cancelled while the grant
+//   is held (grpc-js's cancel half-closes first, which the replica, once it wakes, would take for
+//   a release): only when the grant is over (released, resigned, lost), when a half-close gives
+//   back nothing still believed in.
 //
 // The server counts a renewal's validity from when it finished, and its answer may then spend
 // any time on the way. So a deadline is counted from the send time of the request whose
@@ -311,8 +312,11 @@ export class KeptStream<Req, Res> {
   #openedOn = 0;
   /** The pending silence check, with the clock that started it. */
   #silence: { clock: Clock; timer: ClockTimer } | undefined;
-  /** Streams left for their silence: open until they end, or until the owner is done. */
-  readonly #abandoned = new Set<grpc.ClientDuplexStream<Req, Res>>();
+  /**
+   * Streams left for their silence, with the first sequence each sent: open until they end, or
+   * until the owner is done; their late answers still count.
+   */
+  readonly #abandoned = new Map<grpc.ClientDuplexStream<Req, Res>, number>();
   /** The owner half-closed (or cancelled): no more requests, no events. */
   #closing = false;
   /** Ended for good (a final end, or not resumed). */
@@ -489,20 +493,26 @@ export class KeptStream<Req, Res> {
   }
 
   #take(call: grpc.ClientDuplexStream<Req, Res>, response: Res): void {
-    if (call !== this.#call || this.#closing) {
+    const current = call === this.#call;
+    // A silent stream that answers late: a replica that was only slow. Its answer is dated by
+    // the send time of the request it echoes, as any other.
+    const firstOfCall = current ? this.#firstOfCall : this.#abandoned.get(call);
+    if (firstOfCall === undefined || this.#closing) {
       return;
     }
     const sequence = Number(this.#spec.sequenceOf(response));
-    if (sequence > this.#echoed) {
+    if (current && sequence > this.#echoed) {
       this.#echoed = sequence; // it answers every earlier request too: the server renews for the latest
     }
     const sentAt = this.#sent.get(sequence);
-    // Not an answer this client can date (a sequence it never sent, or sent on an earlier
+    // Not an answer this client can date (a sequence it never sent, or sent on another
     // stream), or one dated before a change its owner made: it moves nothing.
-    if (sentAt === undefined || sequence < this.#firstOfCall || sequence < this.#ignoreBefore) {
+    if (sentAt === undefined || sequence < firstOfCall || sequence < this.#ignoreBefore) {
       return;
     }
-    this.#failures = 0;
+    if (current) {
+      this.#failures = 0;
+    }
     this.events.answered(response, sentAt, sequence);
   }
 
@@ -527,7 +537,7 @@ export class KeptStream<Req, Res> {
   /**
    * The open stream is over without its owner asking (`silent`: it was left for its silence):
    * a loss, or a new stream with the same first request after a backoff with jitter, after the
-   * server's pushback (rule 17), or at once for the first silence after answers. A pushback may
+   * server's pushback (rule 17), or at once after a silence. A pushback may
    * outlast the guarded deadline: the lifetime's own timer reports the loss then, and the reopen
    * finds the stream closing.
    */
@@ -543,12 +553,11 @@ export class KeptStream<Req, Res> {
     }
     this.#failures++;
     const backoff = this.#spec.retry.backoffMs(this.#failures);
-    const jitteredBackoff = backoff / 2 + Math.random() * (backoff / 2);
-    let wait: number;
-    if (silent) {
-      wait = this.#failures === 1 ? 0 : jitteredBackoff;
-    } else {
-      wait = end.pushbackMs !== undefined ? jittered(end.pushbackMs) : jitteredBackoff;
+    // A silence took a bound of time already: the next stream goes at once (the failures go on
+    // counting, for the backoff of a later end of another kind).
+    let wait = 0;
+    if (!silent) {
+      wait = end.pushbackMs !== undefined ? jittered(end.pushbackMs) : backoff / 2 + Math.random() * (backoff / 2);
     }
     this.#reopen = setTimeout(() => {
       this.#reopen = undefined;
@@ -626,7 +635,7 @@ export class KeptStream<Req, Res> {
     if (call === undefined) {
       return;
     }
-    this.#abandoned.add(call);
+    this.#abandoned.set(call, this.#firstOfCall);
     this.#call = undefined;
     if (this.#timer !== undefined) {
       clearInterval(this.#timer);
@@ -640,7 +649,7 @@ export class KeptStream<Req, Res> {
 
   /** The owner is done with the grant: the silent streams may end now (see the class). */
   #dropAbandoned(): void {
-    for (const call of this.#abandoned) {
+    for (const call of this.#abandoned.keys()) {
       call.cancel();
     }
     this.#abandoned.clear();

@@ -12,7 +12,7 @@ import { LockClient } from '../dist/index.js';
 import { Connection } from '../dist/connection.js';
 import { silenceMs } from '../dist/kept.js';
 import {
-  duration, eventually, lease, manualClock, settled, startFake,
+  duration, eventually, lease, manualClock, recordAnswers, settled, startFake,
 } from './fake-server.mjs';
 
 /** A backoff far longer than the test waits for a reopen: a reopen that came sooner waited none. */
@@ -75,6 +75,29 @@ test('a kept stream that stops answering is left open, and a new one opened at o
   assert.ok(second.ended, 'released by the half-close of the new stream');
   assert.equal(fake.seen.release.length, 0);
   assert.ok(await eventually(() => first.ended || first.cancelled), 'the silent stream let go once released');
+});
+
+test('a late answer of the silent stream still counts, dated by the request it echoes', async (t) => {
+  const clock = manualClock(t);
+  const late = [];
+  const { fake, client } = await setup(t, {
+    acquire: (call, cb) => cb(null, { lease: lease(call.request.resource, call.request.token, 0.99 * millis(call.request.ttl)) }),
+    keepAlive(stream, request) {
+      late.push(() => answer(stream, request)); // every stream only answers when the test says
+    },
+  });
+  const held = await client.acquire('orders/1', { ttlMs: 4000 });
+  held.keepAlive();
+  assert.ok(await eventually(() => fake.seen.keepAlive.length === 1));
+  const firstSent = clock.now();
+  clock.advance(1001); // silent: a second stream, the first one still read
+  assert.ok(await eventually(() => fake.seen.keepAlive.length === 2));
+  const answered = recordAnswers(t);
+  late[0](); // the first stream's replica was only slow
+  await answered.processed(1);
+  assert.equal(held.deadline, firstSent + 0.99 * 4000);
+  assert.equal(held.valid, true);
+  assert.equal(await held.release(), true);
 });
 
 test('a leader\'s silent stream is resumed with its term; a candidate still waiting is not held to the bound', async (t) => {

@@ -1,7 +1,8 @@
 """A kept stream that stops answering (issue 40's silent stream rule): once its oldest unanswered
-request has waited ttl/4, the client cancels it (a cancel, never a half-close) and reopens at
-once with the same first request, without a loss; a candidate still waiting to lead is not held
-to it. The silence is a step of a clock the test moves (ManualClock), not a sleep; the sync
+request has waited ttl/4, the client opens a new one at once with the same first request,
+without a loss; the silent one sends nothing more, its late answers still count, and it is
+cancelled (never half-closed) once the new one answers. A candidate still waiting to lead is not
+held to it. The silence is a step of a clock the test moves (ManualClock), not a sleep; the sync
 client and redlockd.aio alike, and the bookkeeping both share (Sequencer, Reopening) alone."""
 import asyncio
 import threading
@@ -18,6 +19,11 @@ from test_resume import LossRecorder, Streams, answer, eventually
 
 #: A backoff far longer than the test waits for a reopen: a reopen that came sooner waited none.
 SLOW_BACKOFF = RetryPolicy(max_attempts=4, initial_backoff=2.0, max_backoff=2.0)
+
+
+def until_ended(requests):
+    for _ in requests:
+        pass
 
 
 def silent_then_echo(streams, first_stream_answers=0):
@@ -40,6 +46,7 @@ class SilenceBookkeepingTest(unittest.TestCase):
     def test_silence_counts_from_the_oldest_request_no_answer_echoed(self):
         clock = ManualClock(start=10.0)
         seq = Sequencer(clock)
+        seq.new_stream()
         self.assertIsNone(seq.silent_at(1.0))  # nothing sent
         seq.next(lambda s, first: s, first=True)  # 1 at 10
         clock.advance(0.5)
@@ -59,24 +66,26 @@ class SilenceBookkeepingTest(unittest.TestCase):
     def test_a_new_stream_counts_only_its_own_requests_and_answers(self):
         clock = ManualClock(start=10.0)
         seq = Sequencer(clock)
-        seq.next(lambda s, first: s, first=True)  # 1 at 10
-        seq.accepted(1, 10.0)
+        seq.new_stream()
+        seq.next(lambda s, first: s, first=True)  # 1 at 10, unanswered
         clock.advance(2.0)
-        seq.next(lambda s, first: s, first=True)  # 2 at 12, the first of a new stream
+        seq.new_stream()
+        self.assertIsNone(seq.silent_at(0.5))  # the old stream's request is not the new one's
+        seq.next(lambda s, first: s, first=True)  # 2 at 12, the first of the new stream
         self.assertEqual(seq.silent_at(0.5), 12.5)
         seq.accepted(2, 12.0)
         self.assertIsNone(seq.silent_at(0.5))
 
-    def test_the_first_reopen_after_a_silence_waits_nothing_later_ones_back_off(self):
+    def test_a_silence_reopens_at_once_and_counts_as_a_failure_for_a_later_backoff(self):
         reopening = Reopening(lambda failures: True, lambda attempt: attempt / 8)
-        cancelled = grpc.StatusCode.UNAVAILABLE
-        # A stream that was answered, then went silent: at once, however long it lived.
-        self.assertEqual(reopening.after(cancelled, True, 5.0, False, silent=True), (0.0, None))
-        # Its successor, silent from its first request: the backoff of a second failure.
-        self.assertEqual(reopening.after(cancelled, False, 5.0, False, silent=True), (0.25, None))
-        self.assertEqual(reopening.after(cancelled, False, 5.0, False, silent=True), (0.375, None))
+        unavailable = grpc.StatusCode.UNAVAILABLE
+        self.assertEqual(reopening.after(unavailable, True, 5.0, False, silent=True), (0.0, None))
+        self.assertEqual(reopening.after(unavailable, False, 5.0, False, silent=True), (0.0, None))
+        # A refusal after two silences in a row backs off as a third failure (a silence lasts
+        # a bound, however long: its length says nothing of a refusal).
+        self.assertEqual(reopening.after(unavailable, False, 0.1, False), (0.375, None))
         # An answer starts the count again.
-        self.assertEqual(reopening.after(cancelled, True, 0.1, False, silent=True), (0.0, None))
+        self.assertEqual(reopening.after(unavailable, True, 0.1, False), (0.125, None))
 
     def test_a_silence_past_the_guarded_deadline_is_the_end(self):
         reopening = Reopening(lambda failures: False, lambda attempt: 0.1)
@@ -90,7 +99,7 @@ class SyncSilenceTest(FakeServerCase, unittest.TestCase):
         self.clock = ManualClock()
         self.fake.note_ends = True
 
-    def test_a_kept_stream_that_stops_answering_is_cancelled_and_reopened_at_once(self):
+    def test_a_kept_stream_that_stops_answering_is_replaced_at_once_and_then_cancelled(self):
         streams = Streams()
         self.fake.on_keep_alive = silent_then_echo(streams)
         client = self.make_client(_clock=self.clock, retry=SLOW_BACKOFF)
@@ -118,6 +127,42 @@ class SyncSilenceTest(FakeServerCase, unittest.TestCase):
         self.assertEqual(lost.calls, [])
         self.assertTrue(lease.release())
         self.assertEqual(self.fake.releases, [])  # the half-close of the second stream
+
+    def test_a_late_answer_of_the_silent_stream_still_counts(self):
+        streams = Streams()
+        late = threading.Event()
+        new_may_answer = threading.Event()
+
+        def script(requests, context):
+            n = streams.next()
+            first = next(requests)
+            if n == 1:
+                late.wait(5)  # a replica that was only slow answers after the bound
+                yield answer(first, 3.96)
+                until_ended(requests)
+                return
+            new_may_answer.wait(5)
+            yield answer(first, 3.96)
+            for request in requests:
+                yield answer(request, 3.96)
+
+        self.fake.on_keep_alive = script
+        client = self.make_client(_clock=self.clock, retry=SLOW_BACKOFF)
+        lease = client.acquire("orders/1", ttl=4)
+        lease.keep_alive()
+        self.assertTrue(self.fake.wait_for(lambda: self.fake.keep_alive_requests))
+        first_sent = self.clock.now()
+        self.clock.advance(1.001)  # silent: a second stream, the first one still read
+        self.assertTrue(self.fake.wait_for(lambda: len(self.fake.keep_alive_requests) >= 2))
+        self.assertEqual(self.fake.keep_alive_ends, [])
+        late.set()
+        self.assertTrue(lease._keeper.wait_answers(1, 5))
+        self.assertEqual(lease.deadline, first_sent + 3.96)  # dated by the first stream's request
+        self.assertEqual(self.fake.keep_alive_ends, [])  # kept until the new one answers
+        new_may_answer.set()
+        self.assertTrue(self.fake.wait_for(lambda: self.fake.keep_alive_ends == ["cancelled"]))
+        self.assertTrue(lease.valid)
+        self.assertTrue(lease.release())
 
     def test_an_answering_stream_is_never_silent(self):
         streams = Streams()
@@ -192,7 +237,7 @@ class AsyncSilenceTest(unittest.IsolatedAsyncioTestCase):
     async def wait_for(self, predicate, timeout=5.0):
         return await asyncio.to_thread(self.fake.wait_for, predicate, timeout)
 
-    async def test_a_kept_stream_that_stops_answering_is_cancelled_and_reopened_at_once(self):
+    async def test_a_kept_stream_that_stops_answering_is_replaced_at_once_and_then_cancelled(self):
         streams = Streams()
         self.fake.on_keep_alive = silent_then_echo(streams)
         lease = await self.client.acquire("orders/1", ttl=4)

@@ -30,7 +30,7 @@ import logging
 import queue
 import threading
 import time
-from typing import Any, Callable, Iterator, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Set, Tuple
 
 import grpc
 
@@ -334,10 +334,9 @@ class Reopening:
         ``pushback``: the server's refusal (rule 17), which replaces the backoff; "do not retry"
         ends the stream like a final status. A pushback may outlast the guarded deadline: the
         lifetime's own timer reports the loss then, and cancels the wait. ``silent``: the client
-        cancelled the stream because no answer came within the silence bound; the first reopen
-        after an answered stream goes at once (the replica is gone, not refusing), later ones
-        back off as any other (a stream that stays silent for a while was not refused, but
-        neither did it work)."""
+        superseded the stream because no answer came within the silence bound: the new one
+        goes at once (each silence took a bound of time already, so this cannot spin), and the
+        failures go on counting, for the backoff of a later end of another kind."""
         if asked:
             return None, None
         if answered or (lived >= _LIVED and not silent):
@@ -349,7 +348,7 @@ class Reopening:
         if not self._may_resume(self._failures):
             return None, True
         if silent:
-            return (0.0 if self._failures == 1 else self._backoff(self._failures)), None
+            return 0.0, None
         if pushback is not None:
             return jittered(pushback), None
         return self._backoff(self._failures), None
@@ -359,13 +358,11 @@ class SilenceWatch:
     single pending timer at the moment the open stream would count as silent (``due()``, under
     ``lock``: None while nothing is outstanding, or no stream is open). When it fires early (an
     answer came, or the oldest unanswered request moved on) it arms itself again for the new
-    moment; when the moment has come, ``silenced()`` (under ``lock``) marks the stream and
-    returns the call, which is cancelled outside the lock. A cancel, never a half-close: the
-    server's end of a cancelled stream releases nothing, and the next stream renews the grant
-    under the same token. So a stream costs one timer per renewal period at most."""
+    moment; when the moment has come, it calls ``silenced()`` (outside the lock). So a stream
+    costs one timer per renewal period at most."""
 
     def __init__(self, clock: Clock, lock: Any, due: Callable[[], Optional[float]],
-                 silenced: Callable[[], Any]) -> None:
+                 silenced: Callable[[], None]) -> None:
         self._clock = clock
         self._lock = lock
         self._due = due
@@ -395,14 +392,13 @@ class SilenceWatch:
             if self._clock.now() < due:
                 self._pending = self._clock.at(due, self._fire)
                 return
-            call = self._silenced()
-        if call is not None:
-            call.cancel()
+        self._silenced()
 
 
 _HALF_CLOSE = "half-close"  # end the requests: the server gives the grant back and ends OK
 _STOP = "stop"  # end the generator of a stream that is over or cancelled
 _SEND = "send"  # send a request now (a change)
+_PARK = "park"  # send nothing more, and end only at _STOP (a superseded stream: see KeptStream)
 
 
 class Pending:
@@ -437,11 +433,9 @@ class Sequencer:
 
     def next(self, build: Callable[[int, bool], Any], first: bool) -> Any:
         """The next request, built by ``build(sequence, first)``; its send time recorded, and
-        handed to the changes it carries. ``first``: the first request of a new stream."""
+        handed to the changes it carries."""
         self.sequence += 1
         sequence = self.sequence
-        if first:
-            self._stream_first, self._echoed = sequence, 0
         request = build(sequence, first)
         # Recorded before gRPC sends it: an earlier send time only makes a deadline safer.
         sent = self._clock.now()
@@ -454,6 +448,11 @@ class Sequencer:
                 pending.on_sent(sequence, sent)
         self.pending = []
         return request
+
+    def new_stream(self) -> None:
+        """A new stream is being opened: from now on only its own requests and answers count
+        for its silence (none is outstanding before its first request is built)."""
+        self._stream_first, self._echoed = self.sequence + 1, 0
 
     def date(self, sequence: int) -> Optional[float]:
         """The send time of the request an answer echoes, or None: unknown, too old, or sent
@@ -512,9 +511,15 @@ class KeptStream:
       ``failures`` streams in a row that broke without an answer within a second of opening;
     - ``backoff(attempt)``: seconds to wait before reopening after failed attempt ``attempt``;
     - ``silence()``: the silence bound now (:func:`silence_bound` of the ttl), or None while no
-      answers are to be expected (a candidate still waiting to lead). A stream whose oldest
-      unanswered request has waited that long is cancelled (a cancel: the server releases
-      nothing) and reopened, without a loss.
+      answers are to be expected (a candidate still waiting to lead).
+
+    A stream whose oldest unanswered request has waited the silence bound is superseded: a new
+    stream is opened at once, with the same first request, and the old one sends nothing more
+    but is still read: a replica that was only slow (a cold JVM, a CPU starved by a neighbour)
+    answers late, and its answer, dated by the send time of the request it echoes, counts as
+    any other. The old one is cancelled (RST_STREAM only, never a half-close: its server
+    releases nothing) once the new one answers, or when the owner is done with the grant. Each
+    stream is read by a thread of its own, so a superseded one does not hold its successor up.
     """
 
     def __init__(self, name: str, lock: "threading.Condition",
@@ -531,8 +536,12 @@ class KeptStream:
         self._name = name
         self._clock = clock
         self._silence = silence
-        self._silenced: Any = None  # the call cancelled for its silence
-        self._watch = SilenceWatch(clock, lock, self._silent_at, self._silenced_now)
+        self._watch = SilenceWatch(clock, lock, self._silent_at, self._supersede)
+        # Streams superseded for their silence and not cancelled yet, with their request
+        # queues; and every superseded stream whose reader has not seen its end yet.
+        self._superseded: Dict[Any, "queue.SimpleQueue[str]"] = {}
+        self._left: Set[Any] = set()
+        self._current_answered = False  # an answer came on the open stream
         self._answered_hook = answered
         self._lock = lock
         self._open_call = open_call
@@ -551,10 +560,7 @@ class KeptStream:
         self._wake = threading.Event()
         self._ending: Optional[Ending] = None
         self._ended = threading.Event()
-        self._thread = threading.Thread(target=self._run, name=f"redlockd-kept {name}",
-                                        daemon=True)
-        self._first: Optional[Tuple["queue.SimpleQueue[str]", Any]] = None
-        self._pushback: Optional[float] = None  # the last stream's refusal (rule 17), if any
+        self._reopening = Reopening(may_resume, backoff)  # under self._lock
 
     def start(self) -> "KeptStream":
         """Opens the first stream on this thread (its first request goes out at once) and
@@ -562,9 +568,12 @@ class KeptStream:
         with self._lock:
             control: "queue.SimpleQueue[str]" = queue.SimpleQueue()
             self._control = control
-        self._first = (control, self._open(control, False))
-        self._thread.start()
+        self._reader(control, self._open(control, False))
         return self
+
+    def _reader(self, control: "queue.SimpleQueue[str]", call: Any) -> None:
+        threading.Thread(target=self._run, args=(control, call), name=f"redlockd-kept {self._name}",
+                         daemon=True).start()
 
     # --- what the owner reads ----------------------------------------------------------------
 
@@ -632,6 +641,7 @@ class KeptStream:
             if self._control is not None:
                 self._control.put(_HALF_CLOSE)
         self._wake.set()
+        self._drop_superseded()
 
     def cancel(self) -> None:
         """Leaves the stream without giving the grant back: it runs out at its validity."""
@@ -643,6 +653,17 @@ class KeptStream:
         self._wake.set()
         if call is not None:
             call.cancel()
+        self._drop_superseded()
+
+    def _drop_superseded(self) -> None:
+        """Cancels the superseded streams: the cancel first, so that their request generators,
+        told to stop only then, end a stream that is over (ending one that is not would be a
+        half-close)."""
+        with self._lock:
+            superseded, self._superseded = self._superseded, {}
+        for call, control in superseded.items():
+            call.cancel()
+            control.put(_STOP)
 
     def wait_end(self, timeout: Optional[float]) -> Optional[Ending]:
         if not self._ended.wait(timeout):
@@ -677,18 +698,27 @@ class KeptStream:
                 yield self._next(first=False)
                 due = time.monotonic() + self._period()  # the period follows a changed ttl
                 continue
+            if signal == _PARK:
+                while control.get() != _STOP:
+                    pass
             return  # _HALF_CLOSE or _STOP
 
     # --- the answers and the end -------------------------------------------------------------
 
-    def _accept(self, response: Any) -> None:
+    def _accept(self, response: Any, call: Any) -> None:
+        """An answer on ``call``: the open stream, or a superseded one (dated all the same)."""
         sequence = response.sequence
         with self._lock:
             sent = self._seq.date(sequence)
         self._on_answer(response, sent)
         with self._lock:
             self._seq.accepted(sequence, sent)
+            current = call is self._call
+            if current:
+                self._current_answered = True
             self._lock.notify_all()
+        if current:
+            self._drop_superseded()  # the new stream works: the old ones are not needed
         if self._answered_hook is not None:
             self._answered_hook(response)
 
@@ -700,41 +730,47 @@ class KeptStream:
         bound = self._silence()
         return None if bound is None else self._seq.silent_at(bound)
 
-    def _silenced_now(self) -> Any:  # under self._lock
-        self._silenced = self._call
-        _log.debug("%s: no answer within the silence bound, reopening", self._name)
-        return self._call
+    def _supersede(self) -> None:
+        """The open stream is silent: it sends nothing more (but is still read), and a new one
+        is opened at once, read by a new thread."""
+        with self._lock:
+            call, control = self._call, self._control
+            if call is None or control is None or self._closing or self._cancelled:
+                return
+            delay, _ = self._reopening.after(grpc.StatusCode.UNAVAILABLE,
+                                             self._current_answered, 0.0, False, silent=True)
+            if delay is None:
+                return  # past the guarded deadline: the lifetime reports the loss
+            self._superseded[call] = control
+            self._left.add(call)
+            control.put(_PARK)
+            fresh: "queue.SimpleQueue[str]" = queue.SimpleQueue()
+            self._control, self._call = fresh, None
+            self._watch.disarm()
+        _log.debug("%s: %s, reopening at once", self._name, silent_end(self._silence())[1])
+        self._reader(fresh, self._open(fresh, False))
 
-    def _run(self) -> None:
-        reopening = Reopening(self._may_resume, self._backoff)
+    def _run(self, control: "queue.SimpleQueue[str]", call: Any) -> None:
+        """Reads ``call`` and, while it is the open stream, reopens after it ends; a superseded
+        stream's reader only reads it to its end."""
         while True:
             opened = time.monotonic()
-            if self._first is not None:  # opened by start()
-                control, call = self._first
-                self._first = None
-            else:
-                with self._lock:
-                    if self._cancelled:
-                        self._end_here((grpc.StatusCode.CANCELLED, "left by the holder"))
-                        return
-                    control = queue.SimpleQueue()
-                    only_first = self._closing
-                    self._control = control
-                    self._wake.clear()
-                call = self._open(control, only_first)
-            code, details, answered = self._read(call)
+            code, details, answered, pushback = self._read(call)
             with self._lock:
-                self._control = None
-                self._call = None
-                self._watch.disarm()
-                asked = self._closing or self._cancelled
-                silent = self._silenced is call and call is not None
-                self._silenced = None
+                superseded = call in self._left
+                self._left.discard(call)
+                self._superseded.pop(call, None)
+                if not superseded:
+                    self._control = None
+                    self._call = None
+                    self._watch.disarm()
+                    asked = self._closing or self._cancelled
             control.put(_STOP)  # wake the request generator so that gRPC's thread ends
-            if silent:
-                code, details = silent_end(self._silence())
-            delay, resumable = reopening.after(code, answered, time.monotonic() - opened, asked,
-                                               self._pushback, silent)
+            if superseded:
+                return  # cancelled by _drop_superseded, or ended by its server: nothing to do
+            with self._lock:
+                delay, resumable = self._reopening.after(
+                    code, answered, time.monotonic() - opened, asked, pushback)
             if delay is None:
                 self._end_here((code, details))
                 if resumable is not None:
@@ -743,9 +779,20 @@ class KeptStream:
             _log.debug("%s: stream ended %s (%s), reopening in %.0f ms", self._name, code.name,
                        details, delay * 1000)
             self._wake.wait(delay)  # half-close and cancel cut it short
+            with self._lock:
+                if self._cancelled:
+                    self._end_here((grpc.StatusCode.CANCELLED, "left by the holder"))
+                    return
+                control = queue.SimpleQueue()
+                only_first = self._closing
+                self._control = control
+                self._wake.clear()
+            call = self._open(control, only_first)
 
     def _open(self, control: "queue.SimpleQueue[str]", only_first: bool) -> Any:
         """A new stream, or why it could not be opened (:class:`_NotOpened`)."""
+        with self._lock:
+            self._seq.new_stream()
         try:
             call = self._open_call(self._requests(control, only_first))
         except Exception as e:  # e.g. the channel was closed under it
@@ -754,24 +801,26 @@ class KeptStream:
         with self._lock:
             self._streams += 1
             self._call = call
+            self._current_answered = False
             cancelled = self._cancelled
             self._watch.arm()  # the first request may have gone out before the call was known
         if cancelled:
             call.cancel()
         return call
 
-    def _read(self, call: Any) -> Tuple[grpc.StatusCode, str, bool]:
+    def _read(self, call: Any) -> Tuple[grpc.StatusCode, str, bool, Optional[float]]:
+        """Reads ``call`` to its end: its status, whether it answered, and the server's
+        pushback (rule 17), if its end carried one."""
         if isinstance(call, _NotOpened):  # (a call is an RpcError, hence an Exception, too)
-            return grpc.StatusCode.UNAVAILABLE, f"cannot open a stream: {call.error}", False
+            return grpc.StatusCode.UNAVAILABLE, f"cannot open a stream: {call.error}", False, None
         answered = False
-        code, details = grpc.StatusCode.OK, ""
-        self._pushback = None
+        code, details, pushback = grpc.StatusCode.OK, "", None
         try:
             for response in call:
                 answered = True
-                self._accept(response)
+                self._accept(response, call)
         except grpc.RpcError as e:
-            self._pushback = pushback_of(e)
+            pushback = pushback_of(e)
             got = e.code()
             code = got if isinstance(got, grpc.StatusCode) else grpc.StatusCode.UNKNOWN
             details = e.details() or ""
@@ -779,7 +828,7 @@ class KeptStream:
             _log.exception("%s: reading the stream failed", self._name)
             call.cancel()
             code, details = grpc.StatusCode.UNKNOWN, type(e).__name__
-        return code, details, answered
+        return code, details, answered, pushback
 
     def _end_here(self, ending: Ending) -> None:
         with self._lock:

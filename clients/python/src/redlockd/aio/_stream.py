@@ -15,7 +15,7 @@ import asyncio
 import logging
 import threading
 import time
-from typing import Any, AsyncIterator, Callable, Optional, Tuple, Union
+from typing import Any, AsyncIterator, Callable, Dict, Optional, Set, Tuple, Union
 
 import grpc
 
@@ -29,6 +29,7 @@ _log = logging.getLogger("redlockd")
 _HALF_CLOSE = "half-close"
 _STOP = "stop"
 _SEND = "send"
+_PARK = "park"
 
 
 class LoopClock:
@@ -93,9 +94,10 @@ Opened = Union[Any, _NotOpened]
 
 
 class AsyncKeptStream:
-    """One kept grant's stream on grpc.aio, reopened when it breaks, until its owner is done
-    with it. The owner supplies the same functions as to ``KeptStream`` (``open_call`` gets an
-    async iterator of requests)."""
+    """One kept grant's stream on grpc.aio, reopened when it breaks, or superseded when it is
+    silent, until its owner is done with it; as ``KeptStream`` (each stream read by a task of
+    its own). The owner supplies the same functions (``open_call`` gets an async iterator of
+    requests)."""
 
     def __init__(self, name: str, lock: "threading.Condition",
                  open_call: Callable[[AsyncIterator[Any]], Any],
@@ -110,8 +112,10 @@ class AsyncKeptStream:
                  silence: Callable[[], Optional[float]] = lambda: None) -> None:
         self._name = name
         self._silence = silence
-        self._silenced: Any = None  # the call cancelled for its silence
-        self._watch = SilenceWatch(clock, lock, self._silent_at, self._silenced_now)
+        self._watch = SilenceWatch(clock, lock, self._silent_at, self._supersede)
+        self._superseded: Dict[Any, "asyncio.Queue[str]"] = {}  # not cancelled yet
+        self._left: Set[Any] = set()  # superseded, their end not seen yet
+        self._current_answered = False
         self._lock = lock
         self._open_call = open_call
         self._build = build
@@ -131,18 +135,21 @@ class AsyncKeptStream:
         self._ending: Optional[Ending] = None
         self._ended = asyncio.Event()
         self.changed = Signal()
-        self._first: Optional[Tuple["asyncio.Queue[str]", Opened]] = None
-        self._pushback: Optional[float] = None  # the last stream's refusal (rule 17), if any
-        self._task: Optional["asyncio.Task[None]"] = None
+        self._reopening = Reopening(may_resume, backoff)
+        self._tasks: Set["asyncio.Task[None]"] = set()  # kept referenced until done
 
     def start(self) -> "AsyncKeptStream":
         """Opens the first stream now (its first request goes out at once) and starts the task
         that reads it, and reopens."""
         control: "asyncio.Queue[str]" = asyncio.Queue()
         self._control = control
-        self._first = (control, self._open(control, False))
-        self._task = asyncio.get_running_loop().create_task(self._run(), name=self._name)
+        self._reader(control, self._open(control, False))
         return self
+
+    def _reader(self, control: "asyncio.Queue[str]", call: Opened) -> None:
+        task = asyncio.get_running_loop().create_task(self._run(control, call), name=self._name)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     @property
     def streams(self) -> int:
@@ -190,6 +197,7 @@ class AsyncKeptStream:
         if self._control is not None:
             self._control.put_nowait(_HALF_CLOSE)
         self._wake.set()
+        self._drop_superseded()
 
     def cancel(self) -> None:
         """Leaves the stream without giving the grant back: it runs out at its validity."""
@@ -200,7 +208,15 @@ class AsyncKeptStream:
         self._wake.set()
         if call is not None:
             call.cancel()
+        self._drop_superseded()
         self.changed.pulse()
+
+    def _drop_superseded(self) -> None:
+        """Cancels the superseded streams, then ends their requests (as KeptStream's)."""
+        superseded, self._superseded = self._superseded, {}
+        for call, control in superseded.items():
+            call.cancel()
+            control.put_nowait(_STOP)
 
     async def wait_end(self, timeout: Optional[float]) -> Optional[Ending]:
         try:
@@ -234,17 +250,24 @@ class AsyncKeptStream:
                 yield self._next(first=False)
                 due = time.monotonic() + self._period()
                 continue
+            if signal == _PARK:
+                while await control.get() != _STOP:
+                    pass
             return
 
     # --- the answers and the end -------------------------------------------------------------
 
-    def _accept(self, response: Any) -> None:
+    def _accept(self, response: Any, call: Any) -> None:
+        """An answer on ``call``: the open stream, or a superseded one (dated all the same)."""
         sequence = response.sequence
         with self._lock:
             sent = self._seq.date(sequence)
         self._on_answer(response, sent)
         with self._lock:
             self._seq.accepted(sequence, sent)
+        if call is self._call:
+            self._current_answered = True
+            self._drop_superseded()  # the new stream works: the old ones are not needed
         self.changed.pulse()
         if self._answered_hook is not None:
             self._answered_hook(response)
@@ -257,39 +280,45 @@ class AsyncKeptStream:
         bound = self._silence()
         return None if bound is None else self._seq.silent_at(bound)
 
-    def _silenced_now(self) -> Any:
-        self._silenced = self._call
-        _log.debug("%s: no answer within the silence bound, reopening", self._name)
-        return self._call
+    def _supersede(self) -> None:
+        """The open stream is silent: it sends nothing more (but is still read), and a new one
+        is opened at once, read by a new task."""
+        call, control = self._call, self._control
+        if call is None or control is None or self._closing or self._cancelled:
+            return
+        with self._lock:
+            delay, _ = self._reopening.after(grpc.StatusCode.UNAVAILABLE,
+                                             self._current_answered, 0.0, False, silent=True)
+        if delay is None:
+            return  # past the guarded deadline: the lifetime reports the loss
+        self._superseded[call] = control
+        self._left.add(call)
+        control.put_nowait(_PARK)
+        fresh: "asyncio.Queue[str]" = asyncio.Queue()
+        self._control, self._call = fresh, None
+        self._watch.disarm()
+        _log.debug("%s: %s, reopening at once", self._name, silent_end(self._silence())[1])
+        self._reader(fresh, self._open(fresh, False))
 
-    async def _run(self) -> None:
-        reopening = Reopening(self._may_resume, self._backoff)
+    async def _run(self, control: "asyncio.Queue[str]", call: Opened) -> None:
+        """Reads ``call`` and, while it is the open stream, reopens after it ends; a superseded
+        stream's task only reads it to its end."""
         while True:
             opened = time.monotonic()
-            if self._first is not None:
-                control, call = self._first
-                self._first = None
-            else:
-                if self._cancelled:
-                    self._end_here((grpc.StatusCode.CANCELLED, "left by the holder"))
-                    return
-                control = asyncio.Queue()
-                only_first = self._closing
-                self._control = control
-                self._wake.clear()
-                call = self._open(control, only_first)
-            code, details, answered = await self._read(call)
+            code, details, answered, pushback = await self._read(call)
+            superseded = call in self._left
+            self._left.discard(call)
+            self._superseded.pop(call, None)
+            control.put_nowait(_STOP)
+            if superseded:
+                return
             self._control = None
             self._call = None
             self._watch.disarm()
             asked = self._closing or self._cancelled
-            silent = self._silenced is call and call is not None
-            self._silenced = None
-            control.put_nowait(_STOP)
-            if silent:
-                code, details = silent_end(self._silence())
-            delay, resumable = reopening.after(code, answered, time.monotonic() - opened, asked,
-                                               self._pushback, silent)
+            with self._lock:
+                delay, resumable = self._reopening.after(
+                    code, answered, time.monotonic() - opened, asked, pushback)
             if delay is None:
                 self._end_here((code, details))
                 if resumable is not None:
@@ -301,8 +330,18 @@ class AsyncKeptStream:
                 await asyncio.wait_for(self._wake.wait(), delay)
             except asyncio.TimeoutError:
                 pass
+            if self._cancelled:
+                self._end_here((grpc.StatusCode.CANCELLED, "left by the holder"))
+                return
+            control = asyncio.Queue()
+            only_first = self._closing
+            self._control = control
+            self._wake.clear()
+            call = self._open(control, only_first)
 
     def _open(self, control: "asyncio.Queue[str]", only_first: bool) -> Opened:
+        with self._lock:
+            self._seq.new_stream()
         try:
             call = self._open_call(self._requests(control, only_first))
         except Exception as e:  # e.g. the channel was closed under it
@@ -310,23 +349,24 @@ class AsyncKeptStream:
             return _NotOpened(e)
         self._streams += 1
         self._call = call
+        self._current_answered = False
         self._watch.arm()
         if self._cancelled:
             call.cancel()
         return call
 
-    async def _read(self, call: Opened) -> Tuple[grpc.StatusCode, str, bool]:
+    async def _read(self, call: Opened) -> Tuple[grpc.StatusCode, str, bool, Optional[float]]:
+        """Reads ``call`` to its end: its status, whether it answered, and its pushback."""
         if isinstance(call, _NotOpened):
-            return grpc.StatusCode.UNAVAILABLE, f"cannot open a stream: {call.error}", False
+            return grpc.StatusCode.UNAVAILABLE, f"cannot open a stream: {call.error}", False, None
         answered = False
-        code, details = grpc.StatusCode.OK, ""
-        self._pushback = None
+        code, details, pushback = grpc.StatusCode.OK, "", None
         try:
             async for response in call:
                 answered = True
-                self._accept(response)
+                self._accept(response, call)
         except grpc.RpcError as e:
-            self._pushback = pushback_of(e)
+            pushback = pushback_of(e)
             got = e.code()
             code = got if isinstance(got, grpc.StatusCode) else grpc.StatusCode.UNKNOWN
             details = e.details() or ""
@@ -338,7 +378,7 @@ class AsyncKeptStream:
             _log.exception("%s: reading the stream failed", self._name)
             call.cancel()
             code, details = grpc.StatusCode.UNKNOWN, type(e).__name__
-        return code, details, answered
+        return code, details, answered, pushback
 
     def _end_here(self, ending: Ending) -> None:
         self._ending = ending
