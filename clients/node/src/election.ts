@@ -11,7 +11,7 @@ import { inspect, type InspectOptions } from 'node:util';
 import * as grpc from '@grpc/grpc-js';
 import { LeaseLostError, LockServiceError, abortable, abortedError } from './errors';
 import type { Connection } from './connection';
-import { KeptStream, Lifetime, silenceMs, type LostCallback, type StreamEnd } from './kept';
+import { KeptStream, Lifetime, silenceMs, waitingForReady, type LostCallback, type StreamEnd } from './kept';
 import type { CampaignRequest } from './proto/redlock/v1/CampaignRequest';
 import type { CampaignResponse__Output } from './proto/redlock/v1/CampaignResponse';
 import type { Leadership__Output } from './proto/redlock/v1/Leadership';
@@ -80,7 +80,7 @@ export class CampaignStream {
     const ttl = toDuration(ttlMs);
     this.#kept = new KeptStream<CampaignRequest, CampaignResponse__Output>({
       what: `Campaign stream of election '${election}'`,
-      open: () => connection.elections.Campaign(),
+      open: () => (this.leading ? connection.elections.Campaign(waitingForReady()) : connection.elections.Campaign()),
       request: (first) => ({ election, value: this.#value, ttl, token: this.#token, resume: first && this.leading }),
       sequenceOf: (response) => response.sequence,
       periodMs: this.#periodMs,

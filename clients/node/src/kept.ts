@@ -67,6 +67,16 @@ export function silenceMs(ttlMs: number): number {
 }
 
 /**
+ * The metadata a grant's stream is opened with: wait for a connection to a replica rather than
+ * fail while none is up (a rolling restart), so that it starts the moment one is, whatever its
+ * reopen backoff. A candidate still waiting to lead opens without it: its refused streams count
+ * (see CampaignStream).
+ */
+export function waitingForReady(): grpc.Metadata {
+  return new grpc.Metadata({ waitForReady: true });
+}
+
+/**
  * The deadline of a grant whose ttl was just cut to `ttlMs` by a request sent at `sentAt`: the
  * server's drift (ttl/100 + 2 ms) off the shorter ttl. The nodes hold the key at least that long
  * once that request's renewal lands, and the longer ttl before it lands.

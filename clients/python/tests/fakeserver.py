@@ -254,13 +254,13 @@ class ManualClock:
 class Replica:
     """One fake redlockd replica: both services on a real localhost gRPC server."""
 
-    def __init__(self) -> None:
+    def __init__(self, port: int = 0) -> None:
         self.fake = FakeLockService()
         self.elections = FakeElectionService()
         self.server = grpc.server(futures.ThreadPoolExecutor(max_workers=16))
         lock_pb2_grpc.add_LockServiceServicer_to_server(self.fake, self.server)
         election_pb2_grpc.add_ElectionServiceServicer_to_server(self.elections, self.server)
-        self.port = self.server.add_insecure_port("127.0.0.1:0")
+        self.port = self.server.add_insecure_port(f"127.0.0.1:{port}")
         self.server.start()
         self.target = f"127.0.0.1:{self.port}"
 

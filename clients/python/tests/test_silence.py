@@ -11,6 +11,7 @@ import unittest
 
 import grpc
 
+import redlockd
 from fakeserver import FakeServerCase, ManualClock, Replica, campaign_answer
 from redlockd import RetryPolicy
 from redlockd._kept import Reopening, Sequencer, silence_bound
@@ -211,6 +212,8 @@ class SyncSilenceTest(FakeServerCase, unittest.TestCase):
         self.clock.advance(1.001)
         self.assertTrue(self.elections.wait_for(lambda: streams.count >= 2))
         self.assertTrue(eventually(lambda: leadership._stream.answers >= 2))
+        # Cancelled (never half-closed) once the new stream answered.
+        self.assertTrue(self.elections.wait_for(lambda: self.elections.campaign_ends))
         self.assertEqual(self.elections.campaign_ends[0], "cancelled")
         resumed = [r for r, _ in self.elections.campaign_requests if r.token][1]
         self.assertEqual((resumed.token, resumed.resume), (token, True))
@@ -218,6 +221,27 @@ class SyncSilenceTest(FakeServerCase, unittest.TestCase):
         self.assertTrue(leadership.is_leader())
         self.assertEqual(lost.calls, [])
         self.assertTrue(leadership.resign())
+
+
+class NoReplicaUpTest(FakeServerCase, unittest.TestCase):
+    def test_a_kept_stream_waits_for_a_replica_to_come_back_instead_of_failing(self):
+        channel = redlockd.channel([self.target])  # reconnects within a second
+        self.channels.append(channel)
+        lease = self.make_client(channel).acquire("orders/1", ttl=6)
+        lost = LossRecorder()
+        lease.on_lost(lost)
+        lease.keep_alive()
+        self.assertTrue(lease._keeper.wait_answers(1, 5))
+        self.replica.stop()  # the only replica goes (a rolling restart's moment with none up)
+        time.sleep(0.5)
+        back = Replica(self.replica.port)
+        self.replicas.append(back)
+        self.assertTrue(back.fake.wait_for(lambda: back.fake.keep_alive_requests))
+        self.assertTrue(lease._keeper.wait_answers(2, 5))
+        # One stream waited for the connection: no refused reopens in between.
+        self.assertEqual(lease._keeper.streams, 2)
+        self.assertEqual(lost.calls, [])
+        self.assertTrue(lease.release())
 
 
 class AsyncSilenceTest(unittest.IsolatedAsyncioTestCase):

@@ -497,7 +497,9 @@ class KeptStream:
 
     The owner supplies:
 
-    - ``open_call(requests)``: opens a stream (``stub.KeepAlive`` or ``stub.Campaign``);
+    - ``open_call(requests, wait_for_ready=...)``: opens a stream (``stub.KeepAlive`` or
+      ``stub.Campaign``); ``wait_for_ready`` while answers are to be expected (see
+      ``silence()``): the stream then waits for a connection instead of failing;
     - ``build(sequence, first)``: the request with that sequence; ``first`` on a stream's
       first request (which names the grant: token, resume). Called under ``lock``;
     - ``period()``: seconds between periodic requests (ttl/4 of the current ttl);
@@ -523,7 +525,7 @@ class KeptStream:
     """
 
     def __init__(self, name: str, lock: "threading.Condition",
-                 open_call: Callable[[Iterator[Any]], Any],
+                 open_call: Callable[..., Any],
                  build: Callable[[int, bool], Any],
                  period: Callable[[], float],
                  on_answer: Callable[[Any, Optional[float]], None],
@@ -794,7 +796,10 @@ class KeptStream:
         with self._lock:
             self._seq.new_stream()
         try:
-            call = self._open_call(self._requests(control, only_first))
+            # A grant that exists waits for a connection to a replica rather than failing while
+            # none is up (a rolling restart): it starts the moment one is, backoff or not.
+            call = self._open_call(self._requests(control, only_first),
+                                   wait_for_ready=self._silence() is not None)
         except Exception as e:  # e.g. the channel was closed under it
             _log.debug("%s: cannot open a stream: %s", self._name, e)
             return _NotOpened(e)

@@ -100,7 +100,7 @@ class AsyncKeptStream:
     requests)."""
 
     def __init__(self, name: str, lock: "threading.Condition",
-                 open_call: Callable[[AsyncIterator[Any]], Any],
+                 open_call: Callable[..., Any],
                  build: Callable[[int, bool], Any],
                  period: Callable[[], float],
                  on_answer: Callable[[Any, Optional[float]], None],
@@ -343,7 +343,10 @@ class AsyncKeptStream:
         with self._lock:
             self._seq.new_stream()
         try:
-            call = self._open_call(self._requests(control, only_first))
+            # A grant that exists waits for a connection to a replica rather than failing while
+            # none is up (a rolling restart): it starts the moment one is, backoff or not.
+            call = self._open_call(self._requests(control, only_first),
+                                   wait_for_ready=self._silence() is not None)
         except Exception as e:  # e.g. the channel was closed under it
             _log.debug("%s: cannot open a stream: %s", self._name, e)
             return _NotOpened(e)
