@@ -85,15 +85,17 @@ class Redis:
 
 
 class Replica:
+    #: Extra server flags (--server-flags), e.g. a longer --node-timeout on a loaded machine.
+    FLAGS: List[str] = []
+
     def __init__(self, name: str, redis: str) -> None:
         self.name = name
         self.port = free_port()
         self.metrics = free_port()
         self.log = open(WORK / f"{name}.log", "w")
-        self.process = subprocess.Popen(
-            ["java", "-jar", str(JAR), "--redis", redis, "--port", str(self.port),
-             "--bind", "127.0.0.1", "--metrics-port", str(self.metrics)],
-            stdout=self.log, stderr=subprocess.STDOUT)
+        self.command = ["java", "-jar", str(JAR), "--redis", redis, "--port", str(self.port),
+                        "--bind", "127.0.0.1", "--metrics-port", str(self.metrics), *self.FLAGS]
+        self.process = subprocess.Popen(self.command, stdout=self.log, stderr=subprocess.STDOUT)
         wait_until(lambda: self.gauge("redlockd_serving") == 1, 60, f"replica {name}")
 
     @property
@@ -223,7 +225,10 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--ttl", type=float, default=5.0)
     parser.add_argument("--languages", default="python,python-aio,node")
+    parser.add_argument("--server-flags", default="",
+                        help="extra server flags, space-separated (default: none)")
     args = parser.parse_args()
+    Replica.FLAGS = args.server_flags.split()
     if not JAR.exists():
         print(f"{JAR} is missing: mvn -B -q -DskipTests -pl server -am package", file=sys.stderr)
         return 2
