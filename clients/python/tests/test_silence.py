@@ -16,6 +16,7 @@ from fakeserver import FakeServerCase, ManualClock, Replica, campaign_answer
 from redlockd import RetryPolicy
 from redlockd._kept import Reopening, Sequencer, silence_bound
 from redlockd.aio import AsyncLockClient
+from test_aio import AioCase
 from test_resume import LossRecorder, Streams, answer, eventually
 
 #: A backoff far longer than the test waits for a reopen: a reopen that came sooner waited none.
@@ -244,22 +245,12 @@ class NoReplicaUpTest(FakeServerCase, unittest.TestCase):
         self.assertTrue(lease.release())
 
 
-class AsyncSilenceTest(unittest.IsolatedAsyncioTestCase):
+class AsyncSilenceTest(AioCase):
     async def asyncSetUp(self):
-        self.replica = Replica()
-        self.fake = self.replica.fake
+        await super().asyncSetUp()
         self.fake.note_ends = True
-        self.channel = grpc.aio.insecure_channel(self.replica.target)
-        await asyncio.wait_for(self.channel.channel_ready(), 5)
         self.clock = ManualClock()
         self.client = AsyncLockClient(self.channel, retry=SLOW_BACKOFF, _clock=self.clock)
-
-    async def asyncTearDown(self):
-        await self.channel.close()
-        self.replica.server.stop(None)
-
-    async def wait_for(self, predicate, timeout=5.0):
-        return await asyncio.to_thread(self.fake.wait_for, predicate, timeout)
 
     async def test_a_kept_stream_that_stops_answering_is_replaced_at_once_and_then_cancelled(self):
         streams = Streams()

@@ -9,9 +9,9 @@ import unittest
 
 import grpc
 
-from fakeserver import FAST_RETRY, FakeServerCase, Replica
+from fakeserver import FakeServerCase
 from redlockd._proto import election_pb2
-from redlockd.aio import AsyncLockClient
+from test_aio import AioCase
 
 #: More refusals than FAST_RETRY's 4 attempts, far fewer than its backoff fits in a call timeout.
 REFUSALS = 8
@@ -54,18 +54,7 @@ class SyncUnaryRetryTest(FakeServerCase, unittest.TestCase):
         self.assertEqual({r.token for r in self.fake.releases}, {self.fake.acquires[0][0].token})
 
 
-class AsyncUnaryRetryTest(unittest.IsolatedAsyncioTestCase):
-    async def asyncSetUp(self):
-        self.replica = Replica()
-        self.fake = self.replica.fake
-        self.channel = grpc.aio.insecure_channel(self.replica.target)
-        await asyncio.wait_for(self.channel.channel_ready(), 5)
-        self.client = AsyncLockClient(self.channel, retry=FAST_RETRY)
-
-    async def asyncTearDown(self):
-        await self.channel.close()
-        self.replica.server.stop(None)
-
+class AsyncUnaryRetryTest(AioCase):
     async def test_a_release_refused_longer_than_the_policy_attempts_still_releases(self):
         lease = await self.client.acquire("orders/1", ttl=10)
         self.fake.on_release = refused_then(self.fake.release_once)

@@ -395,6 +395,43 @@ class SilenceWatch:
         self._silenced()
 
 
+class LeftStreams:
+    """The streams a kept stream left for their silence, for the sync and the asyncio streams
+    alike: each still read until its end (a late answer counts), and cancelled once a later
+    stream answered or the owner is done. Not locked: its stream calls it under its own lock
+    (or on its event loop)."""
+
+    def __init__(self, reopening: Reopening) -> None:
+        self._reopening = reopening
+        self._to_cancel: Dict[Any, Any] = {}  # call -> its request queue, not cancelled yet
+        self._unended: Set[Any] = set()  # left, and their reader has not seen their end yet
+
+    def leave(self, call: Any, control: Any, answered: bool) -> bool:
+        """Whether ``call``, silent, is left for a new stream (False: past the guarded deadline,
+        the lifetime reports the loss); if so it is noted."""
+        delay, _ = self._reopening.after(grpc.StatusCode.UNAVAILABLE, answered, 0.0, False,
+                                         silent=True)
+        if delay is None:
+            return False
+        self._to_cancel[call] = control
+        self._unended.add(call)
+        return True
+
+    def ended(self, call: Any) -> bool:
+        """``call`` ended: whether it was a left one (its reader has nothing more to do)."""
+        self._to_cancel.pop(call, None)
+        if call in self._unended:
+            self._unended.discard(call)
+            return True
+        return False
+
+    def take(self) -> List[Tuple[Any, Any]]:
+        """The left streams not cancelled yet, with their request queues: to cancel, each call
+        first, then its queue told to stop (see KeptStream._drop_superseded)."""
+        taken, self._to_cancel = list(self._to_cancel.items()), {}
+        return taken
+
+
 _HALF_CLOSE = "half-close"  # end the requests: the server gives the grant back and ends OK
 _STOP = "stop"  # end the generator of a stream that is over or cancelled
 _SEND = "send"  # send a request now (a change)
@@ -539,10 +576,6 @@ class KeptStream:
         self._clock = clock
         self._silence = silence
         self._watch = SilenceWatch(clock, lock, self._silent_at, self._supersede)
-        # Streams superseded for their silence and not cancelled yet, with their request
-        # queues; and every superseded stream whose reader has not seen its end yet.
-        self._superseded: Dict[Any, "queue.SimpleQueue[str]"] = {}
-        self._left: Set[Any] = set()
         self._current_answered = False  # an answer came on the open stream
         self._answered_hook = answered
         self._lock = lock
@@ -563,6 +596,7 @@ class KeptStream:
         self._ending: Optional[Ending] = None
         self._ended = threading.Event()
         self._reopening = Reopening(may_resume, backoff)  # under self._lock
+        self._left = LeftStreams(self._reopening)  # under self._lock
 
     def start(self) -> "KeptStream":
         """Opens the first stream on this thread (its first request goes out at once) and
@@ -662,8 +696,8 @@ class KeptStream:
         told to stop only then, end a stream that is over (ending one that is not would be a
         half-close)."""
         with self._lock:
-            superseded, self._superseded = self._superseded, {}
-        for call, control in superseded.items():
+            left = self._left.take()
+        for call, control in left:
             call.cancel()
             control.put(_STOP)
 
@@ -737,14 +771,9 @@ class KeptStream:
         is opened at once, read by a new thread."""
         with self._lock:
             call, control = self._call, self._control
-            if call is None or control is None or self._closing or self._cancelled:
+            if (call is None or control is None or self._closing or self._cancelled
+                    or not self._left.leave(call, control, self._current_answered)):
                 return
-            delay, _ = self._reopening.after(grpc.StatusCode.UNAVAILABLE,
-                                             self._current_answered, 0.0, False, silent=True)
-            if delay is None:
-                return  # past the guarded deadline: the lifetime reports the loss
-            self._superseded[call] = control
-            self._left.add(call)
             control.put(_PARK)
             fresh: "queue.SimpleQueue[str]" = queue.SimpleQueue()
             self._control, self._call = fresh, None
@@ -759,9 +788,7 @@ class KeptStream:
             opened = time.monotonic()
             code, details, answered, pushback = self._read(call)
             with self._lock:
-                superseded = call in self._left
-                self._left.discard(call)
-                self._superseded.pop(call, None)
+                superseded = self._left.ended(call)
                 if not superseded:
                     self._control = None
                     self._call = None

@@ -15,12 +15,12 @@ import asyncio
 import logging
 import threading
 import time
-from typing import Any, AsyncIterator, Callable, Dict, Optional, Set, Tuple, Union
+from typing import Any, AsyncIterator, Callable, Optional, Set, Tuple, Union
 
 import grpc
 
 from .._clock import Cancellable, Clock
-from .._kept import Ending, Pending, Reopening, Sequencer, SilenceWatch, silent_end
+from .._kept import Ending, LeftStreams, Pending, Reopening, Sequencer, SilenceWatch, silent_end
 from .._pushback import pushback_of
 from ..errors import LeaseLost
 
@@ -113,8 +113,6 @@ class AsyncKeptStream:
         self._name = name
         self._silence = silence
         self._watch = SilenceWatch(clock, lock, self._silent_at, self._supersede)
-        self._superseded: Dict[Any, "asyncio.Queue[str]"] = {}  # not cancelled yet
-        self._left: Set[Any] = set()  # superseded, their end not seen yet
         self._current_answered = False
         self._lock = lock
         self._open_call = open_call
@@ -136,6 +134,7 @@ class AsyncKeptStream:
         self._ended = asyncio.Event()
         self.changed = Signal()
         self._reopening = Reopening(may_resume, backoff)
+        self._left = LeftStreams(self._reopening)
         self._tasks: Set["asyncio.Task[None]"] = set()  # kept referenced until done
 
     def start(self) -> "AsyncKeptStream":
@@ -213,8 +212,7 @@ class AsyncKeptStream:
 
     def _drop_superseded(self) -> None:
         """Cancels the superseded streams, then ends their requests (as KeptStream's)."""
-        superseded, self._superseded = self._superseded, {}
-        for call, control in superseded.items():
+        for call, control in self._left.take():
             call.cancel()
             control.put_nowait(_STOP)
 
@@ -286,13 +284,9 @@ class AsyncKeptStream:
         call, control = self._call, self._control
         if call is None or control is None or self._closing or self._cancelled:
             return
-        with self._lock:
-            delay, _ = self._reopening.after(grpc.StatusCode.UNAVAILABLE,
-                                             self._current_answered, 0.0, False, silent=True)
-        if delay is None:
-            return  # past the guarded deadline: the lifetime reports the loss
-        self._superseded[call] = control
-        self._left.add(call)
+        with self._lock:  # the owner's may_resume takes it
+            if not self._left.leave(call, control, self._current_answered):
+                return
         control.put_nowait(_PARK)
         fresh: "asyncio.Queue[str]" = asyncio.Queue()
         self._control, self._call = fresh, None
@@ -306,9 +300,7 @@ class AsyncKeptStream:
         while True:
             opened = time.monotonic()
             code, details, answered, pushback = await self._read(call)
-            superseded = call in self._left
-            self._left.discard(call)
-            self._superseded.pop(call, None)
+            superseded = self._left.ended(call)
             control.put_nowait(_STOP)
             if superseded:
                 return
