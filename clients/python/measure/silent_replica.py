@@ -4,16 +4,18 @@ through stops answering (issue 40), per client: the measurement behind the docs'
 run on a quiet machine.
 
     /usr/bin/python3 clients/python/measure/silent_replica.py [--runs 3] [--ttl 5]
-        [--languages python,python-aio,node]
+        [--languages python,python-aio,node] [--fault sigstop|blackhole] [--server-flags "..."]
 
 from the repository root, after ``mvn -B -q -DskipTests -pl server -am package`` (the server
 jar) and ``npm ci`` in clients/node (its dist/). It starts 5 redis-server nodes and two server
 replicas on free ports (under clients/python/target/measure), and per run and language: a
 holder (measure/hold.py, clients/node/measure/hold.mjs) acquires a lease with the ttl and keeps
 it alive on a channel listing both replicas; 1.5 s later the replica its KeepAlive stream goes
-through (the one whose redlockd_keepalive_streams_open is not 0) gets SIGSTOP. Measured: from
-just before the SIGSTOP to the first move of the lease's deadline after it (CLOCK_MONOTONIC on
-both sides). The replica gets SIGCONT once ttl + 1 s have passed; for 3 s after that the key
+through (the one whose redlockd_keepalive_streams_open is not 0) gets SIGSTOP (or, with
+``--fault blackhole``, the proxy the channel reaches it through stops forwarding). Measured:
+from just before the fault to the first move of the lease's deadline after it (CLOCK_MONOTONIC
+on both sides). The fault ends (SIGCONT, or the proxy forwards what it held) once ttl + 1 s
+have passed; for 3 s after that the key
 must stay held by a quorum of nodes while the holder holds it (a replica that wakes must not
 release a lease its holder resumed elsewhere). Then the holder releases.
 
@@ -124,6 +126,63 @@ class Replica:
         self.log.close()
 
 
+class Proxy:
+    """A TCP proxy in front of one replica that can stop forwarding without closing anything
+    (``--fault blackhole``): what it receives meanwhile, on old connections and new ones, waits
+    and is forwarded once it goes on, as after a partition that heals."""
+
+    def __init__(self, upstream: int) -> None:
+        self._upstream = upstream
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.port = int(self._listener.getsockname()[1])
+        self._open = threading.Event()
+        self._open.set()
+        self._sockets: List[socket.socket] = [self._listener]
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    @property
+    def address(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    def hold(self) -> None:
+        self._open.clear()
+
+    def release(self) -> None:
+        self._open.set()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self._listener.accept()
+                server = socket.create_connection(("127.0.0.1", self._upstream))
+            except OSError:
+                return
+            self._sockets += [client, server]
+            for source, sink in ((client, server), (server, client)):
+                threading.Thread(target=self._pipe, args=(source, sink), daemon=True).start()
+
+    def _pipe(self, source: socket.socket, sink: socket.socket) -> None:
+        try:
+            while True:
+                data = source.recv(65536)
+                if not data:
+                    break
+                self._open.wait()
+                sink.sendall(data)
+        except OSError:
+            pass
+        for s in (source, sink):
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def close(self) -> None:
+        self._open.set()
+        for s in self._sockets:
+            s.close()
+
+
 class Holder:
     """One holder process; its JSON lines collected by a thread."""
 
@@ -180,10 +239,12 @@ class Holder:
             self.process.wait(10)
 
 
-def one_run(language: str, run: int, ttl: float, nodes: List[Redis], replicas: List[Replica]) -> dict:
+def one_run(language: str, run: int, ttl: float, nodes: List[Redis], replicas: List[Replica],
+            proxies: Optional[List[Proxy]]) -> dict:
     resource = f"silent-{language}-{run}-{os.getpid()}"
     key = f"redlock:{{{resource}}}:lock"
-    holder = Holder(language, ",".join(r.address for r in replicas), resource, ttl)
+    servers = proxies if proxies is not None else replicas
+    holder = Holder(language, ",".join(r.address for r in servers), resource, ttl)
     try:
         if holder.first("held", timeout=30) is None:
             raise RuntimeError(f"{language}: no lease")
@@ -192,14 +253,21 @@ def one_run(language: str, run: int, ttl: float, nodes: List[Redis], replicas: L
         if len(carriers) != 1:
             raise RuntimeError(f"{language}: streams on {[r.name for r in carriers]}, not on one replica")
         silent = carriers[0]
+        proxy = None if proxies is None else proxies[replicas.index(silent)]
         fault_ns = time.monotonic_ns()
-        silent.process.send_signal(signal.SIGSTOP)
+        if proxy is None:
+            silent.process.send_signal(signal.SIGSTOP)
+        else:
+            proxy.hold()
         try:
             renewed = holder.first("renewed", after_ns=fault_ns, timeout=ttl + 2)
             lost = holder.first("lost", timeout=0)
             time.sleep(max(0.0, fault_ns / 1e9 + ttl + 1 - time.monotonic()))
         finally:
-            silent.process.send_signal(signal.SIGCONT)
+            if proxy is None:
+                silent.process.send_signal(signal.SIGCONT)
+            else:
+                proxy.release()
         # The woken replica must not free what its holder holds through the other one.
         freed_while_held = 0
         until = time.monotonic() + 3
@@ -227,6 +295,9 @@ def main() -> int:
     parser.add_argument("--languages", default="python,python-aio,node")
     parser.add_argument("--server-flags", default="",
                         help="extra server flags, space-separated (default: none)")
+    parser.add_argument("--fault", choices=("sigstop", "blackhole"), default="sigstop",
+                        help="sigstop: the replica's JVM is stopped; blackhole: a proxy in front "
+                             "of it stops forwarding, its connections left open")
     args = parser.parse_args()
     Replica.FLAGS = args.server_flags.split()
     if not JAR.exists():
@@ -236,29 +307,35 @@ def main() -> int:
     WORK.mkdir(parents=True)
     nodes: List[Redis] = []
     replicas: List[Replica] = []
+    proxies: Optional[List[Proxy]] = None
     results = []
     try:
         nodes = [Redis(i) for i in range(NODES)]
         redis = ",".join(f"redis://127.0.0.1:{n.port}" for n in nodes)
         replicas = [Replica("A", redis), Replica("B", redis)]
+        if args.fault == "blackhole":
+            proxies = [Proxy(r.port) for r in replicas]
         for run in range(1, args.runs + 1):
             for language in args.languages.split(","):
-                result = one_run(language, run, args.ttl, nodes, replicas)
+                result = one_run(language, run, args.ttl, nodes, replicas, proxies)
                 results.append(result)
                 print(json.dumps(result), flush=True)
                 for r in replicas:  # the woken replica serves again before the next run
                     wait_until(lambda: r.gauge("redlockd_serving") == 1, 30, f"replica {r.name}")
     finally:
+        for p in proxies or []:
+            p.close()
         for r in replicas:
             r.stop()
         for n in nodes:
             n.stop()
-    print(f"ttl {args.ttl} s, SIGSTOP of the replica carrying the stream:")
+    fault = "SIGSTOP of" if args.fault == "sigstop" else "a proxy that stops forwarding in front of"
+    print(f"ttl {args.ttl} s, {fault} the replica carrying the stream:")
     for language in args.languages.split(","):
         mine = [r for r in results if r["language"] == language]
         times = [round(r["resume_ms"]) for r in mine if r["resume_ms"] is not None and not r["lost"]]
         print(f"  {language:10} resumed after (ms): {times}; lost: {sum(r['lost'] for r in mine)} of "
-              f"{len(mine)}; freed by the woken replica while held: "
+              f"{len(mine)}; freed after the fault ended, while held: "
               f"{sum(1 for r in mine if r['freed_while_held_polls'])} of {len(mine)}")
     return 0
 
