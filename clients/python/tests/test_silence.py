@@ -14,7 +14,7 @@ import grpc
 import redlockd
 from fakeserver import FakeServerCase, ManualClock, Replica, campaign_answer
 from redlockd import RetryPolicy
-from redlockd._kept import Reopening, Sequencer, silence_bound
+from redlockd._kept import Reopening, Sequencer, bound_of, silence_bound
 from redlockd.aio import AsyncLockClient
 from test_aio import AioCase
 from test_resume import LossRecorder, Streams, answer, eventually
@@ -89,6 +89,12 @@ class SilenceBookkeepingTest(unittest.TestCase):
         # An answer starts the count again.
         self.assertEqual(reopening.after(unavailable, True, 0.1, False), (0.125, None))
 
+    def test_a_stream_replacing_a_silent_one_is_held_to_a_third_until_it_answers(self):
+        self.assertEqual(bound_of(0.75, replacing=False, answered=False), 0.75)
+        self.assertEqual(bound_of(0.75, replacing=True, answered=False), 0.25)
+        self.assertEqual(bound_of(0.75, replacing=True, answered=True), 0.75)
+        self.assertIsNone(bound_of(None, replacing=True, answered=False))
+
     def test_a_silence_past_the_guarded_deadline_is_the_end(self):
         reopening = Reopening(lambda failures: False, lambda attempt: 0.1)
         self.assertEqual(reopening.after(grpc.StatusCode.UNAVAILABLE, True, 1.0, False,
@@ -129,6 +135,32 @@ class SyncSilenceTest(FakeServerCase, unittest.TestCase):
         self.assertEqual(lost.calls, [])
         self.assertTrue(lease.release())
         self.assertEqual(self.fake.releases, [])  # the half-close of the second stream
+
+    def test_a_replacement_that_lands_on_the_silent_replica_again_is_replaced_within_a_third(self):
+        streams = Streams()
+
+        def script(requests, context):
+            n = streams.next()
+            for request in requests:
+                if n > 2:  # the first two streams reach the silent replica (round_robin's luck)
+                    yield answer(request, 3.96)
+
+        self.fake.on_keep_alive = script
+        client = self.make_client(_clock=self.clock, retry=SLOW_BACKOFF)
+        lease = client.acquire("orders/1", ttl=4)
+        lease.keep_alive()
+        self.assertTrue(self.fake.wait_for(lambda: self.fake.keep_alive_requests))
+        self.clock.advance(1.001)  # silent: a second stream
+        self.assertTrue(self.fake.wait_for(lambda: len(self.fake.keep_alive_requests) == 2))
+        self.clock.advance(0.332)
+        self.assertEqual(streams.count, 2)
+        self.clock.advance(0.002)  # a third of the bound: a third stream
+        self.assertTrue(lease._keeper.wait_answers(1, 5))
+        self.assertEqual(streams.count, 3)
+        self.assertTrue(self.fake.wait_for(lambda: len(self.fake.keep_alive_ends) == 2))
+        self.assertEqual(self.fake.keep_alive_ends, ["cancelled", "cancelled"])
+        self.assertTrue(lease.valid)
+        self.assertTrue(lease.release())
 
     def test_a_late_answer_of_the_silent_stream_still_counts(self):
         streams = Streams()

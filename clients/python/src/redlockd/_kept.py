@@ -102,6 +102,22 @@ def silence_bound(ttl: float) -> float:
     return ttl / 4
 
 
+#: A stream opened to replace a silent one is held to this part of the silence bound until its
+#: first answer: round_robin may have put it on the silent replica again (it keeps that
+#: replica's connection until a keepalive ping finds it dead, up to 3 s), and the next pick goes
+#: to another. An answer that comes later still counts (the stream is superseded, not dropped).
+REPLACEMENT_BOUND = 1 / 3
+
+
+def bound_of(bound: Optional[float], replacing: bool, answered: bool) -> Optional[float]:
+    """The silence bound of the open stream: ``bound`` (None: no answers to expect), or a part of
+    it (:data:`REPLACEMENT_BOUND`) for a stream ``replacing`` a silent one that has not
+    ``answered`` yet."""
+    if bound is None or not replacing or answered:
+        return bound
+    return bound * REPLACEMENT_BOUND
+
+
 def shortened_deadline(sent: float, ttl: float) -> float:
     """The latest a grant renewed by a request sent at ``sent`` with ``ttl`` may be believed
     in: the request arrives after ``sent``, and the server keeps the drift (ttl * 0.01 + 2 ms)."""
@@ -559,6 +575,8 @@ class KeptStream:
     any other. The old one is cancelled (RST_STREAM only, never a half-close: its server
     releases nothing) once the new one answers, or when the owner is done with the grant. Each
     stream is read by a thread of its own, so a superseded one does not hold its successor up.
+    Until it answers, the new stream is held to a third of the bound
+    (:data:`REPLACEMENT_BOUND`): round_robin may have put it on the silent replica again.
     """
 
     def __init__(self, name: str, lock: "threading.Condition",
@@ -577,6 +595,7 @@ class KeptStream:
         self._silence = silence
         self._watch = SilenceWatch(clock, lock, self._silent_at, self._supersede)
         self._current_answered = False  # an answer came on the open stream
+        self._replacing = False  # the open stream replaces a silent one
         self._answered_hook = answered
         self._lock = lock
         self._open_call = open_call
@@ -763,7 +782,7 @@ class KeptStream:
     def _silent_at(self) -> Optional[float]:  # under self._lock
         if self._call is None or self._closing or self._cancelled:
             return None
-        bound = self._silence()
+        bound = bound_of(self._silence(), self._replacing, self._current_answered)
         return None if bound is None else self._seq.silent_at(bound)
 
     def _supersede(self) -> None:
@@ -779,7 +798,7 @@ class KeptStream:
             self._control, self._call = fresh, None
             self._watch.disarm()
         _log.debug("%s: %s, reopening at once", self._name, silent_end(self._silence())[1])
-        self._reader(fresh, self._open(fresh, False))
+        self._reader(fresh, self._open(fresh, False, replacing=True))
 
     def _run(self, control: "queue.SimpleQueue[str]", call: Any) -> None:
         """Reads ``call`` and, while it is the open stream, reopens after it ends; a superseded
@@ -818,8 +837,10 @@ class KeptStream:
                 self._wake.clear()
             call = self._open(control, only_first)
 
-    def _open(self, control: "queue.SimpleQueue[str]", only_first: bool) -> Any:
-        """A new stream, or why it could not be opened (:class:`_NotOpened`)."""
+    def _open(self, control: "queue.SimpleQueue[str]", only_first: bool,
+              replacing: bool = False) -> Any:
+        """A new stream, or why it could not be opened (:class:`_NotOpened`); ``replacing``:
+        for a silent one."""
         with self._lock:
             self._seq.new_stream()
         try:
@@ -833,7 +854,7 @@ class KeptStream:
         with self._lock:
             self._streams += 1
             self._call = call
-            self._current_answered = False
+            self._current_answered, self._replacing = False, replacing
             cancelled = self._cancelled
             self._watch.arm()  # the first request may have gone out before the call was known
         if cancelled:

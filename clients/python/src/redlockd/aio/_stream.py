@@ -20,7 +20,8 @@ from typing import Any, AsyncIterator, Callable, Optional, Set, Tuple, Union
 import grpc
 
 from .._clock import Cancellable, Clock
-from .._kept import Ending, LeftStreams, Pending, Reopening, Sequencer, SilenceWatch, silent_end
+from .._kept import (Ending, LeftStreams, Pending, Reopening, Sequencer, SilenceWatch, bound_of,
+                     silent_end)
 from .._pushback import pushback_of
 from ..errors import LeaseLost
 
@@ -114,6 +115,7 @@ class AsyncKeptStream:
         self._silence = silence
         self._watch = SilenceWatch(clock, lock, self._silent_at, self._supersede)
         self._current_answered = False
+        self._replacing = False
         self._lock = lock
         self._open_call = open_call
         self._build = build
@@ -275,7 +277,7 @@ class AsyncKeptStream:
     def _silent_at(self) -> Optional[float]:
         if self._call is None or self._closing or self._cancelled:
             return None
-        bound = self._silence()
+        bound = bound_of(self._silence(), self._replacing, self._current_answered)
         return None if bound is None else self._seq.silent_at(bound)
 
     def _supersede(self) -> None:
@@ -292,7 +294,7 @@ class AsyncKeptStream:
         self._control, self._call = fresh, None
         self._watch.disarm()
         _log.debug("%s: %s, reopening at once", self._name, silent_end(self._silence())[1])
-        self._reader(fresh, self._open(fresh, False))
+        self._reader(fresh, self._open(fresh, False, replacing=True))
 
     async def _run(self, control: "asyncio.Queue[str]", call: Opened) -> None:
         """Reads ``call`` and, while it is the open stream, reopens after it ends; a superseded
@@ -331,7 +333,8 @@ class AsyncKeptStream:
             self._wake.clear()
             call = self._open(control, only_first)
 
-    def _open(self, control: "asyncio.Queue[str]", only_first: bool) -> Opened:
+    def _open(self, control: "asyncio.Queue[str]", only_first: bool,
+              replacing: bool = False) -> Opened:
         with self._lock:
             self._seq.new_stream()
         try:
@@ -344,7 +347,7 @@ class AsyncKeptStream:
             return _NotOpened(e)
         self._streams += 1
         self._call = call
-        self._current_answered = False
+        self._current_answered, self._replacing = False, replacing
         self._watch.arm()
         if self._cancelled:
             call.cancel()
