@@ -56,8 +56,8 @@ def stream_loss(kept: str, stream: str, subject: str, code: grpc.StatusCode, det
 
 
 def silent_end(bound: Optional[float]) -> Ending:
-    """How a stream cancelled for its silence ended, as its owner is told should resuming give
-    up: UNAVAILABLE, the replica did not answer."""
+    """What a stream left for its silence says (in the log): UNAVAILABLE, its replica did not
+    answer within ``bound``."""
     within = "" if bound is None else f" within {bound * 1000:.0f} ms"
     return grpc.StatusCode.UNAVAILABLE, f"no answer{within}: the stream was silent"
 
@@ -368,6 +368,7 @@ class Reopening:
         if pushback is not None:
             return jittered(pushback), None
         return self._backoff(self._failures), None
+
 
 class SilenceWatch:
     """The silence rule's check for one kept stream, the sync and the asyncio one alike: a
