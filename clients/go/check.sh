@@ -11,8 +11,9 @@ for tool in go protoc protoc-gen-go protoc-gen-go-grpc; do
 done
 [[ -d /usr/share/gocode/src/google.golang.org/grpc ]] || missing+=("/usr/share/gocode/src/google.golang.org/grpc")
 [[ -d /usr/share/gocode/src/google.golang.org/protobuf ]] || missing+=("/usr/share/gocode/src/google.golang.org/protobuf")
+[[ -d /usr/share/gocode/src/go.opentelemetry.io/otel ]] || missing+=("/usr/share/gocode/src/go.opentelemetry.io/otel")
 if (( ${#missing[@]} )); then
-  echo "check.sh: missing ${missing[*]}: apt-get install golang-go golang-google-grpc-dev golang-google-protobuf-dev protoc-gen-go protoc-gen-go-grpc protobuf-compiler" >&2
+  echo "check.sh: missing ${missing[*]}: apt-get install golang-go golang-google-grpc-dev golang-google-protobuf-dev golang-opentelemetry-otel-dev protoc-gen-go protoc-gen-go-grpc protobuf-compiler" >&2
   exit 3
 fi
 
@@ -23,7 +24,7 @@ mkdir -p "$gopath/src/redlockd.dev" "$target/bin"
 ln -sfn "$here" "$gopath/src/redlockd.dev/go"
 export GO111MODULE=off GOPATH="$gopath:/usr/share/gocode" GOCACHE="${GOCACHE:-$target/gocache}" GOFLAGS=
 cd "$gopath/src/redlockd.dev/go"
-packages=(./redlockv1 ./redlock ./cmd/redlockd-conformance ./cmd/redlockd-example)
+packages=(./redlockv1 ./redlock ./redlocktrace ./cmd/redlockd-conformance ./cmd/redlockd-example)
 
 echo "== drift: regenerate the stubs and compare with redlockv1/"
 fresh="$(mktemp -d -t redlockd-go-check.XXXXXX)"
@@ -35,7 +36,7 @@ if ! diff -r "$fresh" "$here/redlockv1"; then
 fi
 
 echo "== gofmt"
-unformatted="$(gofmt -l redlock cmd)"
+unformatted="$(gofmt -l redlock redlocktrace cmd)"
 if [[ -n "$unformatted" ]]; then
   echo "check.sh: not gofmt-ed: $unformatted" >&2
   exit 1
@@ -45,7 +46,7 @@ echo "== go vet"
 go vet "${packages[@]}"
 
 echo "== go test -race"
-go test -race -count=1 ./redlock
+go test -race -count=1 ./redlock ./redlocktrace
 
 echo "== build"
 go build -o "$target/bin/redlockd-conformance" ./cmd/redlockd-conformance

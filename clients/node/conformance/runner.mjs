@@ -15,6 +15,7 @@ import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { LockClient, LockServiceError } from '../dist/index.js';
+import { describeHeld } from '../dist/testing.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -167,6 +168,16 @@ function aborted(signal) {
 async function until(condition, ms) {
   const end = performance.now() + ms;
   while (!condition() && performance.now() < end) await sleep(10);
+}
+
+/** What `promise` resolved with, or the client's error it rejected with (any other rejects). */
+async function noted(promise) {
+  try {
+    return await promise;
+  } catch (e) {
+    if (e instanceof LockServiceError) return describe(e);
+    throw e;
+  }
 }
 
 /** The error a call failed with; failing itself when the call succeeds or fails otherwise. */
@@ -440,6 +451,36 @@ const scenarios = {
     facts.released = await lease.release();
     facts.resigned = await leadership.resign();
     return facts;
+  },
+
+  // Issue 40's faults are the harness's; the runner does what it does for replica-restart.
+  async 'replica-silent'() {
+    return scenarios['replica-restart']();
+  },
+  async 'replica-blackhole'() {
+    return scenarios['replica-restart']();
+  },
+  async 'replica-minority'() {
+    return scenarios['replica-restart']();
+  },
+  async 'rolling-restart-fast'() {
+    return scenarios['replica-restart']();
+  },
+
+  // Unary calls right after a replica got SIGTERM: each must reach a replica that is up within
+  // its own deadline (they retry UNAVAILABLE until then). The client has no Describe of its own:
+  // it goes through the client's path for idempotent unary calls (describeHeld).
+  async 'release-during-restart'() {
+    const c = client();
+    const [extends_, describes, releases] = [[], [], []];
+    for (let round = 0; round < 3; round++) {
+      const lease = await c.acquire(resource, { ttlMs: 10_000, waitMs: 0 });
+      await awaitPoint('held'); // the harness sends SIGTERM to a replica, and answers at once
+      extends_.push(await noted(lease.extend(10_000).then(() => 'ok')));
+      describes.push(await noted(describeHeld(c, resource)));
+      releases.push(await noted(lease.release()));
+    }
+    return { extends: extends_, describes, releases };
   },
 
   // Run while leader: A's work is told the moment its leadership is lost (a majority frozen),

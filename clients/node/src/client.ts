@@ -7,16 +7,13 @@ import {
 import { leadUntilDone, type LeadOptions, type LeadWork } from './lead';
 import { LeaseLostError, LockNotAcquiredError, LockServiceError, errorFromStatus } from './errors';
 import { Lease } from './lease';
+import { Connection, checkChannelOptions } from './connection';
 import type { AcquireResponse__Output } from './proto/redlock/v1/AcquireResponse';
-import type { ElectionServiceClient } from './proto/redlock/v1/ElectionService';
 import type { LeaderResponse__Output } from './proto/redlock/v1/LeaderResponse';
-import type { LockServiceClient } from './proto/redlock/v1/LockService';
-import { retryWaitMs } from './pushback';
-import { RetryPolicy, type RetryOptions } from './retry';
-import { loadProto } from './service';
+import { RetryPolicy, unaryRetryWaitMs, type RetryOptions } from './retry';
 import { fromDuration, now, sleep, toDuration } from './time';
 import { newToken } from './token';
-import { ROUND_ROBIN, channelTarget } from './target';
+import { channelTarget } from './target';
 import { Transport } from './transport';
 
 /** Where redlockd listens, and how to reach it. */
@@ -30,6 +27,10 @@ export interface ConnectOptions {
   address: string | readonly string[];
   /** Default: insecure (plaintext). */
   credentials?: grpc.ChannelCredentials;
+  /**
+   * grpc-js channel options, over the client's own (round_robin, reconnect backoff 100 ms to
+   * 1 s). `grpc.keepalive_time_ms` is refused: see the README, "A replica that goes silent".
+   */
   channelOptions?: grpc.ChannelOptions;
 }
 
@@ -54,6 +55,18 @@ export interface AcquireOptions {
 /** Refreshes of a grant that came too late; more means every answer is slow, not the wait. */
 const MAX_REFRESHES = 3;
 
+/** Each client's transport, for the conformance runner's Describe (testing.ts); nothing else. */
+const transports = new WeakMap<LockClient, Transport>();
+
+/** @internal The transport `client` makes its unary calls with. */
+export function transportOf(client: LockClient): Transport {
+  const transport = transports.get(client);
+  if (transport === undefined) {
+    throw new TypeError('not a LockClient');
+  }
+  return transport;
+}
+
 /**
  * The redlockd client. Hands out {@link Lease}s and keeps the token, the deadlines and the
  * renewals to itself.
@@ -68,8 +81,7 @@ export class LockClient {
   readonly owner: string;
   readonly callTimeoutMs: number;
   readonly retry: RetryPolicy;
-  readonly #stub: LockServiceClient;
-  readonly #elections: ElectionServiceClient;
+  readonly #connection: Connection;
   readonly #transport: Transport;
 
   /**
@@ -88,15 +100,12 @@ export class LockClient {
       throw new RangeError('callTimeoutMs must be positive');
     }
     this.retry = new RetryPolicy(opts.retry);
-    const { LockService, ElectionService } = loadProto().redlock.v1;
-    const credentials = connect.credentials ?? grpc.credentials.createInsecure();
-    // round_robin over every address the target names (the caller's service config wins).
-    const channelOptions: grpc.ChannelOptions = { 'grpc.service_config': ROUND_ROBIN, ...connect.channelOptions };
-    this.#stub = new LockService(address, credentials, channelOptions);
-    // Elections go over the same channel.
-    this.#elections = new ElectionService(address, credentials,
-      { ...channelOptions, channelOverride: this.#stub.getChannel() });
-    this.#transport = new Transport(this.#stub, this.callTimeoutMs, this.retry);
+    checkChannelOptions(connect.channelOptions);
+    // Leases and elections go over the same channel; the caller's options win over the client's.
+    this.#connection = new Connection(address, connect.credentials ?? grpc.credentials.createInsecure(),
+      connect.channelOptions ?? {});
+    this.#transport = new Transport(this.#connection, this.callTimeoutMs, this.retry);
+    transports.set(this, this.#transport);
   }
 
   /**
@@ -105,7 +114,7 @@ export class LockClient {
    * ends after this stops instead of opening another.
    */
   close(): void {
-    this.#stub.close();
+    this.#connection.close();
   }
 
   /**
@@ -151,9 +160,12 @@ export class LockClient {
       throw aborted();
     }
     let attempt = 1;
+    let timeouts = 0; // attempts that ended DEADLINE_EXCEEDED: those the policy counts
     let refreshes = 0;
     let mayHold = false; // an earlier attempt may have been granted: giving up must give it back
     let named: number | undefined; // the permit an answer named (a same-token retry gets it again)
+    // UNAVAILABLE is retried until then: the wait, and a call timeout for the answer.
+    const deadline = start + Math.max(0, waitMs) + this.callTimeoutMs;
     // The lock, the permit an answer named, or (no answer yet) every permit: any may be held.
     const giveBack = () => this.#transport.releaseQuietly(resource, token,
       permits === 0 || named !== undefined ? [named ?? 0] : Array.from({ length: permits }, (_, i) => i + 1));
@@ -175,8 +187,8 @@ export class LockClient {
         const granted = outcome.value.lease;
         named = granted?.permit ?? 0;
         const validity = fromDuration(granted?.validity);
-        const deadline = sent + validity;
-        const left = deadline - now();
+        const leaseDeadline = sent + validity;
+        const left = leaseDeadline - now();
         if (left < validity / 2 && refreshes < MAX_REFRESHES) {
           // Typically after a long wait: the refresh under the same token answers at once.
           refreshes++;
@@ -188,14 +200,17 @@ export class LockClient {
           throw new LockServiceError(grpc.status.DEADLINE_EXCEEDED,
             `resource '${resource}': each grant ran out before its answer arrived`, resource);
         }
-        return new Lease(this.#transport, resource, token, BigInt(granted.fencingToken), ttlMs, deadline,
+        return new Lease(this.#transport, resource, token, BigInt(granted.fencingToken), ttlMs, leaseDeadline,
           granted.permit);
       }
       const unknownOutcome = outcome.code === grpc.status.UNAVAILABLE
         || outcome.code === grpc.status.DEADLINE_EXCEEDED;
+      if (outcome.code === grpc.status.DEADLINE_EXCEEDED) {
+        timeouts++;
+      }
       // A pushback's wait comes out of the Acquire's wait too: the retry sends what is left.
-      const wait = retryWaitMs(outcome.pushbackMs, this.retry.backoffMs(attempt));
-      if (unknownOutcome && attempt < this.retry.maxAttempts && wait !== undefined) {
+      const wait = unaryRetryWaitMs(outcome.code, outcome.pushbackMs, attempt, this.retry, now(), deadline, timeouts);
+      if (wait !== undefined) {
         mayHold = true;
         try {
           await sleep(wait, signal);
@@ -301,7 +316,7 @@ export class LockClient {
         clearTimeout(waitTimer);
         signal?.removeEventListener('abort', onAbort);
       };
-      const stream = new CampaignStream(this.#elections, election, value, ttlMs, this.retry, {
+      const stream = new CampaignStream(this.#connection, election, value, ttlMs, this.retry, {
         answered: (response, sentAt) => {
           if (!settled) {
             settle();
@@ -371,7 +386,7 @@ export class LockClient {
       throw new TypeError('election must be a string');
     }
     const response = await this.#transport.call<LeaderResponse__Output>(
-      (_stub, options, callback) => this.#elections.Leader({ election }, options, callback), election,
+      (_stub, options, callback) => this.#connection.elections.Leader({ election }, options, callback), election,
       { signal: opts.signal, what: `leader of election '${election}'` });
     return leaderOf(response.leader);
   }
@@ -393,12 +408,12 @@ export class LockClient {
       throw new TypeError('election must be a string');
     }
     if (typeof arg === 'function') {
-      return deliverTo(new Observation(this.#elections, election, this.retry), arg);
+      return deliverTo(new Observation(this.#connection, election, this.retry), arg);
     }
     if (arg === null || typeof arg !== 'object') {
       throw new TypeError('observe takes a callback or options ({ signal })');
     }
-    return new Observation(this.#elections, election, this.retry, arg.signal);
+    return new Observation(this.#connection, election, this.retry, arg.signal);
   }
 
   toString(): string {

@@ -10,10 +10,10 @@
 import { inspect, type InspectOptions } from 'node:util';
 import * as grpc from '@grpc/grpc-js';
 import { LeaseLostError, LockServiceError, abortable, abortedError } from './errors';
-import { KeptStream, Lifetime, type LostCallback, type StreamEnd } from './kept';
+import type { Connection } from './connection';
+import { KeptStream, Lifetime, silenceMs, waitingForReady, type LostCallback, type StreamEnd } from './kept';
 import type { CampaignRequest } from './proto/redlock/v1/CampaignRequest';
 import type { CampaignResponse__Output } from './proto/redlock/v1/CampaignResponse';
-import type { ElectionServiceClient } from './proto/redlock/v1/ElectionService';
 import type { Leadership__Output } from './proto/redlock/v1/Leadership';
 import type { ObserveResponse__Output } from './proto/redlock/v1/ObserveResponse';
 import { pushbackOf, retryWaitMs } from './pushback';
@@ -71,7 +71,7 @@ export class CampaignStream {
   #value: string;
   #shortEnds = 0;
 
-  constructor(stub: ElectionServiceClient, election: string, value: string, ttlMs: number, retry: RetryPolicy,
+  constructor(connection: Connection, election: string, value: string, ttlMs: number, retry: RetryPolicy,
     listener: CampaignListener) {
     this.listener = listener;
     this.#value = value;
@@ -80,11 +80,14 @@ export class CampaignStream {
     const ttl = toDuration(ttlMs);
     this.#kept = new KeptStream<CampaignRequest, CampaignResponse__Output>({
       what: `Campaign stream of election '${election}'`,
-      open: () => stub.Campaign(),
+      open: () => (this.leading ? connection.elections.Campaign(waitingForReady()) : connection.elections.Campaign()),
       request: (first) => ({ election, value: this.#value, ttl, token: this.#token, resume: first && this.leading }),
       sequenceOf: (response) => response.sequence,
       periodMs: this.#periodMs,
       retry,
+      // A candidate still waiting gets no answers until it leads: it has none to miss.
+      silenceMs: () => (this.leading ? silenceMs(ttlMs) : undefined),
+      connection,
     }, {
       answered: (response, sentAt) => this.listener.answered(response, sentAt),
       ended: (end) => this.listener.ended(end),
@@ -398,7 +401,7 @@ export class Observation implements AsyncIterableIterator<Leader | null> {
   /** The name of the election. */
   readonly election: string;
 
-  readonly #stub: ElectionServiceClient;
+  readonly #connection: Connection;
   readonly #retry: RetryPolicy;
   readonly #signal: AbortSignal | undefined;
   readonly #onAbort = () => this.close();
@@ -413,9 +416,9 @@ export class Observation implements AsyncIterableIterator<Leader | null> {
   #highestTerm: bigint | undefined;
 
   /** @internal Observations come from LockClient.observe. */
-  constructor(stub: ElectionServiceClient, election: string, retry: RetryPolicy, signal?: AbortSignal) {
+  constructor(connection: Connection, election: string, retry: RetryPolicy, signal?: AbortSignal) {
     this.election = election;
-    this.#stub = stub;
+    this.#connection = connection;
     this.#retry = retry;
     this.#signal = signal;
     if (signal?.aborted) {
@@ -490,7 +493,7 @@ export class Observation implements AsyncIterableIterator<Leader | null> {
   }
 
   #observe(): grpc.ClientReadableStream<ObserveResponse__Output> {
-    const call = this.#stub.Observe({ election: this.election });
+    const call = this.#connection.elections.Observe({ election: this.election });
     const what = `Observe stream of election '${this.election}'`;
     call.on('data', (response: ObserveResponse__Output) => {
       try {

@@ -11,6 +11,15 @@
 //   opened again on the same channel, with the same first request, backing off with jitter,
 //   until its owner says it is not worth it any more (for a grant: the guarded deadline passed).
 //
+//   A stream whose oldest unanswered request has waited the silence bound (ttl/4) is replaced:
+//   its replica stopped (a frozen host, a partition) without closing anything, or is only slow
+//   (a cold JVM, a starved CPU). The client's later calls go over new connections
+//   (connection.ts) and a new stream is opened at once. The silent one sends nothing more but is
+//   still read (a late answer counts, dated as any other), and is never cancelled while the grant
+//   is held (grpc-js's cancel half-closes first, which the replica, once it wakes, would take for
+//   a release): only when the grant is over (released, resigned, lost), when a half-close gives
+//   back nothing still believed in.
+//
 // The server counts a renewal's validity from when it finished, and its answer may then spend
 // any time on the way. So a deadline is counted from the send time of the request whose
 // sequence the answer echoes: that renewal began after the request arrived, so this deadline
@@ -45,6 +54,26 @@ export interface StreamEnd {
 export function isFinalEnd(code: number): boolean {
   return code === Status.OK || code === Status.NOT_FOUND || code === Status.PERMISSION_DENIED
     || code === Status.UNAUTHENTICATED || code === Status.INVALID_ARGUMENT;
+}
+
+/**
+ * How long a kept stream may leave its oldest unanswered request without an answer before it
+ * counts as broken: ttl/4. A healthy replica answers each request after one Redis round, and the
+ * next request goes out a period (ttl/4) later anyway; waiting for the guarded deadline instead
+ * would lose a grant that another replica could renew.
+ */
+export function silenceMs(ttlMs: number): number {
+  return ttlMs / 4;
+}
+
+/**
+ * The metadata a grant's stream is opened with: wait for a connection to a replica rather than
+ * fail while none is up (a rolling restart), so that it starts the moment one is, whatever its
+ * reopen backoff. A candidate still waiting to lead opens without it: its refused streams count
+ * (see CampaignStream).
+ */
+export function waitingForReady(): grpc.Metadata {
+  return new grpc.Metadata({ waitForReady: true });
 }
 
 /**
@@ -252,6 +281,13 @@ export interface KeptStreamSpec<Req, Res> {
   periodMs: number;
   /** Backoff between reopens (each wait a random time between half and all of the policy's). */
   retry: RetryPolicy;
+  /**
+   * The silence bound now ({@link silenceMs} of the ttl), or undefined while no answers are to be
+   * expected (a candidate still waiting to lead).
+   */
+  silenceMs(): number | undefined;
+  /** Where `open` gets its stubs: made anew when a stream is found silent. */
+  connection?: { readonly generation: number; renew(generation: number): void };
 }
 
 /** When the last requests were sent, by sequence; older ones are too old to move a deadline. */
@@ -263,7 +299,8 @@ const REMEMBERED = 16;
  * first request again, same sequence counter) while its owner finds it worth it.
  *
  * It never cancels or half-closes a live stream unless its owner asks (grpc-js's cancel
- * half-closes first, which the server takes for a release or a resign).
+ * half-closes first, which the server takes for a release or a resign): a silent one is left
+ * open (`#abandoned`) until the owner is done with the grant.
  */
 export class KeptStream<Req, Res> {
   events: KeptStreamEvents<Res>;
@@ -279,6 +316,17 @@ export class KeptStream<Req, Res> {
   #timer: NodeJS.Timeout | undefined;
   #reopen: NodeJS.Timeout | undefined;
   #failures = 0;
+  /** The highest sequence an answer on the open stream echoed. */
+  #echoed = 0;
+  /** The connection generation the open stream was opened on. */
+  #openedOn = 0;
+  /** The pending silence check, with the clock that started it. */
+  #silence: { clock: Clock; timer: ClockTimer } | undefined;
+  /**
+   * Streams left for their silence, with the first sequence each sent: open until they end, or
+   * until the owner is done; their late answers still count.
+   */
+  readonly #abandoned = new Map<grpc.ClientDuplexStream<Req, Res>, number>();
   /** The owner half-closed (or cancelled): no more requests, no events. */
   #closing = false;
   /** Ended for good (a final end, or not resumed). */
@@ -338,6 +386,7 @@ export class KeptStream<Req, Res> {
    * and half-closed at once. Once the stream ended for good, resolves with that end.
    */
   halfClose(): Promise<StreamEnd> {
+    this.#dropAbandoned();
     if (this.#finalEnd !== undefined && this.#closed === undefined) {
       return Promise.resolve(this.#finalEnd);
     }
@@ -383,6 +432,7 @@ export class KeptStream<Req, Res> {
   cancel(): boolean {
     this.#closing = true;
     this.#stopTimers();
+    this.#dropAbandoned();
     const call = this.#call;
     if (call === undefined) {
       return false;
@@ -398,11 +448,14 @@ export class KeptStream<Req, Res> {
   }
 
   #openCall(): grpc.ClientDuplexStream<Req, Res> {
+    const generation = this.#spec.connection?.generation ?? 0;
     const call = this.#spec.open();
     this.#call = call;
+    this.#openedOn = generation;
     this.#streams++;
     this.#openedAt = now();
     this.#firstOfCall = this.#nextSequence;
+    this.#echoed = 0;
     call.on('data', (response: Res) => this.#answered(call, response));
     // Every failure also comes as 'status'; without a listener 'error' would be thrown.
     call.on('error', () => {});
@@ -417,6 +470,7 @@ export class KeptStream<Req, Res> {
     this.#sent.set(sequence, now());
     this.#sent.delete(sequence - REMEMBERED);
     call.write({ ...this.#spec.request(first), sequence: String(sequence) } as unknown as Req);
+    this.#watchSilence();
     return sequence;
   }
 
@@ -429,6 +483,7 @@ export class KeptStream<Req, Res> {
   }
 
   #stopTimers(): void {
+    this.#unwatchSilence();
     if (this.#timer !== undefined) {
       clearInterval(this.#timer);
       this.#timer = undefined;
@@ -448,25 +503,36 @@ export class KeptStream<Req, Res> {
   }
 
   #take(call: grpc.ClientDuplexStream<Req, Res>, response: Res): void {
-    if (call !== this.#call || this.#closing) {
+    const current = call === this.#call;
+    // A silent stream that answers late: a replica that was only slow. Its answer is dated by
+    // the send time of the request it echoes, as any other.
+    const firstOfCall = current ? this.#firstOfCall : this.#abandoned.get(call);
+    if (firstOfCall === undefined || this.#closing) {
       return;
     }
     const sequence = Number(this.#spec.sequenceOf(response));
+    if (current && sequence > this.#echoed) {
+      this.#echoed = sequence; // it answers every earlier request too: the server renews for the latest
+    }
     const sentAt = this.#sent.get(sequence);
-    // Not an answer this client can date (a sequence it never sent, or sent on an earlier
+    // Not an answer this client can date (a sequence it never sent, or sent on another
     // stream), or one dated before a change its owner made: it moves nothing.
-    if (sentAt === undefined || sequence < this.#firstOfCall || sequence < this.#ignoreBefore) {
+    if (sentAt === undefined || sequence < firstOfCall || sequence < this.#ignoreBefore) {
       return;
     }
-    this.#failures = 0;
+    if (current) {
+      this.#failures = 0;
+    }
     this.events.answered(response, sentAt, sequence);
   }
 
   #ended(call: grpc.ClientDuplexStream<Req, Res>, end: StreamEnd): void {
     if (call !== this.#call) {
+      this.#abandoned.delete(call); // a silent stream that ended after all
       return;
     }
     this.#call = undefined;
+    this.#unwatchSilence();
     if (this.#timer !== undefined) {
       clearInterval(this.#timer);
       this.#timer = undefined;
@@ -475,20 +541,34 @@ export class KeptStream<Req, Res> {
       this.#resolveClosed?.(end);
       return;
     }
+    this.#broken(end, false);
+  }
+
+  /**
+   * The open stream is over without its owner asking (`silent`: it was left for its silence):
+   * a loss, or a new stream with the same first request after a backoff with jitter, after the
+   * server's pushback (rule 17), or at once after a silence. A pushback may
+   * outlast the guarded deadline: the lifetime's own timer reports the loss then, and the reopen
+   * finds the stream closing.
+   */
+  #broken(end: StreamEnd, silent: boolean): void {
     // "Do not retry" (rule 17) ends it as a final status does: a loss with the UNAVAILABLE.
-    if (isFinalEnd(end.code) || end.pushbackMs === DO_NOT_RETRY
+    if ((!silent && (isFinalEnd(end.code) || end.pushbackMs === DO_NOT_RETRY))
       || !this.events.resumable(end, now() - this.#openedAt)) {
       this.#finalEnd = end;
       this.#closing = true;
+      this.#dropAbandoned();
       this.events.ended(end);
       return;
     }
-    // Resume: the same first request on a new stream, after a backoff with jitter, or after
-    // the server's pushback (rule 17). A pushback may outlast the guarded deadline: the
-    // lifetime's own timer reports the loss then, and the reopen finds the stream closing.
     this.#failures++;
     const backoff = this.#spec.retry.backoffMs(this.#failures);
-    const wait = end.pushbackMs !== undefined ? jittered(end.pushbackMs) : backoff / 2 + Math.random() * (backoff / 2);
+    // A silence took a bound of time already: the next stream goes at once (the failures go on
+    // counting, for the backoff of a later end of another kind).
+    let wait = 0;
+    if (!silent) {
+      wait = end.pushbackMs !== undefined ? jittered(end.pushbackMs) : backoff / 2 + Math.random() * (backoff / 2);
+    }
     this.#reopen = setTimeout(() => {
       this.#reopen = undefined;
       if (this.#closing) {
@@ -504,5 +584,84 @@ export class KeptStream<Req, Res> {
         this.events.ended(closed);
       }
     }, wait);
+  }
+
+  /** When the open stream counts as silent, or undefined while nothing is outstanding. */
+  #silentAt(): number | undefined {
+    if (this.#call === undefined || this.#closing) {
+      return undefined;
+    }
+    const bound = this.#spec.silenceMs();
+    if (bound === undefined) {
+      return undefined;
+    }
+    // The oldest request of this stream that no answer echoed (one too old to be remembered
+    // was sent earlier still: a later send time only delays the silence by a period).
+    for (let sequence = Math.max(this.#firstOfCall, this.#echoed + 1); sequence < this.#nextSequence; sequence++) {
+      const sentAt = this.#sent.get(sequence);
+      if (sentAt !== undefined) {
+        return sentAt + bound;
+      }
+    }
+    return undefined;
+  }
+
+  /** Arms the silence check unless one is pending (it arms itself again when it fires early). */
+  #watchSilence(): void {
+    if (this.#silence !== undefined) {
+      return;
+    }
+    const due = this.#silentAt();
+    if (due === undefined) {
+      return;
+    }
+    const { clock } = seams;
+    const timer = clock.setTimeout(() => {
+      this.#silence = undefined;
+      const at = this.#silentAt();
+      if (at === undefined) {
+        return;
+      }
+      if (now() < at) {
+        this.#watchSilence(); // answered meanwhile, or a later request is the oldest now
+        return;
+      }
+      this.#leaveSilent();
+    }, Math.max(0, Math.ceil(due - now())));
+    timer.unref();
+    this.#silence = { clock, timer };
+  }
+
+  #unwatchSilence(): void {
+    if (this.#silence !== undefined) {
+      this.#silence.clock.clearTimeout(this.#silence.timer);
+      this.#silence = undefined;
+    }
+  }
+
+  /** The open stream is silent: left open (not cancelled: see the class), and replaced. */
+  #leaveSilent(): void {
+    const call = this.#call;
+    if (call === undefined) {
+      return;
+    }
+    this.#abandoned.set(call, this.#firstOfCall);
+    this.#call = undefined;
+    if (this.#timer !== undefined) {
+      clearInterval(this.#timer);
+      this.#timer = undefined;
+    }
+    this.#spec.connection?.renew(this.#openedOn);
+    const bound = this.#spec.silenceMs() ?? 0;
+    this.#broken({ code: Status.UNAVAILABLE,
+      details: `no answer within ${Math.round(bound)} ms: the ${this.#spec.what} was silent` }, true);
+  }
+
+  /** The owner is done with the grant: the silent streams may end now (see the class). */
+  #dropAbandoned(): void {
+    for (const call of this.#abandoned.keys()) {
+      call.cancel();
+    }
+    this.#abandoned.clear();
   }
 }

@@ -1,7 +1,7 @@
 import { inspect, type InspectOptions } from 'node:util';
 import { status as Status } from '@grpc/grpc-js';
 import { LeaseLostError, LockServiceError, abortable, abortedError } from './errors';
-import { KeptStream, Lifetime, guardMs, shortenedDeadline, type LostCallback } from './kept';
+import { KeptStream, Lifetime, guardMs, shortenedDeadline, silenceMs, waitingForReady, type LostCallback } from './kept';
 import type { ExtendResponse__Output } from './proto/redlock/v1/ExtendResponse';
 import type { KeepAliveRequest } from './proto/redlock/v1/KeepAliveRequest';
 import type { KeepAliveResponse__Output } from './proto/redlock/v1/KeepAliveResponse';
@@ -280,11 +280,13 @@ export class Lease {
       const token = this.#token;
       this.#kept = new KeptStream<KeepAliveRequest, KeepAliveResponse__Output>({
         what: `KeepAlive stream of resource '${resource}'`,
-        open: () => this.#transport.stub.KeepAlive(),
+        open: () => this.#transport.stub.KeepAlive(waitingForReady()),
         request: () => ({ resource, token, ttl: toDuration(this.#ttlMs), permit }),
         sequenceOf: (response) => response.sequence,
         periodMs: this.#ttlMs / 4,
         retry: this.#transport.retry,
+        silenceMs: () => silenceMs(this.#ttlMs),
+        connection: this.#transport.connection,
       }, {
         answered: (response, sentAt, sequence) => {
           if (response.lease === null) {

@@ -1,10 +1,17 @@
+import { status } from '@grpc/grpc-js';
+import { retryWaitMs } from './pushback';
+
 /**
  * How UNAVAILABLE (and, for Acquire, DEADLINE_EXCEEDED) is retried: the same call with the
  * same token, so a retry can never take a second lock. Backoff doubles from
- * `initialBackoffMs` up to `maxBackoffMs`.
+ * `initialBackoffMs` up to `maxBackoffMs`. UNAVAILABLE is retried until the call's own deadline
+ * (see {@link unaryRetryWaitMs}).
  */
 export interface RetryOptions {
-  /** Attempts in all, the first included (default 4). */
+  /**
+   * Attempts of an Acquire that end DEADLINE_EXCEEDED, the first included, and of a candidate's
+   * Campaign streams refused in a row (default 4). 1: no retries of anything.
+   */
   maxAttempts?: number;
   /** Backoff after the first failed attempt (default 50 ms). */
   initialBackoffMs?: number;
@@ -33,4 +40,36 @@ export class RetryPolicy {
   backoffMs(attempt: number): number {
     return Math.min(this.initialBackoffMs * 2 ** Math.min(attempt - 1, 20), this.maxBackoffMs);
   }
+}
+
+/**
+ * Whether, and after how long, a failed unary call is tried again: one decision for every
+ * idempotent unary call (Release, Extend, Leader, Acquire with the client's own token, and the
+ * fire-and-forget Releases). Returns the wait in ms, or undefined: do not retry.
+ *
+ * UNAVAILABLE is retried until the call's own deadline (`deadline`, on the client's clock: the
+ * call timeout from the first attempt; for an Acquire, its wait on top), not for a fixed number
+ * of attempts: a replica that restarts is refused for as long as it takes to come back, longer
+ * than four quick attempts. Each retry waits the policy's backoff after attempt `attempt`, or the
+ * server's pushback with jitter (rule 17; `DO_NOT_RETRY` stops); a wait that would end past the
+ * deadline is not begun. DEADLINE_EXCEEDED is retried only by an Acquire (`timeouts`: how many
+ * of its attempts ended so), for the policy's attempts: each attempt has a timeout of its own
+ * there, so time cannot bound it. A policy of one attempt retries nothing.
+ */
+export function unaryRetryWaitMs(code: number, pushbackMs: number | undefined, attempt: number,
+  policy: RetryPolicy, nowMs: number, deadlineMs: number, timeouts?: number): number | undefined {
+  if (policy.maxAttempts <= 1) {
+    return undefined;
+  }
+  const wait = retryWaitMs(pushbackMs, policy.backoffMs(attempt));
+  if (wait === undefined) {
+    return undefined;
+  }
+  if (code === status.UNAVAILABLE) {
+    return nowMs + wait < deadlineMs ? wait : undefined;
+  }
+  if (code === status.DEADLINE_EXCEEDED && timeouts !== undefined) {
+    return timeouts < policy.maxAttempts ? wait : undefined;
+  }
+  return undefined;
 }

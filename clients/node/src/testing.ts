@@ -1,6 +1,8 @@
 // Test-only seams (not part of the package's API, not exported by index.ts): a clock a test
 // moves by hand, and a hook to wait until the client has processed an answer, so that a test
 // asserts on what happened instead of sleeping and asserting on what did not.
+import { transportOf, type LockClient } from './client';
+import type { DescribeResponse__Output } from './proto/redlock/v1/DescribeResponse';
 import { seams, systemClock, type Clock, type ClockTimer } from './time';
 
 interface ManualTimer extends ClockTimer {
@@ -87,4 +89,16 @@ export function onAnswerProcessed(hook: (stream: string, response: unknown) => v
   return () => {
     seams.answerProcessed = undefined;
   };
+}
+
+/**
+ * A Describe of `resource` through `client`'s own path for idempotent unary calls (its current
+ * connection, the call timeout, UNAVAILABLE retried until then): for the conformance runner,
+ * since the client has no Describe of its own. Resolves with whether a quorum holds it.
+ */
+export async function describeHeld(client: LockClient, resource: string): Promise<boolean> {
+  const response = await transportOf(client).call<DescribeResponse__Output>(
+    (stub, options, callback) => stub.Describe({ resource }, options, callback), resource,
+    { what: `describe of resource '${resource}'` });
+  return response.held;
 }

@@ -1,11 +1,12 @@
-// One channel to redlockd and the unary calls over it: deadlines, retries of UNAVAILABLE,
-// errors as LockServiceError. Internal to the package.
+// The unary calls over the client's connection: deadlines, retries of UNAVAILABLE until the
+// call's own deadline, errors as LockServiceError. Internal to the package.
 import * as grpc from '@grpc/grpc-js';
+import type { Connection } from './connection';
 import { abortedError, errorFromStatus } from './errors';
 import type { LockServiceClient } from './proto/redlock/v1/LockService';
-import { pushbackOf, retryWaitMs } from './pushback';
-import type { RetryPolicy } from './retry';
-import { sleep } from './time';
+import { pushbackOf } from './pushback';
+import { unaryRetryWaitMs, type RetryPolicy } from './retry';
+import { now, sleep } from './time';
 
 /** How one call ended: its answer, or its status (and the server's pushback, rule 17). */
 export type Outcome<T> = { ok: true; value: T }
@@ -20,10 +21,15 @@ export type Invoke<T> = (
 
 export class Transport {
   constructor(
-    readonly stub: LockServiceClient,
+    readonly connection: Connection,
     readonly callTimeoutMs: number,
     readonly retry: RetryPolicy,
   ) {}
+
+  /** LockService on the connection's current channel. */
+  get stub(): LockServiceClient {
+    return this.connection.lock;
+  }
 
   /**
    * One attempt with a deadline `timeoutMs` from now. Aborting the signal cancels the call
@@ -58,29 +64,30 @@ export class Transport {
   }
 
   /**
-   * A unary call with the call timeout; UNAVAILABLE is retried by the policy while
-   * `stillWorthIt()` holds. Rejects with a LockServiceError naming `resource`; with a CANCELLED
-   * one (the signal's reason as cause) when `signal` aborts it, which cancels the call under way.
+   * A unary call that is over by `deadline` (on the client's clock; default: the call timeout
+   * from now); UNAVAILABLE is retried until then (see unaryRetryWaitMs) while `stillWorthIt()`
+   * holds. Rejects with a LockServiceError naming `resource`; with a CANCELLED one (the signal's
+   * reason as cause) when `signal` aborts it, which cancels the call under way.
    */
   async call<T>(invoke: Invoke<T>, resource: string,
-    opts: { stillWorthIt?: () => boolean; signal?: AbortSignal; what?: string } = {}): Promise<T> {
+    opts: { stillWorthIt?: () => boolean; signal?: AbortSignal; what?: string; deadline?: number } = {}): Promise<T> {
     const { signal } = opts;
     const stillWorthIt = opts.stillWorthIt ?? (() => true);
+    const deadline = opts.deadline ?? now() + this.callTimeoutMs;
     const aborted = () => abortedError(opts.what ?? `the call about '${resource}'`, resource, signal);
     if (signal?.aborted) {
       throw aborted();
     }
     for (let attempt = 1; ; attempt++) {
-      const outcome = await this.once(invoke, this.callTimeoutMs, signal);
+      const outcome = await this.once(invoke, deadline - now(), signal);
       if (signal?.aborted) {
         throw aborted();
       }
       if (outcome.ok) {
         return outcome.value;
       }
-      const wait = retryWaitMs(outcome.pushbackMs, this.retry.backoffMs(attempt));
-      if (outcome.code !== grpc.status.UNAVAILABLE || attempt >= this.retry.maxAttempts || wait === undefined
-        || !stillWorthIt()) {
+      const wait = unaryRetryWaitMs(outcome.code, outcome.pushbackMs, attempt, this.retry, now(), deadline);
+      if (wait === undefined || !stillWorthIt()) {
         throw errorFromStatus(outcome.code, outcome.details, resource);
       }
       try {
@@ -94,15 +101,21 @@ export class Transport {
   /**
    * Fire and forget: a Release nobody waits for (the lease runs out by itself if it fails), one
    * per permit in `permits` (0: the lock), each sent when the one before it ended, so that giving
-   * back every permit of a large semaphore is no burst.
+   * back every permit of a large semaphore is no burst. UNAVAILABLE is retried as any unary
+   * call's (a replica going away must not keep the grant held while another could free it), all
+   * of it within one call timeout from now.
    */
   releaseQuietly(resource: string, token: string, permits: readonly number[] = [0]): void {
+    const deadline = now() + this.callTimeoutMs;
     void (async () => {
       for (const permit of permits) {
-        // A closed channel throws as the call starts: nothing to do then.
-        await this.once((stub, options, callback) => stub.Release({ resource, token, permit }, options, callback),
-          this.callTimeoutMs);
+        try {
+          await this.call((stub, options, callback) => stub.Release({ resource, token, permit }, options, callback),
+            resource, { deadline });
+        } catch {
+          // Not reachable in time (or the channel is closed): the lease runs out by itself.
+        }
       }
-    })().catch(() => {});
+    })();
   }
 }

@@ -56,21 +56,34 @@ test('DEADLINE_EXCEEDED is retried with the same token and the wait that is left
   assert.ok(millis(second.wait) < 100, `the retry sends the wait that is left, not ${millis(second.wait)}`);
 });
 
-test('an Acquire given up after its retries releases its token', async (t) => {
+test('UNAVAILABLE is retried until the Acquire\'s own deadline (wait + call timeout), then its token is released', async (t) => {
   const { fake, client } = await setup(t, {
     acquire: (call, cb) => cb(failure(status.UNAVAILABLE, 'only 2 of 5 nodes answered')),
-  }, { retry: { maxAttempts: 3, initialBackoffMs: 5, maxBackoffMs: 5 } });
-  await assert.rejects(client.acquire('gone', { ttlMs: 1000 }), (e) => {
+  }, { callTimeoutMs: 300, retry: { maxAttempts: 3, initialBackoffMs: 5, maxBackoffMs: 5 } });
+  const started = performance.now();
+  await assert.rejects(client.acquire('gone', { ttlMs: 1000, waitMs: 200 }), (e) => {
     assert.ok(e instanceof LockServiceError);
     assert.ok(!(e instanceof LockNotAcquiredError));
     assert.equal(e.codeName, 'UNAVAILABLE');
     assert.equal(e.code, status.UNAVAILABLE);
     return true;
   });
-  assert.equal(fake.seen.acquire.length, 3);
+  const elapsed = performance.now() - started;
+  assert.ok(fake.seen.acquire.length > 3, `${fake.seen.acquire.length} attempts: more than the policy's 3`);
+  assert.ok(elapsed > 500 - 5 - 50, `given up after ${elapsed} ms, before its deadline`);
+  assert.ok(elapsed < 500 + 1000, `given up ${elapsed} ms after it started`);
+  assert.equal(new Set(fake.seen.acquire.map((a) => a.request.token)).size, 1);
   assert.ok(await eventually(() => fake.seen.release.length === 1), 'a Release is sent');
   assert.equal(fake.seen.release[0].request.token, fake.seen.acquire[0].request.token);
   assert.equal(fake.seen.release[0].request.resource, 'gone');
+});
+
+test('a policy of one attempt retries nothing', async (t) => {
+  const { fake, client } = await setup(t, {
+    acquire: (call, cb) => cb(failure(status.UNAVAILABLE, 'only 2 of 5 nodes answered')),
+  }, { retry: { maxAttempts: 1 } });
+  await assert.rejects(client.acquire('gone', { ttlMs: 1000 }), (e) => e.codeName === 'UNAVAILABLE');
+  assert.equal(fake.seen.acquire.length, 1);
 });
 
 test('an Acquire aborted through its signal is cancelled and releases its token', async (t) => {

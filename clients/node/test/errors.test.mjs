@@ -29,7 +29,7 @@ async function closedPort() {
 
 test('a connection error ends with its last error, not with a dangling "Resolution note:"', async (t) => {
   const client = new LockClient(`127.0.0.1:${await closedPort()}`, {
-    retry: { maxAttempts: 2, initialBackoffMs: 10, maxBackoffMs: 20 },
+    callTimeoutMs: 300, retry: { maxAttempts: 2, initialBackoffMs: 10, maxBackoffMs: 20 },
   });
   t.after(() => client.close());
   await assert.rejects(client.acquire('orders/1', { ttlMs: 1000 }), (e) => {

@@ -36,8 +36,9 @@ export async function eventually(condition, ms = 2000) {
 
 /**
  * Starts a fake server. `handlers` may define acquire(call, callback, n), extend(call, callback),
- * release(call, callback) and keepAlive(stream, request, n) (called for each request of a
- * stream; `stream.ended` is set on half-close, after which `onEnd(stream)` runs: default OK).
+ * release(call, callback, n) and keepAlive(stream, request, n) (called for each request of a
+ * stream; `stream.ended` is set on half-close, after which `onEnd(stream)` runs: default OK;
+ * `stream.cancelled` when the client cancels).
  *
  * ElectionService: campaign(stream, request, n) for each request of a Campaign stream (n counts
  * that stream's requests; `stream.index` is the stream's place in seen.campaignStreams), and
@@ -69,7 +70,7 @@ export async function startFake(handlers = {}) {
     },
     Release(call, callback) {
       seen.release.push({ request: call.request, at: performance.now() });
-      (handlers.release ?? ((c, cb) => cb(null, { released: true })))(call, callback);
+      (handlers.release ?? ((c, cb) => cb(null, { released: true })))(call, callback, seen.release.length);
     },
     KeepAlive(stream) {
       seen.streams.push(stream);
@@ -84,6 +85,7 @@ export async function startFake(handlers = {}) {
         stream.ended = true;
         (handlers.onEnd ?? ((s) => s.end()))(stream);
       });
+      stream.on('cancelled', () => { stream.cancelled = true; });
       stream.on('error', () => {});
     },
     Describe(call, callback) {

@@ -78,7 +78,7 @@ test('a retry keeps the token and the permits', async (t) => {
 test('given up before any answer, every permit is given back', async (t) => {
   const { fake, client } = await setup(t, {
     acquire: (call, cb) => cb(failure(status.UNAVAILABLE, 'only 2 of 5 nodes answered')),
-  }, { retry: { maxAttempts: 2, initialBackoffMs: 5, maxBackoffMs: 5 } });
+  }, { callTimeoutMs: 200, retry: { maxAttempts: 2, initialBackoffMs: 5, maxBackoffMs: 5 } });
   await assert.rejects(client.acquirePermit('jobs', 3, { ttlMs: 1000 }),
     (e) => e instanceof LockServiceError && e.codeName === 'UNAVAILABLE');
   const token = fake.seen.acquire[0].request.token;
@@ -93,7 +93,7 @@ test('given up after an answer named the permit, that permit is given back', asy
       if (n === 1) setTimeout(() => grant(call, cb, 2, 500), 300); // 300 of 500 ms gone: asked again
       else cb(failure(status.UNAVAILABLE, 'only 2 of 5 nodes answered'));
     },
-  });
+  }, { callTimeoutMs: 500 });
   await assert.rejects(client.acquirePermit('jobs', 3, { ttlMs: 500 }), LockServiceError);
   assert.ok(await eventually(() => fake.seen.release.length >= 1));
   await sleep(100); // no other Release follows

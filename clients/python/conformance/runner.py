@@ -24,6 +24,7 @@ import grpc
 
 import redlockd
 from redlockd import Leader, Lease, Leadership, LeaseLost, LockClient, LockServiceError
+from redlockd._proto import lock_pb2
 
 ORIGIN = time.monotonic()
 
@@ -53,6 +54,18 @@ def error_fact(error: BaseException) -> Facts:
     if isinstance(error, LockServiceError):
         return describe(error)
     return {"type": type(error).__name__, "code": "UNKNOWN", "message": str(error)}
+
+
+def outcome_of(call: Callable[[], Any]) -> Any:
+    """release-during-restart's notes: what ``call()`` returned, or the error it raised."""
+    try:
+        return call()
+    except LockServiceError as e:
+        return describe(e)
+
+
+#: release-during-restart: rounds, each under a replica's SIGTERM.
+RESTART_ROUNDS = 3
 
 
 def not_released(permit: int) -> Facts:
@@ -473,6 +486,24 @@ class Runner:
         facts["resigned"] = leadership.resign()
         return facts
 
+    def release_during_restart(self) -> Facts:
+        """Unary calls right after a replica got SIGTERM: each must reach a replica that is up
+        within its own deadline (they retry UNAVAILABLE until then). The client has no Describe
+        of its own: it goes through the client's call path for idempotent unary calls."""
+        client = self.client()
+        extends: List[Any] = []
+        describes: List[Any] = []
+        releases: List[Any] = []
+        for _ in range(RESTART_ROUNDS):
+            lease = client.acquire(self.resource, ttl=10, wait=0)
+            self.await_point("held")  # the harness sends SIGTERM to a replica, and answers at once
+            extends.append(outcome_of(lambda: lease.extend(10) and "ok"))
+            describes.append(outcome_of(lambda: bool(client._unary(
+                client._calls.lock_stub.Describe,
+                lock_pb2.DescribeRequest(resource=self.resource))[0].held)))
+            releases.append(outcome_of(lease.release))
+        return {"extends": extends, "describes": describes, "releases": releases}
+
     def shutdown_race(self) -> Facts:
         lease = self.client().acquire(self.resource, ttl=2, wait=0)
         self.beliefs.watch("lease", lease)
@@ -607,6 +638,12 @@ SCENARIOS = {
     "observe": Runner.observe,
     "extend-while-kept": Runner.extend_while_kept,
     "replica-restart": Runner.replica_restart,
+    # Issue 40's faults are the harness's; the runner does what it does for replica-restart.
+    "replica-silent": Runner.replica_restart,
+    "replica-blackhole": Runner.replica_restart,
+    "replica-minority": Runner.replica_restart,
+    "rolling-restart-fast": Runner.replica_restart,
+    "release-during-restart": Runner.release_during_restart,
     "shutdown-race": Runner.shutdown_race,
     "lead": Runner.lead,
     "permits": Runner.permits,

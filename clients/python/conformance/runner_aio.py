@@ -21,9 +21,11 @@ import grpc
 
 import redlockd.aio
 from redlockd import LeaseLost, LockServiceError
+from redlockd._proto import lock_pb2
 from redlockd.aio import AsyncLease, AsyncLeadership, AsyncLockClient
-from runner import (PERMIT_WORKERS, PERMITS, PERMITS_FOR, Beliefs, Facts, describe, emit, error_fact,
-                    failed, leader_fact, ms, not_released, parse_args, permit_event, servers_of)
+from runner import (PERMIT_WORKERS, PERMITS, PERMITS_FOR, RESTART_ROUNDS, Beliefs, Facts, describe,
+                    emit, error_fact, failed, leader_fact, ms, not_released, parse_args,
+                    permit_event, servers_of)
 
 ORIGIN = time.monotonic()
 
@@ -334,6 +336,31 @@ class AsyncRunner:
         facts["resigned"] = await leadership.resign()
         return facts
 
+    async def release_during_restart(self) -> Facts:
+        """As runner.py's: unary calls right after a replica got SIGTERM; Describe through the
+        client's call path for idempotent unary calls (the client has no Describe of its own)."""
+        client = self.client()
+        extends: List[Any] = []
+        describes: List[Any] = []
+        releases: List[Any] = []
+
+        async def extend(lease: AsyncLease) -> str:
+            await lease.extend(10)
+            return "ok"
+
+        async def held() -> bool:
+            response, _ = await client._calls.unary(
+                client._calls.lock_stub.Describe, lock_pb2.DescribeRequest(resource=self.resource))
+            return bool(response.held)
+
+        for _ in range(RESTART_ROUNDS):
+            lease = await client.acquire(self.resource, ttl=10, wait=0)
+            await self.await_point("held")  # the harness sends SIGTERM to a replica, and answers at once
+            extends.append(await outcome_of(extend(lease)))
+            describes.append(await outcome_of(held()))
+            releases.append(await outcome_of(lease.release()))
+        return {"extends": extends, "describes": describes, "releases": releases}
+
     async def shutdown_race(self) -> Facts:
         lease = await self.client().acquire(self.resource, ttl=2, wait=0)
         self.beliefs.watch("lease", lease)
@@ -439,6 +466,14 @@ class AsyncRunner:
         return facts
 
 
+async def outcome_of(call: Awaitable[Any]) -> Any:
+    """What ``call`` returned, or the error it raised (as runner.outcome_of)."""
+    try:
+        return await call
+    except LockServiceError as e:
+        return describe(e)
+
+
 async def wait_event(event: asyncio.Event, timeout: float) -> None:
     try:
         await asyncio.wait_for(event.wait(), timeout)
@@ -466,6 +501,12 @@ SCENARIOS: Dict[str, Callable[[AsyncRunner], Awaitable[Facts]]] = {
     "observe": AsyncRunner.observe,
     "extend-while-kept": AsyncRunner.extend_while_kept,
     "replica-restart": AsyncRunner.replica_restart,
+    # Issue 40's faults are the harness's; the runner does what it does for replica-restart.
+    "replica-silent": AsyncRunner.replica_restart,
+    "replica-blackhole": AsyncRunner.replica_restart,
+    "replica-minority": AsyncRunner.replica_restart,
+    "rolling-restart-fast": AsyncRunner.replica_restart,
+    "release-during-restart": AsyncRunner.release_during_restart,
     "shutdown-race": AsyncRunner.shutdown_race,
     "lead": AsyncRunner.lead,
     "permits": AsyncRunner.permits,

@@ -36,6 +36,10 @@ class FakeLockService(lock_pb2_grpc.LockServiceServicer):
         self.extends: List[lock_pb2.ExtendRequest] = []
         self.releases: List[lock_pb2.ReleaseRequest] = []
         self.keep_alive_requests: List[Tuple[lock_pb2.KeepAliveRequest, float]] = []
+        # Per stream, once it ends: "half-closed" or "cancelled"; only with note_ends (telling
+        # them apart holds a half-close back for 200 ms, see ended_how).
+        self.note_ends = False
+        self.keep_alive_ends: List[str] = []
         self._fencing = itertools.count(100)
         self._released_tokens: set = set()
         # Scripts: each gets (request, context, call number) and answers or aborts.
@@ -73,9 +77,15 @@ class FakeLockService(lock_pb2_grpc.LockServiceServicer):
 
     def KeepAlive(self, request_iterator, context):
         def recorded() -> Iterator[lock_pb2.KeepAliveRequest]:
-            for request in request_iterator:
-                self._record(self.keep_alive_requests, (request, time.monotonic()))
-                yield request
+            try:
+                for request in request_iterator:
+                    self._record(self.keep_alive_requests, (request, time.monotonic()))
+                    yield request
+            except grpc.RpcError:
+                self._record(self.keep_alive_ends, "cancelled")
+                return
+            if self.note_ends:
+                self._record(self.keep_alive_ends, ended_how(context))
         yield from self.on_keep_alive(recorded(), context)
 
     # --- default scripts ---------------------------------------------------------------------
@@ -143,12 +153,7 @@ class FakeElectionService(election_pb2_grpc.ElectionServiceServicer):
             except grpc.RpcError:
                 self._record(self.campaign_ends, "cancelled")
                 return
-            # A cancel can also end the requests as a half-close does, just before the server
-            # marks the call cancelled: give it a moment to show.
-            until = time.monotonic() + 0.2
-            while context.is_active() and time.monotonic() < until:
-                time.sleep(0.005)
-            self._record(self.campaign_ends, "half-closed" if context.is_active() else "cancelled")
+            self._record(self.campaign_ends, ended_how(context))
         yield from self.on_campaign(recorded(), context)
 
     def Leader(self, request, context):
@@ -173,6 +178,16 @@ class FakeElectionService(election_pb2_grpc.ElectionServiceServicer):
         yield election_pb2.ObserveResponse()
         while context.is_active():
             time.sleep(0.01)
+
+
+def ended_how(context) -> str:
+    """How a stream's requests ended without an error: "half-closed", or "cancelled" (a cancel
+    can also end the requests as a half-close does, just before the server marks the call
+    cancelled: it is given a moment to show)."""
+    until = time.monotonic() + 0.2
+    while context.is_active() and time.monotonic() < until:
+        time.sleep(0.005)
+    return "half-closed" if context.is_active() else "cancelled"
 
 
 def campaign_answer(request, term: int, validity: Optional[float] = None, sequence: Optional[int] = None,
@@ -239,13 +254,13 @@ class ManualClock:
 class Replica:
     """One fake redlockd replica: both services on a real localhost gRPC server."""
 
-    def __init__(self) -> None:
+    def __init__(self, port: int = 0) -> None:
         self.fake = FakeLockService()
         self.elections = FakeElectionService()
         self.server = grpc.server(futures.ThreadPoolExecutor(max_workers=16))
         lock_pb2_grpc.add_LockServiceServicer_to_server(self.fake, self.server)
         election_pb2_grpc.add_ElectionServiceServicer_to_server(self.elections, self.server)
-        self.port = self.server.add_insecure_port("127.0.0.1:0")
+        self.port = self.server.add_insecure_port(f"127.0.0.1:{port}")
         self.server.start()
         self.target = f"127.0.0.1:{self.port}"
 

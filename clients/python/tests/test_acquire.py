@@ -75,20 +75,38 @@ class AcquireTest(FakeServerCase, unittest.TestCase):
         self.assertEqual(len(self.fake.acquires), 2)
         self.assertEqual(self.fake.acquires[0][0].token, self.fake.acquires[1][0].token)
 
-    def test_a_given_up_acquire_releases_its_token(self):
+    def test_unavailable_is_retried_until_the_call_deadline_then_the_token_is_given_back(self):
         def always_unavailable(request, context, n):
             context.abort(grpc.StatusCode.UNAVAILABLE, "only 2 of 5 Redis nodes answered")
 
         self.fake.on_acquire = always_unavailable
-        client = self.make_client(retry=RetryPolicy(max_attempts=3, initial_backoff=0.01, max_backoff=0.01))
+        client = self.make_client(call_timeout=0.3, retry=RetryPolicy(
+            max_attempts=3, initial_backoff=0.01, max_backoff=0.01))
+        start = time.monotonic()
         with self.assertRaises(LockServiceError) as caught:
-            client.acquire("orders/1", ttl=10)
+            client.acquire("orders/1", ttl=10, wait=0.2)
+        elapsed = time.monotonic() - start
         self.assertNotIsInstance(caught.exception, LockNotAcquired)
         self.assertEqual(caught.exception.code, grpc.StatusCode.UNAVAILABLE)
-        self.assertEqual(len(self.fake.acquires), 3)
+        # Until the Acquire's own deadline (wait + call timeout), not for the policy's 3 attempts.
+        self.assertGreater(len(self.fake.acquires), 3)
+        self.assertGreater(elapsed, 0.5 - 0.01 - 0.05)  # the last backoff would have ended past it
+        self.assertLess(elapsed, 0.5 + 1.0)
+        self.assertEqual(len({r.token for r, _ in self.fake.acquires}), 1)
         self.assertTrue(self.fake.wait_for(lambda: self.fake.releases), "no Release of the given-up token")
         self.assertEqual(self.fake.releases[0].token, self.fake.acquires[0][0].token)
         self.assertEqual(self.fake.releases[0].resource, "orders/1")
+
+    def test_a_policy_of_one_attempt_retries_nothing(self):
+        def always_unavailable(request, context, n):
+            context.abort(grpc.StatusCode.UNAVAILABLE, "only 2 of 5 Redis nodes answered")
+
+        self.fake.on_acquire = always_unavailable
+        client = self.make_client(retry=RetryPolicy.none())
+        with self.assertRaises(LockServiceError) as caught:
+            client.acquire("orders/1", ttl=10)
+        self.assertEqual(caught.exception.code, grpc.StatusCode.UNAVAILABLE)
+        self.assertEqual(len(self.fake.acquires), 1)
 
     def test_aborted_is_lock_not_acquired_and_not_retried(self):
         def held(request, context, n):

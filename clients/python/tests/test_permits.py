@@ -60,7 +60,8 @@ class AcquirePermitTest(FakeServerCase, unittest.TestCase):
 
     def test_given_up_before_any_answer_gives_back_every_permit(self):
         self.fake.on_acquire = unavailable
-        client = self.make_client(retry=RetryPolicy(max_attempts=2, initial_backoff=0.01, max_backoff=0.01))
+        client = self.make_client(call_timeout=0.2,
+                                  retry=RetryPolicy(max_attempts=2, initial_backoff=0.01, max_backoff=0.01))
         with self.assertRaises(LockServiceError) as caught:
             client.acquire_permit("jobs", 3, ttl=10)
         self.assertEqual(caught.exception.code, grpc.StatusCode.UNAVAILABLE)
@@ -78,7 +79,7 @@ class AcquirePermitTest(FakeServerCase, unittest.TestCase):
 
         self.fake.on_acquire = late_then_unavailable
         with self.assertRaises(LockServiceError):
-            self.client.acquire_permit("jobs", 3, ttl=0.5)
+            self.make_client(call_timeout=0.5).acquire_permit("jobs", 3, ttl=0.5)
         self.assertTrue(self.fake.wait_for(lambda: self.fake.releases))
         threading.Event().wait(0.2)  # no other Release follows
         self.assertEqual([r.permit for r in self.fake.releases], [2])
@@ -210,8 +211,9 @@ class AsyncPermitTest(unittest.IsolatedAsyncioTestCase):
         self.assertEqual(lease.permit, 1)
 
         self.fake.on_acquire = unavailable
-        with self.assertRaises(LockServiceError):
-            await self.client.acquire_permit("jobs", 2, ttl=10)
+        with self.assertRaises(LockServiceError):  # retried for its call timeout, then given up
+            await AsyncLockClient(self.channel, retry=FAST_RETRY, call_timeout=0.3).acquire_permit(
+                "jobs", 2, ttl=10)
         token = self.fake.acquires[-1][0].token
         self.assertTrue(await self.wait_for(lambda: len(self.fake.releases) >= 2))
         self.assertEqual(sorted((r.token, r.permit) for r in self.fake.releases), [(token, 1), (token, 2)])

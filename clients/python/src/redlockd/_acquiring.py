@@ -11,7 +11,8 @@ import grpc
 from . import _durations
 from ._clock import Clock
 from ._proto import lock_pb2
-from ._pushback import DO_NOT_RETRY, jittered, pushback_of
+from ._pushback import pushback_of
+from ._retrying import retry_wait
 from ._tokens import new_token
 from .errors import LockServiceError, from_rpc_error
 from .retry import RetryPolicy
@@ -68,7 +69,10 @@ class AcquirePlan:
         self._clock = clock
         self._release = give_back
         self._start = clock.now()
+        # UNAVAILABLE is retried until then (the wait, and a call timeout for the answer).
+        self._deadline = self._start + max(0.0, wait) + call_timeout
         self._attempt = 1
+        self._timeouts = 0  # attempts that ended DEADLINE_EXCEEDED: those the policy counts
         self._refreshes = 0
         self._may_hold = False  # an earlier attempt may have been granted
         self._settled = False  # the outcome is known: nothing left to give back on the way out
@@ -92,10 +96,12 @@ class AcquirePlan:
         error (giving the token back if an attempt may have been granted)."""
         code = error.code()
         unknown = code in _UNKNOWN_OUTCOME
-        pushback = pushback_of(error)
-        if unknown and self._attempt < self._retry.max_attempts and pushback != DO_NOT_RETRY:
-            # A pushback's wait comes out of the Acquire's wait too: the retry sends what is left.
-            delay = self._retry.backoff(self._attempt) if pushback is None else jittered(pushback)
+        if code == grpc.StatusCode.DEADLINE_EXCEEDED:
+            self._timeouts += 1
+        # A pushback's wait comes out of the Acquire's wait too: the retry sends what is left.
+        delay = retry_wait(code, pushback_of(error), self._attempt, self._retry,
+                           self._clock.now(), self._deadline, timeouts=self._timeouts)
+        if delay is not None:
             self._attempt += 1
             self._may_hold = True
             return delay

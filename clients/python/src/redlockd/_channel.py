@@ -11,16 +11,30 @@ __all__ = ["channel", "target"]
 _SCHEMES = ("dns:", "ipv4:", "ipv6:", "unix:", "unix-abstract:", "vsock:")
 
 
-#: round_robin over every address; a replica that restarts is reconnected within a second or
-#: so (gRPC's default reconnect backoff grows to two minutes), so that a stream resumed after a
-#: rolling restart finds every replica up again. Options given to :func:`channel` win.
-#: grpc.min_reconnect_backoff_ms stays gRPC's (20 s): gRPC takes it as the least time one
-#: connection attempt gets, so a small one gives up on a replica slow to answer its handshake
-#: (a loaded machine, a cold JVM); a refused connection is retried after the backoff all the same.
+#: The options of every channel :func:`channel` makes (options given to it win); users who
+#: make their own channel should give it the same (README "Channels you make yourself"):
+#:
+#: - round_robin over every address (rule 16), so that a stream reopened after its replica went
+#:   away reaches one that is up;
+#: - a replica that comes back is reconnected within a second (gRPC's default reconnect backoff
+#:   grows to two minutes), so that a stream resumed during a rolling restart finds it.
+#:   grpc.min_reconnect_backoff_ms stays gRPC's (20 s): gRPC takes it as the least time one
+#:   connection attempt gets, so a small one gives up on a replica slow to answer its handshake
+#:   (a loaded machine, a cold JVM); a refused connection is retried after the backoff all the same;
+#: - HTTP/2 keepalive pings every 2 s while calls are open, a connection whose ping is not
+#:   answered within 1 s closed: a replica that went silent (a frozen host, a partition) is
+#:   then left for the others, for new calls too, instead of being picked again until TCP gives
+#:   up minutes later. Pings without data are not limited in number (gRPC's default stops after
+#:   two until data is sent). The server must permit pings that often: redlockd's permits one a
+#:   second (docs/operating.md).
 _DEFAULTS: Tuple[Tuple[str, Any], ...] = (
     ("grpc.lb_policy_name", "round_robin"),
     ("grpc.initial_reconnect_backoff_ms", 100),
     ("grpc.max_reconnect_backoff_ms", 1000),
+    ("grpc.keepalive_time_ms", 2000),
+    ("grpc.keepalive_timeout_ms", 1000),
+    ("grpc.keepalive_permit_without_calls", 0),
+    ("grpc.http2.max_pings_without_data", 0),
 )
 
 

@@ -30,7 +30,7 @@ import logging
 import queue
 import threading
 import time
-from typing import Any, Callable, Iterator, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Set, Tuple
 
 import grpc
 
@@ -53,6 +53,13 @@ def stream_loss(kept: str, stream: str, subject: str, code: grpc.StatusCode, det
     if code == grpc.StatusCode.OK:
         return LeaseLost(grpc.StatusCode.UNAVAILABLE, f"the {stream} of {subject} ended unexpectedly")
     return LeaseLost(code, details or f"the {stream} of {subject} ended {code.name}")
+
+
+def silent_end(bound: Optional[float]) -> Ending:
+    """What a stream left for its silence says (in the log): UNAVAILABLE, its replica did not
+    answer within ``bound``."""
+    within = "" if bound is None else f" within {bound * 1000:.0f} ms"
+    return grpc.StatusCode.UNAVAILABLE, f"no answer{within}: the stream was silent"
 
 
 #: The guard never exceeds this: a long ttl should not give up much of its validity.
@@ -85,6 +92,32 @@ def guard(ttl: float) -> float:
     return min(ttl / 20, MAX_GUARD)
 
 
+def silence_bound(ttl: float) -> float:
+    """How long a kept stream may leave its oldest unanswered request without an answer before
+    it counts as broken: ttl/4. A replica that stopped (a frozen host, a partition, a proxy that
+    stopped forwarding) keeps its connection open and says nothing; waiting for the guarded
+    deadline would lose a grant that another replica could renew. One renewal period is enough
+    for a healthy replica: it answers each request after one Redis round, and the next request
+    goes out a period later anyway."""
+    return ttl / 4
+
+
+#: A stream opened to replace a silent one is held to this part of the silence bound until its
+#: first answer: round_robin may have put it on the silent replica again (it keeps that
+#: replica's connection until a keepalive ping finds it dead, up to 3 s), and the next pick goes
+#: to another. An answer that comes later still counts (the stream is superseded, not dropped).
+REPLACEMENT_BOUND = 1 / 3
+
+
+def bound_of(bound: Optional[float], replacing: bool, answered: bool) -> Optional[float]:
+    """The silence bound of the open stream: ``bound`` (None: no answers to expect), or a part of
+    it (:data:`REPLACEMENT_BOUND`) for a stream ``replacing`` a silent one that has not
+    ``answered`` yet."""
+    if bound is None or not replacing or answered:
+        return bound
+    return bound * REPLACEMENT_BOUND
+
+
 def shortened_deadline(sent: float, ttl: float) -> float:
     """The latest a grant renewed by a request sent at ``sent`` with ``ttl`` may be believed
     in: the request arrives after ``sent``, and the server keeps the drift (ttl * 0.01 + 2 ms)."""
@@ -107,6 +140,15 @@ class SentRequests:
     def sent_at(self, sequence: int) -> Optional[float]:
         with self._lock:
             return self._at.get(sequence)
+
+    def first_sent_from(self, sequence: int) -> Optional[float]:
+        """The send time of ``sequence``, or of the oldest request kept after it (one too old
+        to be kept was sent earlier still: a later time only delays a silence by a period)."""
+        with self._lock:
+            for kept, sent in self._at.items():
+                if kept >= sequence:
+                    return sent
+            return None
 
 
 def on_a_thread(lose: Callable[[LeaseLost], None], error: LeaseLost, what: str) -> None:
@@ -300,29 +342,117 @@ class Reopening:
         self._failures = 0
 
     def after(self, code: grpc.StatusCode, answered: bool, lived: float,
-              asked: bool, pushback: Optional[float] = None) -> Tuple[Optional[float], Optional[bool]]:
+              asked: bool, pushback: Optional[float] = None,
+              silent: bool = False) -> Tuple[Optional[float], Optional[bool]]:
         """``(delay, None)``: reopen after ``delay`` seconds. ``(None, resumable)``: the stream
         is over; ``resumable`` is what to tell its owner (False: a final status, True: resuming
         gave up), or None when the holder asked for the end and nothing is to be told.
         ``pushback``: the server's refusal (rule 17), which replaces the backoff; "do not retry"
         ends the stream like a final status. A pushback may outlast the guarded deadline: the
-        lifetime's own timer reports the loss then, and cancels the wait."""
+        lifetime's own timer reports the loss then, and cancels the wait. ``silent``: the client
+        superseded the stream because no answer came within the silence bound: the new one
+        goes at once (each silence took a bound of time already, so this cannot spin), and the
+        failures go on counting, for the backoff of a later end of another kind."""
         if asked:
             return None, None
-        if answered or lived >= _LIVED:
+        if answered or (lived >= _LIVED and not silent):
             self._failures = 0
-        if code == grpc.StatusCode.OK or code in FINAL_CODES or pushback == DO_NOT_RETRY:
+        if not silent and (code == grpc.StatusCode.OK or code in FINAL_CODES
+                           or pushback == DO_NOT_RETRY):
             return None, False
         self._failures += 1
         if not self._may_resume(self._failures):
             return None, True
+        if silent:
+            return 0.0, None
         if pushback is not None:
             return jittered(pushback), None
         return self._backoff(self._failures), None
 
+
+class SilenceWatch:
+    """The silence rule's check for one kept stream, the sync and the asyncio one alike: a
+    single pending timer at the moment the open stream would count as silent (``due()``, under
+    ``lock``: None while nothing is outstanding, or no stream is open). When it fires early (an
+    answer came, or the oldest unanswered request moved on) it arms itself again for the new
+    moment; when the moment has come, it calls ``silenced()`` (outside the lock). So a stream
+    costs one timer per renewal period at most."""
+
+    def __init__(self, clock: Clock, lock: Any, due: Callable[[], Optional[float]],
+                 silenced: Callable[[], None]) -> None:
+        self._clock = clock
+        self._lock = lock
+        self._due = due
+        self._silenced = silenced
+        self._pending: Optional[Cancellable] = None
+
+    def arm(self) -> None:
+        """After a request went out (or a stream opened): check then, unless a check is due."""
+        with self._lock:
+            if self._pending is None:
+                due = self._due()
+                if due is not None:
+                    self._pending = self._clock.at(due, self._fire)
+
+    def disarm(self) -> None:
+        with self._lock:
+            if self._pending is not None:
+                self._pending.cancel()
+                self._pending = None
+
+    def _fire(self) -> None:
+        with self._lock:
+            self._pending = None
+            due = self._due()
+            if due is None:
+                return
+            if self._clock.now() < due:
+                self._pending = self._clock.at(due, self._fire)
+                return
+        self._silenced()
+
+
+class LeftStreams:
+    """The streams a kept stream left for their silence, for the sync and the asyncio streams
+    alike: each still read until its end (a late answer counts), and cancelled once a later
+    stream answered or the owner is done. Not locked: its stream calls it under its own lock
+    (or on its event loop)."""
+
+    def __init__(self, reopening: Reopening) -> None:
+        self._reopening = reopening
+        self._to_cancel: Dict[Any, Any] = {}  # call -> its request queue, not cancelled yet
+        self._unended: Set[Any] = set()  # left, and their reader has not seen their end yet
+
+    def leave(self, call: Any, control: Any, answered: bool) -> bool:
+        """Whether ``call``, silent, is left for a new stream (False: past the guarded deadline,
+        the lifetime reports the loss); if so it is noted."""
+        delay, _ = self._reopening.after(grpc.StatusCode.UNAVAILABLE, answered, 0.0, False,
+                                         silent=True)
+        if delay is None:
+            return False
+        self._to_cancel[call] = control
+        self._unended.add(call)
+        return True
+
+    def ended(self, call: Any) -> bool:
+        """``call`` ended: whether it was a left one (its reader has nothing more to do)."""
+        self._to_cancel.pop(call, None)
+        if call in self._unended:
+            self._unended.discard(call)
+            return True
+        return False
+
+    def take(self) -> List[Tuple[Any, Any]]:
+        """The left streams not cancelled yet, with their request queues: to cancel, each call
+        first, then its queue told to stop (see KeptStream._drop_superseded)."""
+        taken, self._to_cancel = list(self._to_cancel.items()), {}
+        return taken
+
+
 _HALF_CLOSE = "half-close"  # end the requests: the server gives the grant back and ends OK
 _STOP = "stop"  # end the generator of a stream that is over or cancelled
 _SEND = "send"  # send a request now (a change)
+_PARK = "park"  # send nothing more, and end only at _STOP (a superseded stream: see KeptStream)
 
 
 class Pending:
@@ -352,6 +482,8 @@ class Sequencer:
         self.answered = 0  # the highest sequence an accepted answer echoed
         self.answers = 0
         self.pending: List[Pending] = []
+        self._stream_first = 1  # the first sequence the current stream sent
+        self._echoed = 0  # the highest sequence an answer on the current stream echoed
 
     def next(self, build: Callable[[int, bool], Any], first: bool) -> Any:
         """The next request, built by ``build(sequence, first)``; its send time recorded, and
@@ -371,6 +503,11 @@ class Sequencer:
         self.pending = []
         return request
 
+    def new_stream(self) -> None:
+        """A new stream is being opened: from now on only its own requests and answers count
+        for its silence (none is outstanding before its first request is built)."""
+        self._stream_first, self._echoed = self.sequence + 1, 0
+
     def date(self, sequence: int) -> Optional[float]:
         """The send time of the request an answer echoes, or None: unknown, too old, or sent
         before the latest ttl change (such an answer must not move a deadline)."""
@@ -381,7 +518,20 @@ class Sequencer:
     def accepted(self, sequence: int, sent: Optional[float]) -> None:
         if sent is not None and sequence > self.answered:
             self.answered = sequence
+        if sequence > self._echoed:
+            self._echoed = sequence
         self.answers += 1
+
+    def silent_at(self, bound: float) -> Optional[float]:
+        """When the current stream counts as silent: ``bound`` after the send time of its oldest
+        request that no answer on it echoed (an answer echoing a sequence answers every earlier
+        one: the server renews for the latest request it has), or None while none is
+        outstanding."""
+        oldest = max(self._stream_first, self._echoed + 1)
+        if oldest > self.sequence:
+            return None
+        sent = self._sent.first_sent_from(oldest)
+        return None if sent is None else sent + bound
 
     def has_answered(self, pending: Pending) -> bool:
         return pending.sequence is not None and self.answered >= pending.sequence
@@ -401,7 +551,9 @@ class KeptStream:
 
     The owner supplies:
 
-    - ``open_call(requests)``: opens a stream (``stub.KeepAlive`` or ``stub.Campaign``);
+    - ``open_call(requests, wait_for_ready=...)``: opens a stream (``stub.KeepAlive`` or
+      ``stub.Campaign``); ``wait_for_ready`` while answers are to be expected (see
+      ``silence()``): the stream then waits for a connection instead of failing;
     - ``build(sequence, first)``: the request with that sequence; ``first`` on a stream's
       first request (which names the grant: token, resume). Called under ``lock``;
     - ``period()``: seconds between periodic requests (ttl/4 of the current ttl);
@@ -413,11 +565,23 @@ class KeptStream:
       ``may_resume()`` said no after a resumable end;
     - ``may_resume(failures)``: whether a broken stream is worth reopening now, after
       ``failures`` streams in a row that broke without an answer within a second of opening;
-    - ``backoff(attempt)``: seconds to wait before reopening after failed attempt ``attempt``.
+    - ``backoff(attempt)``: seconds to wait before reopening after failed attempt ``attempt``;
+    - ``silence()``: the silence bound now (:func:`silence_bound` of the ttl), or None while no
+      answers are to be expected (a candidate still waiting to lead).
+
+    A stream whose oldest unanswered request has waited the silence bound is superseded: a new
+    stream is opened at once, with the same first request, and the old one sends nothing more
+    but is still read: a replica that was only slow (a cold JVM, a CPU starved by a neighbour)
+    answers late, and its answer, dated by the send time of the request it echoes, counts as
+    any other. The old one is cancelled (RST_STREAM only, never a half-close: its server
+    releases nothing) once the new one answers, or when the owner is done with the grant. Each
+    stream is read by a thread of its own, so a superseded one does not hold its successor up.
+    Until it answers, the new stream is held to a third of the bound
+    (:data:`REPLACEMENT_BOUND`): round_robin may have put it on the silent replica again.
     """
 
     def __init__(self, name: str, lock: "threading.Condition",
-                 open_call: Callable[[Iterator[Any]], Any],
+                 open_call: Callable[..., Any],
                  build: Callable[[int, bool], Any],
                  period: Callable[[], float],
                  on_answer: Callable[[Any, Optional[float]], None],
@@ -425,9 +589,14 @@ class KeptStream:
                  may_resume: Callable[[int], bool],
                  backoff: Callable[[int], float],
                  clock: Clock = SYSTEM,
-                 answered: Optional[Callable[[Any], None]] = None) -> None:
+                 answered: Optional[Callable[[Any], None]] = None,
+                 silence: Callable[[], Optional[float]] = lambda: None) -> None:
         self._name = name
         self._clock = clock
+        self._silence = silence
+        self._watch = SilenceWatch(clock, lock, self._silent_at, self._supersede)
+        self._current_answered = False  # an answer came on the open stream
+        self._replacing = False  # the open stream replaces a silent one
         self._answered_hook = answered
         self._lock = lock
         self._open_call = open_call
@@ -446,10 +615,8 @@ class KeptStream:
         self._wake = threading.Event()
         self._ending: Optional[Ending] = None
         self._ended = threading.Event()
-        self._thread = threading.Thread(target=self._run, name=f"redlockd-kept {name}",
-                                        daemon=True)
-        self._first: Optional[Tuple["queue.SimpleQueue[str]", Any]] = None
-        self._pushback: Optional[float] = None  # the last stream's refusal (rule 17), if any
+        self._reopening = Reopening(may_resume, backoff)  # under self._lock
+        self._left = LeftStreams(self._reopening)  # under self._lock
 
     def start(self) -> "KeptStream":
         """Opens the first stream on this thread (its first request goes out at once) and
@@ -457,9 +624,12 @@ class KeptStream:
         with self._lock:
             control: "queue.SimpleQueue[str]" = queue.SimpleQueue()
             self._control = control
-        self._first = (control, self._open(control, False))
-        self._thread.start()
+        self._reader(control, self._open(control, False))
         return self
+
+    def _reader(self, control: "queue.SimpleQueue[str]", call: Any) -> None:
+        threading.Thread(target=self._run, args=(control, call), name=f"redlockd-kept {self._name}",
+                         daemon=True).start()
 
     # --- what the owner reads ----------------------------------------------------------------
 
@@ -527,6 +697,7 @@ class KeptStream:
             if self._control is not None:
                 self._control.put(_HALF_CLOSE)
         self._wake.set()
+        self._drop_superseded()
 
     def cancel(self) -> None:
         """Leaves the stream without giving the grant back: it runs out at its validity."""
@@ -538,6 +709,17 @@ class KeptStream:
         self._wake.set()
         if call is not None:
             call.cancel()
+        self._drop_superseded()
+
+    def _drop_superseded(self) -> None:
+        """Cancels the superseded streams: the cancel first, so that their request generators,
+        told to stop only then, end a stream that is over (ending one that is not would be a
+        half-close)."""
+        with self._lock:
+            left = self._left.take()
+        for call, control in left:
+            call.cancel()
+            control.put(_STOP)
 
     def wait_end(self, timeout: Optional[float]) -> Optional[Ending]:
         if not self._ended.wait(timeout):
@@ -548,7 +730,9 @@ class KeptStream:
 
     def _next(self, first: bool) -> Any:
         with self._lock:
-            return self._seq.next(self._build, first)
+            request = self._seq.next(self._build, first)
+            self._watch.arm()
+            return request
 
     def _requests(self, control: "queue.SimpleQueue[str]", only_first: bool) -> Iterator[Any]:
         """One stream's requests: one at once, then one every period and one per change,
@@ -570,46 +754,72 @@ class KeptStream:
                 yield self._next(first=False)
                 due = time.monotonic() + self._period()  # the period follows a changed ttl
                 continue
+            if signal == _PARK:
+                while control.get() != _STOP:
+                    pass
             return  # _HALF_CLOSE or _STOP
 
     # --- the answers and the end -------------------------------------------------------------
 
-    def _accept(self, response: Any) -> None:
+    def _accept(self, response: Any, call: Any) -> None:
+        """An answer on ``call``: the open stream, or a superseded one (dated all the same)."""
         sequence = response.sequence
         with self._lock:
             sent = self._seq.date(sequence)
         self._on_answer(response, sent)
         with self._lock:
             self._seq.accepted(sequence, sent)
+            current = call is self._call
+            if current:
+                self._current_answered = True
             self._lock.notify_all()
+        if current:
+            self._drop_superseded()  # the new stream works: the old ones are not needed
         if self._answered_hook is not None:
             self._answered_hook(response)
 
-    def _run(self) -> None:
-        reopening = Reopening(self._may_resume, self._backoff)
+    # --- silence ---------------------------------------------------------------------------
+
+    def _silent_at(self) -> Optional[float]:  # under self._lock
+        if self._call is None or self._closing or self._cancelled:
+            return None
+        bound = bound_of(self._silence(), self._replacing, self._current_answered)
+        return None if bound is None else self._seq.silent_at(bound)
+
+    def _supersede(self) -> None:
+        """The open stream is silent: it sends nothing more (but is still read), and a new one
+        is opened at once, read by a new thread."""
+        with self._lock:
+            call, control = self._call, self._control
+            if (call is None or control is None or self._closing or self._cancelled
+                    or not self._left.leave(call, control, self._current_answered)):
+                return
+            control.put(_PARK)
+            fresh: "queue.SimpleQueue[str]" = queue.SimpleQueue()
+            self._control, self._call = fresh, None
+            self._watch.disarm()
+        _log.debug("%s: %s, reopening at once", self._name, silent_end(self._silence())[1])
+        self._reader(fresh, self._open(fresh, False, replacing=True))
+
+    def _run(self, control: "queue.SimpleQueue[str]", call: Any) -> None:
+        """Reads ``call`` and, while it is the open stream, reopens after it ends; a superseded
+        stream's reader only reads it to its end."""
         while True:
             opened = time.monotonic()
-            if self._first is not None:  # opened by start()
-                control, call = self._first
-                self._first = None
-            else:
-                with self._lock:
-                    if self._cancelled:
-                        self._end_here((grpc.StatusCode.CANCELLED, "left by the holder"))
-                        return
-                    control = queue.SimpleQueue()
-                    only_first = self._closing
-                    self._control = control
-                    self._wake.clear()
-                call = self._open(control, only_first)
-            code, details, answered = self._read(call)
+            code, details, answered, pushback = self._read(call)
             with self._lock:
-                self._control = None
-                self._call = None
-                asked = self._closing or self._cancelled
+                superseded = self._left.ended(call)
+                if not superseded:
+                    self._control = None
+                    self._call = None
+                    self._watch.disarm()
+                    asked = self._closing or self._cancelled
             control.put(_STOP)  # wake the request generator so that gRPC's thread ends
-            delay, resumable = reopening.after(code, answered, time.monotonic() - opened, asked,
-                                               self._pushback)
+            if superseded:
+                return  # cancelled by _drop_superseded, or ended by its server: nothing to do
+            with self._lock:
+                delay, resumable = self._reopening.after(
+                    code, answered, time.monotonic() - opened, asked, pushback)
             if delay is None:
                 self._end_here((code, details))
                 if resumable is not None:
@@ -618,34 +828,53 @@ class KeptStream:
             _log.debug("%s: stream ended %s (%s), reopening in %.0f ms", self._name, code.name,
                        details, delay * 1000)
             self._wake.wait(delay)  # half-close and cancel cut it short
+            with self._lock:
+                if self._cancelled:
+                    self._end_here((grpc.StatusCode.CANCELLED, "left by the holder"))
+                    return
+                control = queue.SimpleQueue()
+                only_first = self._closing
+                self._control = control
+                self._wake.clear()
+            call = self._open(control, only_first)
 
-    def _open(self, control: "queue.SimpleQueue[str]", only_first: bool) -> Any:
-        """A new stream, or why it could not be opened (:class:`_NotOpened`)."""
+    def _open(self, control: "queue.SimpleQueue[str]", only_first: bool,
+              replacing: bool = False) -> Any:
+        """A new stream, or why it could not be opened (:class:`_NotOpened`); ``replacing``:
+        for a silent one."""
+        with self._lock:
+            self._seq.new_stream()
         try:
-            call = self._open_call(self._requests(control, only_first))
+            # A grant that exists waits for a connection to a replica rather than failing while
+            # none is up (a rolling restart): it starts the moment one is, backoff or not.
+            call = self._open_call(self._requests(control, only_first),
+                                   wait_for_ready=self._silence() is not None)
         except Exception as e:  # e.g. the channel was closed under it
             _log.debug("%s: cannot open a stream: %s", self._name, e)
             return _NotOpened(e)
         with self._lock:
             self._streams += 1
             self._call = call
+            self._current_answered, self._replacing = False, replacing
             cancelled = self._cancelled
+            self._watch.arm()  # the first request may have gone out before the call was known
         if cancelled:
             call.cancel()
         return call
 
-    def _read(self, call: Any) -> Tuple[grpc.StatusCode, str, bool]:
+    def _read(self, call: Any) -> Tuple[grpc.StatusCode, str, bool, Optional[float]]:
+        """Reads ``call`` to its end: its status, whether it answered, and the server's
+        pushback (rule 17), if its end carried one."""
         if isinstance(call, _NotOpened):  # (a call is an RpcError, hence an Exception, too)
-            return grpc.StatusCode.UNAVAILABLE, f"cannot open a stream: {call.error}", False
+            return grpc.StatusCode.UNAVAILABLE, f"cannot open a stream: {call.error}", False, None
         answered = False
-        code, details = grpc.StatusCode.OK, ""
-        self._pushback = None
+        code, details, pushback = grpc.StatusCode.OK, "", None
         try:
             for response in call:
                 answered = True
-                self._accept(response)
+                self._accept(response, call)
         except grpc.RpcError as e:
-            self._pushback = pushback_of(e)
+            pushback = pushback_of(e)
             got = e.code()
             code = got if isinstance(got, grpc.StatusCode) else grpc.StatusCode.UNKNOWN
             details = e.details() or ""
@@ -653,7 +882,7 @@ class KeptStream:
             _log.exception("%s: reading the stream failed", self._name)
             call.cancel()
             code, details = grpc.StatusCode.UNKNOWN, type(e).__name__
-        return code, details, answered
+        return code, details, answered, pushback
 
     def _end_here(self, ending: Ending) -> None:
         with self._lock:

@@ -19,7 +19,7 @@ import grpc
 
 from . import _durations
 from ._calls import Calls, CallSettings
-from ._kept import KeptStream, Lifetime, guard, on_a_thread, stream_loss
+from ._kept import KeptStream, Lifetime, guard, on_a_thread, silence_bound, stream_loss
 from ._proto import election_pb2
 from ._tokens import new_token
 from .errors import LeaseLost, LockNotAcquired, LockServiceError, from_rpc_error
@@ -92,6 +92,12 @@ class CandidacyState:
     def _period(self) -> float:
         return max(self._ttl / 4, 0.001)
 
+    def _silence(self) -> Optional[float]:
+        """A leader's stream is held to the silence bound; a candidate still waiting gets no
+        answers until it leads, so it has none to miss."""
+        with self._lock:
+            return None if self._leadership is None else silence_bound(self._ttl)
+
     def _may_resume(self, failures: int) -> bool:
         """A leader resumes until its guarded deadline; a candidate still waiting campaigns
         again unless the stream was refused as many times in a row as the retry policy allows
@@ -152,7 +158,7 @@ class _Candidacy(CandidacyState):
         self._stream = KeptStream(
             f"Campaign of election '{election}'", self._lock, calls.election_stub.Campaign,
             self._request, self._period, self._answer, self._end, self._may_resume,
-            calls.resume_backoff, calls.clock, calls.answered)
+            calls.resume_backoff, calls.clock, calls.answered, self._silence)
         self._stream.start()
 
     def _lead(self, term: int, value: str, deadline: float) -> "Leadership":

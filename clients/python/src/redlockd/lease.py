@@ -10,7 +10,7 @@ import grpc
 
 from . import _durations
 from ._calls import Calls, CallSettings
-from ._kept import MAX_GUARD, KeptStream, Lifetime, guard, on_a_thread, stream_loss
+from ._kept import MAX_GUARD, KeptStream, Lifetime, guard, on_a_thread, silence_bound, stream_loss
 from ._proto import lock_pb2
 from .errors import LeaseLost, LockServiceError
 
@@ -126,6 +126,9 @@ class LeaseState:
     def _period(self) -> float:
         return max(self._ttl / 4, 0.001)
 
+    def _silence(self) -> Optional[float]:
+        return silence_bound(self._ttl)
+
     def _answer(self, response: lock_pb2.KeepAliveResponse, sent: Optional[float]) -> None:
         if sent is not None:  # an answer this client cannot date does not move the deadline
             self._life.advance(sent + _durations.from_proto(response.lease.validity))
@@ -230,7 +233,8 @@ class Lease(LeaseState):
                     f"KeepAlive of resource '{self._resource}'", self._lock,
                     self._calls.lock_stub.KeepAlive, self._request, self._period,
                     self._answer, self._stream_ended, lambda failures: self._life.valid(),
-                    self._calls.resume_backoff, self._calls.clock, self._calls.answered)
+                    self._calls.resume_backoff, self._calls.clock, self._calls.answered,
+                    self._silence)
                 self._keeper.start()
         return self
 

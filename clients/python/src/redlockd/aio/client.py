@@ -13,6 +13,7 @@ from .. import _durations
 from .._acquiring import AcquirePlan
 from .._calls import Answered
 from .._channel import target, with_defaults
+from .._tracecontext import aio_interceptors
 from .._clock import Clock
 from .._proto import election_pb2
 from ..client import _default_owner, check_permits
@@ -39,8 +40,8 @@ def channel(addresses: Union[str, "list[str]", "tuple[str, ...]"],
     where = target(addresses)
     all_options = with_defaults(options)
     if credentials is None:
-        return grpc.aio.insecure_channel(where, options=all_options)
-    return grpc.aio.secure_channel(where, credentials, options=all_options)
+        return grpc.aio.insecure_channel(where, options=all_options, interceptors=aio_interceptors())
+    return grpc.aio.secure_channel(where, credentials, options=all_options, interceptors=aio_interceptors())
 
 
 class PendingHandle(Generic[H]):

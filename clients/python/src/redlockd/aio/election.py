@@ -29,7 +29,7 @@ class _AsyncCandidacy(CandidacyState):
         self._kept = AsyncKeptStream(
             f"Campaign of election '{election}'", self._lock, calls.election_stub.Campaign,
             self._request, self._period, self._answer, self._end, self._may_resume,
-            calls.resume_backoff, calls.clock, calls.answered)
+            calls.resume_backoff, calls.clock, calls.answered, self._silence)
         self._stream = self._kept
         self._kept.start()
 

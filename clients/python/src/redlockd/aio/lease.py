@@ -102,7 +102,8 @@ class AsyncLease(LeaseState):
                     f"KeepAlive of resource '{self._resource}'", self._lock,
                     self._calls.lock_stub.KeepAlive, self._request, self._period,
                     self._answer, self._stream_ended, lambda failures: self._life.valid(),
-                    self._calls.resume_backoff, self._calls.clock, self._calls.answered)
+                    self._calls.resume_backoff, self._calls.clock, self._calls.answered,
+                    self._silence)
                 self._keeper = self._kept
                 self._kept.start()
         return self

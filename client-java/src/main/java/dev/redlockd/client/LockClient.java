@@ -67,8 +67,9 @@ public final class LockClient {
 
   private LockClient(Builder b) {
     this.channel = b.channel;
-    this.stub = LockServiceGrpc.newStub(b.channel);
-    this.elections = ElectionServiceGrpc.newStub(b.channel);
+    Channel calls = b.traced ? io.grpc.ClientInterceptors.intercept(b.channel, TraceContext.interceptor()) : b.channel;
+    this.stub = LockServiceGrpc.newStub(calls);
+    this.elections = ElectionServiceGrpc.newStub(calls);
     this.callTimeout = b.callTimeout;
     this.retry = b.retry;
     this.defaultTtl = b.defaultTtl;
@@ -492,6 +493,7 @@ public final class LockClient {
     private Duration defaultTtl = Duration.ofSeconds(30);
     private String owner = defaultOwner();
     private LongSupplier nanoClock = System::nanoTime;
+    private boolean traced;
 
     private Builder(Channel channel) {
       this.channel = Objects.requireNonNull(channel, "channel");
@@ -517,6 +519,21 @@ public final class LockClient {
     /** Free text operators see for this client's leases (default: host and pid). */
     public Builder owner(String owner) {
       this.owner = Objects.requireNonNull(owner);
+      return this;
+    }
+
+    /**
+     * Sends the caller's OpenTelemetry trace context (W3C) with every call ({@link TraceContext}),
+     * so that the server's spans join the caller's trace.
+     *
+     * @throws IllegalStateException when io.opentelemetry:opentelemetry-api is not on the classpath
+     */
+    public Builder propagateTraceContext() {
+      if (!TraceContext.available()) {
+        throw new IllegalStateException("propagateTraceContext needs io.opentelemetry:opentelemetry-api on the "
+            + "classpath");
+      }
+      this.traced = true;
       return this;
     }
 

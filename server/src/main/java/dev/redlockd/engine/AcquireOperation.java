@@ -1,12 +1,14 @@
 package dev.redlockd.engine;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.LongSupplier;
 
 /**
@@ -30,6 +32,8 @@ final class AcquireOperation {
   /** The caller's deadline comes before the end of the wait it asked for: the wait ends with it. */
   private final boolean waitEndsWithCaller;
   private final boolean releaseIfAbandoned;
+  private final AcquireObserver observer;
+  private final int nodeCount;
   private final CompletableFuture<Grant> result = new CompletableFuture<>();
 
   /** The next round while between rounds, else null. */
@@ -44,10 +48,14 @@ final class AcquireOperation {
   private boolean waiting; // guarded by this
   /** A release woke this call while a round was under way: the next round runs at once. */
   private boolean wokenDuringRound; // guarded by this
+  /** Rounds started so far, for the observer. */
+  private int roundsStarted; // guarded by this
 
   AcquireOperation(Redlock redlock, LeaseRounds rounds, Waiters waiters, ScheduledExecutorService scheduler,
       LongSupplier nanoClock, Random random, Duration retryDelay, boolean tokenFromCaller, Duration wait,
-      Duration callerLeavesIn) {
+      Duration callerLeavesIn, AcquireObserver observer) {
+    this.observer = observer;
+    this.nodeCount = redlock.nodeCount();
     this.redlock = redlock;
     this.rounds = rounds;
     this.waiters = waiters;
@@ -100,6 +108,7 @@ final class AcquireOperation {
 
   private void round() {
     Throwable tooLate;
+    int number = 0;
     synchronized (this) {
       if (roundUnderway || result.isDone()) {
         return; // a wake-up and the retry it replaced both got here: one round is enough
@@ -108,13 +117,26 @@ final class AcquireOperation {
       tooLate = callerGone();
       if (tooLate == null) {
         roundUnderway = true;
+        number = ++roundsStarted;
       }
     }
     if (tooLate != null) {
       result.completeExceptionally(tooLate);
       return;
     }
-    rounds.next().whenComplete(this::afterRound);
+    if (observer == AcquireObserver.NONE) {
+      rounds.next(null).whenComplete(this::afterRound);
+      return;
+    }
+    int thisRound = number;
+    AtomicReference<List<String>> answered = new AtomicReference<>(List.of());
+    rounds.next(answered::set).whenComplete((lease, failure) -> {
+      try {
+        observer.roundEnded(thisRound, answered.get(), nodeCount, lease != null);
+      } finally {
+        afterRound(lease, failure); // whatever the observer did, the call goes on
+      }
+    });
   }
 
   /**

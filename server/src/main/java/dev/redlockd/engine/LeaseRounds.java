@@ -1,6 +1,8 @@
 package dev.redlockd.engine;
 
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Consumer;
 
 /**
  * What one Acquire call tries, round after round ({@link AcquireOperation} decides when): the
@@ -10,8 +12,11 @@ interface LeaseRounds {
   /** The name waiters wait on: a release announced for it wakes them. */
   String resource();
 
-  /** One round. */
-  CompletableFuture<Grant> next();
+  /**
+   * One round; {@code answered} (when not null) is told the names of the nodes whose answers had
+   * come when the round was decided.
+   */
+  CompletableFuture<Grant> next(Consumer<List<String>> answered);
 
   /** A lease granted for a call no one listens to any more (with a token the engine made). */
   void giveBack(Grant lease, Redlock redlock);
@@ -31,8 +36,8 @@ interface LeaseRounds {
       }
 
       @Override
-      public CompletableFuture<Grant> next() {
-        return redlock.acquire(resource, token, owner, ttl);
+      public CompletableFuture<Grant> next(Consumer<List<String>> answered) {
+        return redlock.acquire(resource, token, owner, ttl, answered);
       }
 
       @Override

@@ -80,6 +80,15 @@ public final class Leases {
    */
   public CompletableFuture<Grant> acquire(String resource, Duration ttl, Duration wait, String token, String owner,
       String holder, Duration callerLeavesIn) {
+    return acquire(resource, ttl, wait, token, owner, holder, callerLeavesIn, AcquireObserver.NONE);
+  }
+
+  /**
+   * {@link #acquire(String, Duration, Duration, String, String, String, Duration)}, telling
+   * {@code observer} how each round went.
+   */
+  public CompletableFuture<Grant> acquire(String resource, Duration ttl, Duration wait, String token, String owner,
+      String holder, Duration callerLeavesIn, AcquireObserver observer) {
     try {
       rules.resource(resource);
       rules.ttl(resource, ttl);
@@ -92,7 +101,7 @@ public final class Leases {
     String leaseToken = token.isEmpty() ? LockToken.generate(tokens) : token;
     LeaseRounds rounds = LeaseRounds.lock(redlock, resource, leaseToken,
         OwnerText.store(owner, Objects.requireNonNull(holder, "holder")), ttl);
-    return start(resource, rounds, !token.isEmpty(), wait, callerLeavesIn);
+    return start(resource, rounds, !token.isEmpty(), wait, callerLeavesIn, observer);
   }
 
   /**
@@ -105,6 +114,12 @@ public final class Leases {
    */
   public CompletableFuture<Grant> acquirePermit(String resource, int permits, Duration ttl, Duration wait,
       String token, String owner, String holder, Duration callerLeavesIn) {
+    return acquirePermit(resource, permits, ttl, wait, token, owner, holder, callerLeavesIn, AcquireObserver.NONE);
+  }
+
+  /** {@link #acquirePermit(String, int, Duration, Duration, String, String, String, Duration)}, observed. */
+  public CompletableFuture<Grant> acquirePermit(String resource, int permits, Duration ttl, Duration wait,
+      String token, String owner, String holder, Duration callerLeavesIn, AcquireObserver observer) {
     try {
       rules.resource(resource);
       rules.permits(resource, permits);
@@ -118,14 +133,14 @@ public final class Leases {
     String leaseToken = token.isEmpty() ? LockToken.generate(tokens) : token;
     LeaseRounds rounds = new PermitRounds(redlock, jitter, resource, permits, leaseToken,
         OwnerText.store(owner, Objects.requireNonNull(holder, "holder")), ttl);
-    return start(resource, rounds, !token.isEmpty(), wait, callerLeavesIn);
+    return start(resource, rounds, !token.isEmpty(), wait, callerLeavesIn, observer);
   }
 
   private CompletableFuture<Grant> start(String resource, LeaseRounds rounds, boolean tokenFromCaller, Duration wait,
-      Duration callerLeavesIn) {
+      Duration callerLeavesIn, AcquireObserver observer) {
     boolean waits = !wait.isZero();
     AcquireOperation operation = new AcquireOperation(redlock, rounds, waiters, scheduler, nanoClock, jitter,
-        config.retryDelay(), tokenFromCaller, wait, callerLeavesIn);
+        config.retryDelay(), tokenFromCaller, wait, callerLeavesIn, Objects.requireNonNull(observer, "observer"));
     if (waits && waitingCalls.incrementAndGet() > config.maxWaitingAcquires()) {
       waitingCalls.decrementAndGet();
       return CompletableFuture.failedFuture(new LimitExceededException("resource '" + resource

@@ -109,6 +109,12 @@ public final class LockEngine implements AutoCloseable {
     return locks.acquire(resource, ttl, wait, token, owner, holder, callerLeavesIn);
   }
 
+  /** See {@link Leases#acquire(String, Duration, Duration, String, String, String, Duration, AcquireObserver)}. */
+  public CompletableFuture<Grant> acquire(String resource, Duration ttl, Duration wait, String token, String owner,
+      String holder, Duration callerLeavesIn, AcquireObserver observer) {
+    return locks.acquire(resource, ttl, wait, token, owner, holder, callerLeavesIn, observer);
+  }
+
   /** See {@link Leases#extend}. */
   public CompletableFuture<Grant> extend(String resource, String token, Duration ttl) {
     return locks.extend(resource, token, ttl);
@@ -141,6 +147,12 @@ public final class LockEngine implements AutoCloseable {
   public CompletableFuture<Grant> acquirePermit(String resource, int permits, Duration ttl, Duration wait,
       String token, String owner, String holder, Duration callerLeavesIn) {
     return semaphores.acquirePermit(resource, permits, ttl, wait, token, owner, holder, callerLeavesIn);
+  }
+
+  /** {@link #acquirePermit(String, int, Duration, Duration, String, String, String, Duration)}, observed. */
+  public CompletableFuture<Grant> acquirePermit(String resource, int permits, Duration ttl, Duration wait,
+      String token, String owner, String holder, Duration callerLeavesIn, AcquireObserver observer) {
+    return semaphores.acquirePermit(resource, permits, ttl, wait, token, owner, holder, callerLeavesIn, observer);
   }
 
   /** Extends the lock (permit 0) or the semaphore's permit (1..1024) that {@code token} holds. */

@@ -1,8 +1,10 @@
 package dev.redlockd.engine;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Consumer;
 
 /**
  * The rounds of one Acquire of a permit. The first tries a random permit, so that callers
@@ -47,12 +49,12 @@ final class PermitRounds implements LeaseRounds {
   }
 
   @Override
-  public CompletableFuture<Grant> next() {
+  public CompletableFuture<Grant> next(Consumer<List<String>> answered) {
     int trying;
     synchronized (this) {
       trying = permit;
     }
-    return redlock.acquirePermit(resource, permits, trying, token, owner, ttl);
+    return redlock.acquirePermit(resource, permits, trying, token, owner, ttl, answered);
   }
 
   @Override

@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.LongSupplier;
 import java.util.function.Predicate;
@@ -55,11 +56,21 @@ final class Redlock {
     return Tally.quorumOf(nodes.size());
   }
 
+  int nodeCount() {
+    return nodes.size();
+  }
+
   /**
    * One acquire round; fails with {@link LockHeldException} or {@link QuorumUnavailableException}.
    * {@code owner} is stored beside the lock (empty: none) and replaced by a refresh.
    */
   CompletableFuture<Grant> acquire(String resource, String token, String owner, Duration ttl) {
+    return acquire(resource, token, owner, ttl, null);
+  }
+
+  /** {@link #acquire(String, String, String, Duration)}, telling {@code answered} (if not null) who answered. */
+  CompletableFuture<Grant> acquire(String resource, String token, String owner, Duration ttl,
+      Consumer<List<String>> answered) {
     long start = nanoClock.getAsLong();
     String round = roundPrefix + Long.toString(rounds.incrementAndGet(), 36);
     List<String> args = List.of(token, Long.toString(ttl.toMillis()), owner, round);
@@ -71,6 +82,7 @@ final class Redlock {
         Replies::acquire, Replies.Acquire::incarnated, Replies.Acquire::holds);
     return acquiring.decided()
         .thenCompose(results -> {
+          tellAnswered(answered, results);
           Tally tally = Tally.of(results, Replies.Acquire::incarnated, Replies.Acquire::holds);
           if (!tally.quorumVoted()) {
             return cleanUpThenFail(resource, 0, token, round, results, QuorumUnavailableException.of(resource, tally));
@@ -96,6 +108,12 @@ final class Redlock {
    */
   CompletableFuture<Grant> acquirePermit(String resource, int permits, int permit, String token, String owner,
       Duration ttl) {
+    return acquirePermit(resource, permits, permit, token, owner, ttl, null);
+  }
+
+  /** {@link #acquirePermit(String, int, int, String, String, Duration)}, telling {@code answered} who answered. */
+  CompletableFuture<Grant> acquirePermit(String resource, int permits, int permit, String token, String owner,
+      Duration ttl, Consumer<List<String>> answered) {
     long start = nanoClock.getAsLong();
     String round = roundPrefix + Long.toString(rounds.incrementAndGet(), 36);
     List<String> args = List.of(token, Long.toString(ttl.toMillis()), owner, round, Integer.toString(permits),
@@ -105,6 +123,7 @@ final class Redlock {
         Replies.Acquire::holds);
     return acquiring.decided()
         .thenCompose(results -> {
+          tellAnswered(answered, results);
           Tally tally = Tally.of(results, Replies.Acquire::incarnated, Replies.Acquire::holds);
           for (NodeResult<Replies.Acquire> r : results) {
             if (r.answered() && r.value().incarnated() && r.value().mismatch()) {
@@ -122,6 +141,20 @@ final class Redlock {
           }
           return granted(resource, permit, token, ttl, start, round, acquiring, results);
         });
+  }
+
+  /** Names the nodes that had answered, for an {@link AcquireObserver}; nothing is made without one. */
+  private static void tellAnswered(Consumer<List<String>> answered, List<? extends NodeResult<?>> results) {
+    if (answered == null) {
+      return;
+    }
+    List<String> names = new ArrayList<>(results.size());
+    for (NodeResult<?> r : results) {
+      if (r.answered()) {
+        names.add(r.node().name());
+      }
+    }
+    answered.accept(names);
   }
 
   /** What a refused permit round saw: the permit this token holds, and where each permit is free. */

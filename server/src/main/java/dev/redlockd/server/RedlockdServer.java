@@ -23,6 +23,8 @@ import dev.redlockd.server.rpc.ElectionServiceAdapter;
 import dev.redlockd.server.rpc.LockServiceAdapter;
 import dev.redlockd.server.rpc.OpenStreams;
 import dev.redlockd.server.rpc.UnparseableRequests;
+import dev.redlockd.server.tracing.NameFilter;
+import dev.redlockd.server.tracing.Tracing;
 import io.grpc.Server;
 import io.grpc.ServerBuilder;
 import io.grpc.ServerInterceptors;
@@ -62,12 +64,13 @@ public final class RedlockdServer implements AutoCloseable {
   private final DevCluster devCluster;
   private final Metrics metrics;
   private final PolicyWatch policyWatch; // null without a policy
+  private final Tracing tracing;
   private final Duration shutdownGrace;
   private final AtomicBoolean closed = new AtomicBoolean();
 
   private RedlockdServer(Server server, LockEngine engine, Elections elections, List<RedisNode> nodes, RedisIo io,
       HealthStatusManager health, OpenStreams streams, DevCluster devCluster, Metrics metrics, PolicyWatch policyWatch,
-      Duration shutdownGrace) {
+      Tracing tracing, Duration shutdownGrace) {
     this.server = server;
     this.engine = engine;
     this.elections = elections;
@@ -78,6 +81,7 @@ public final class RedlockdServer implements AutoCloseable {
     this.devCluster = devCluster;
     this.metrics = metrics;
     this.policyWatch = policyWatch;
+    this.tracing = tracing;
     this.shutdownGrace = shutdownGrace;
   }
 
@@ -88,8 +92,10 @@ public final class RedlockdServer implements AutoCloseable {
    */
   public static RedlockdServer start(ServerConfig config) throws IOException {
     log.info("gRPC security: {}", config.grpcSecurity());
+    // Before any thread is started: a bad OTEL_* setting stops start-up here, leaking nothing.
+    Tracing tracing = Tracing.fromEnvironment(System.getenv(), System.getProperties());
     RedisIo io = RedisIo.start(config.ioThreadCount());
-    return start(config, io, NettyServerBuilder.forAddress(
+    return start(config, io, tracing, NettyServerBuilder.forAddress(
         new InetSocketAddress(config.bindAddress(), config.port), config.grpcCredentials())
         .bossEventLoopGroup(io.group())
         .workerEventLoopGroup(io.group())
@@ -109,10 +115,16 @@ public final class RedlockdServer implements AutoCloseable {
 
   /** Starts a server on the given builder (tests pass in-process ones). */
   public static RedlockdServer start(ServerConfig config, ServerBuilder<?> builder) throws IOException {
-    return start(config, RedisIo.start(config.ioThreadCount()), builder);
+    return start(config, builder, Tracing.off());
   }
 
-  private static RedlockdServer start(ServerConfig config, RedisIo io, ServerBuilder<?> builder)
+  /** Starts a server on the given builder, its calls traced by {@code tracing} (closed with the server). */
+  public static RedlockdServer start(ServerConfig config, ServerBuilder<?> builder, Tracing tracing)
+      throws IOException {
+    return start(config, RedisIo.start(config.ioThreadCount()), tracing, builder);
+  }
+
+  private static RedlockdServer start(ServerConfig config, RedisIo io, Tracing tracing, ServerBuilder<?> builder)
       throws IOException {
     EngineConfig engineConfig = config.engineConfig();
     Optional<AccessControl> control = config.accessControl();
@@ -172,16 +184,20 @@ public final class RedlockdServer implements AutoCloseable {
       watch = control.map(c -> PolicyWatch.start(c, Duration.ofSeconds(1))).orElse(null);
       AuthInterceptor auth = new AuthInterceptor(access);
       Shares shares = new Shares(access);
+      NameFilter hidden = control.<NameFilter>map(c -> name -> c.current().policy().nameIsSensitive(name))
+          .orElse(NameFilter.NONE);
+      log.info("tracing: {}", tracing.describe());
       Server server = builder
           // Metered outside the refusal, so refused requests count with their INVALID_ARGUMENT; the
-          // policy inside it, so that it judges only requests that parsed.
-          .addService(metrics.meter(UnparseableRequests.refuse(ServerInterceptors.intercept(
+          // policy inside it, so that it judges only requests that parsed. Traced outermost, so that
+          // every call has its span, refused ones too.
+          .addService(tracing.trace(metrics.meter(UnparseableRequests.refuse(ServerInterceptors.intercept(
               new LockServiceAdapter(engine, streams, access, shares,
                   config.allowForceRelease, admission(config, engine, metrics)).bind(),
-              auth))))
-          .addService(metrics.meter(UnparseableRequests.refuse(ServerInterceptors.intercept(
+              auth))), hidden))
+          .addService(tracing.trace(metrics.meter(UnparseableRequests.refuse(ServerInterceptors.intercept(
               new ElectionServiceAdapter(elections, streams, access, shares).bindService(),
-              auth))))
+              auth))), hidden))
           .addService(health.getHealthService())
           .addService(ProtoReflectionServiceV1.newInstance())
           .addService(olderReflection())
@@ -200,12 +216,13 @@ public final class RedlockdServer implements AutoCloseable {
         log.info("redlockd listening on {} (no TCP port)", server.getListenSockets());
       }
       return new RedlockdServer(server, engine, elections, nodes, io, health, streams, dev, metrics, watch,
-          config.shutdownGrace);
+          tracing, config.shutdownGrace);
     } catch (IOException | RuntimeException e) {
       if (watch != null) {
         watch.close();
       }
       metrics.close();
+      tracing.close();
       if (elections != null) {
         elections.close();
       }
@@ -326,6 +343,7 @@ public final class RedlockdServer implements AutoCloseable {
       devCluster.close();
     }
     metrics.close();
+    tracing.close(); // after the last calls: their spans are exported
     log.info("redlockd stopped");
   }
 }

@@ -13,9 +13,29 @@ import java.util.Optional;
  */
 public final class Policy {
   private final List<PolicyEntry> grants;
+  /** Resource and election name prefixes whose names stay out of traces. */
+  private final List<String> sensitiveNames;
 
   Policy(List<PolicyEntry> grants) {
+    this(grants, List.of());
+  }
+
+  Policy(List<PolicyEntry> grants, List<String> sensitiveNames) {
     this.grants = List.copyOf(grants);
+    this.sensitiveNames = List.copyOf(sensitiveNames);
+  }
+
+  /**
+   * Whether a resource or election name is marked sensitive ({@code sensitive_names}): such names
+   * go into no span (the server's traces say only that a name was hidden).
+   */
+  public boolean nameIsSensitive(String name) {
+    for (String prefix : sensitiveNames) {
+      if (name.startsWith(prefix)) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /** Whether the identity may use the permission on the resource. */

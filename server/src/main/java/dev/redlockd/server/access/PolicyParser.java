@@ -28,7 +28,7 @@ import java.util.Set;
  * cover locks only. A version 1 file keeps its meaning.
  */
 public final class PolicyParser {
-  private static final Set<String> TOP_KEYS = Set.of("version", "default_limits", "identities");
+  private static final Set<String> TOP_KEYS = Set.of("version", "default_limits", "identities", "sensitive_names");
   private static final Set<String> ENTRY_KEYS_V1 =
       Set.of("identity", "lock", "describe", "force_release", "limits");
   private static final Set<String> ENTRY_KEYS_V2 =
@@ -91,7 +91,9 @@ public final class PolicyParser {
       }
       grants.add(grant);
     }
-    return new Policy(grants);
+    List<String> sensitive = root.has("sensitive_names")
+        ? strings(root.get("sensitive_names"), "sensitive_names") : List.of();
+    return new Policy(grants, sensitive);
   }
 
   private static PolicyEntry grant(JsonObject entry, int version, Limits defaults, String where)

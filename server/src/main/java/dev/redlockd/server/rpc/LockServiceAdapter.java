@@ -1,5 +1,6 @@
 package dev.redlockd.server.rpc;
 
+import dev.redlockd.engine.AcquireObserver;
 import dev.redlockd.engine.Grant;
 import dev.redlockd.engine.InvalidRequestException;
 import dev.redlockd.engine.LimitExceededException;
@@ -28,6 +29,7 @@ import dev.redlockd.server.access.KeptLeaseAccount;
 import dev.redlockd.server.access.Printable;
 import dev.redlockd.server.access.Quotas;
 import dev.redlockd.server.access.Shares;
+import dev.redlockd.server.tracing.CallSpan;
 import io.grpc.Context;
 import io.grpc.Deadline;
 import io.grpc.ServerInterceptors;
@@ -123,11 +125,13 @@ public final class LockServiceAdapter extends LockServiceGrpc.LockServiceImplBas
     CompletableFuture<Grant> lease;
     try {
       String holder = caller == null ? "" : caller.identity();
+      AcquireObserver traced = CallSpan.current().acquireObserver();
       // permits 0 is a lock; anything else asks for a permit of the semaphore (the engine checks N).
       lease = request.getPermits() == 0
-          ? engine.acquire(resource, ttl, wait, request.getToken(), request.getOwner(), holder, callerLeavesIn())
+          ? engine.acquire(resource, ttl, wait, request.getToken(), request.getOwner(), holder, callerLeavesIn(),
+              traced)
           : engine.acquirePermit(resource, request.getPermits(), ttl, wait, request.getToken(), request.getOwner(),
-              holder, callerLeavesIn());
+              holder, callerLeavesIn(), traced);
     } catch (RuntimeException e) {
       holding.close();
       if (waiting != null) {

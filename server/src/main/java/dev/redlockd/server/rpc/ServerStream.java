@@ -13,6 +13,8 @@ import io.grpc.stub.ServerCallStreamObserver;
 abstract class ServerStream<R> implements OpenStreams.OpenStream {
   private final OpenStreams registry;
   private final ServerCallStreamObserver<R> call;
+  /** The registry's meter, also marking the call's span (jeopardy, loss, return to HELD) when traced. */
+  private final dev.redlockd.server.metrics.LeaseMeter leases;
   /** Given back when the stream ends, however it ends (its caller's share of streams). */
   private volatile Quotas.Slot slot;
   /** The response side is closed (or the client went away): nothing more is sent. */
@@ -24,13 +26,14 @@ abstract class ServerStream<R> implements OpenStreams.OpenStream {
   ServerStream(OpenStreams registry, ServerCallStreamObserver<R> call) {
     this.registry = registry;
     this.call = call;
+    this.leases = dev.redlockd.server.tracing.CallSpan.current().marking(registry.leases());
     call.setOnCancelHandler(this::clientGone);
     call.setOnReadyHandler(this::sendPending);
   }
 
   /** Counts the renewals and losses of what this stream keeps. */
   protected final dev.redlockd.server.metrics.LeaseMeter leases() {
-    return registry.leases();
+    return leases;
   }
 
   protected final synchronized boolean finished() {

@@ -57,6 +57,21 @@ class PolicyParserTest {
   }
 
   @Test
+  void sensitiveNamesMarkThePrefixesWhoseNamesStayOutOfTraces() throws Exception {
+    Policy policy = PolicyParser.parse("""
+        {"version": 2, "sensitive_names": ["payroll/", "hr/reviews/"],
+         "identities": [{"identity": "*", "lock": [""]}]}
+        """);
+    assertThat(policy.nameIsSensitive("payroll/2026-11")).isTrue();
+    assertThat(policy.nameIsSensitive("hr/reviews/alice")).isTrue();
+    assertThat(policy.nameIsSensitive("hr/holidays")).isFalse();
+    assertThat(PolicyParser.parse(TWO_TEAMS).nameIsSensitive("team-a/orders")).isFalse();
+    assertThatThrownBy(() -> PolicyParser.parse(
+        "{\"version\": 2, \"sensitive_names\": \"payroll/\", \"identities\": []}"))
+        .isInstanceOf(PolicyException.class).hasMessageContaining("sensitive_names");
+  }
+
+  @Test
   void rejectsUnknownKeysNamingWhere() {
     assertThatThrownBy(() -> PolicyParser.parse(
         "{\"version\": 1, \"identities\": [{\"identity\": \"a\", \"lokc\": [\"x\"]}]}"))

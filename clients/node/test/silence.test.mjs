@@ -1,0 +1,165 @@
+// A kept stream that stops answering (issue 40's silent stream rule): once its oldest unanswered
+// request has waited ttl/4, the client leaves it (open: grpc-js's cancel would half-close it,
+// which a paused replica takes for a release when it wakes), makes new connections and opens a
+// new stream at once with the same first request, without a loss; the silent stream is let go
+// only when the grant is over. A candidate still waiting to lead is not held to it. The silence
+// is a step of a clock the test moves (ManualClock), not a sleep.
+import assert from 'node:assert/strict';
+import { performance } from 'node:perf_hooks';
+import { test } from 'node:test';
+import * as grpc from '@grpc/grpc-js';
+import { LockClient } from '../dist/index.js';
+import { Connection } from '../dist/connection.js';
+import { silenceMs } from '../dist/kept.js';
+import {
+  duration, eventually, lease, manualClock, recordAnswers, settled, startFake,
+} from './fake-server.mjs';
+
+/** A backoff far longer than the test waits for a reopen: a reopen that came sooner waited none. */
+const slowBackoff = { maxAttempts: 4, initialBackoffMs: 2000, maxBackoffMs: 2000 };
+
+async function setup(t, handlers, opts = {}) {
+  const fake = await startFake(handlers);
+  const client = new LockClient(fake.address, { retry: slowBackoff, ...opts });
+  t.after(() => {
+    client.close();
+    fake.close();
+  });
+  return { fake, client };
+}
+
+function answer(stream, request) {
+  stream.write({ lease: lease(request.resource, request.token, 0.99 * millis(request.ttl)), state: 'LEASE_STATE_HELD', sequence: request.sequence });
+}
+
+function millis(d) {
+  return Number(d.seconds) * 1000 + d.nanos / 1e6;
+}
+
+test('the silence bound is a quarter of the ttl', () => {
+  assert.equal(silenceMs(3000), 750);
+});
+
+test('a kept stream that stops answering is left open, and a new one opened at once on new connections', async (t) => {
+  const clock = manualClock(t);
+  const { fake, client } = await setup(t, {
+    acquire: (call, cb) => cb(null, { lease: lease(call.request.resource, call.request.token, 0.99 * millis(call.request.ttl)) }),
+    keepAlive(stream, request) {
+      if (fake.seen.streams.indexOf(stream) > 0) {
+        answer(stream, request); // the first stream says nothing, as a frozen replica
+      }
+    },
+  });
+  const held = await client.acquire('orders/1', { ttlMs: 4000 }); // silence bound 1 s (on the test's clock)
+  const token = fake.seen.acquire[0].request.token;
+  const lost = [];
+  held.keepAlive().onLost((e) => lost.push(e));
+  assert.ok(await eventually(() => fake.seen.keepAlive.length === 1));
+  clock.advance(999);
+  await settled();
+  assert.equal(fake.seen.streams.length, 1);
+  const silencedAt = performance.now();
+  clock.advance(2); // the first request has waited 1 s: left here
+  assert.ok(await eventually(() => fake.seen.keepAlive.length >= 2), 'a second stream');
+  assert.ok(fake.seen.keepAlive[1].at - silencedAt < 1000, 'reopened without the (1 to 2 s) backoff');
+  const [first, second] = fake.seen.streams;
+  assert.equal(second.requests[0].request.token, token);
+  assert.ok(Number(second.requests[0].request.sequence) > Number(first.requests[0].request.sequence));
+  assert.notEqual(second.getPeer(), first.getPeer(), 'over a new connection');
+  assert.ok(await eventually(() => held.deadline > clock.now() + 3000), 'renewed through the new stream');
+  await settled();
+  assert.ok(!first.ended && !first.cancelled, 'the silent stream is neither half-closed nor cancelled');
+  assert.equal(held.valid, true);
+  assert.deepEqual(lost, []);
+  assert.equal(await held.release(), true);
+  assert.ok(second.ended, 'released by the half-close of the new stream');
+  assert.equal(fake.seen.release.length, 0);
+  assert.ok(await eventually(() => first.ended || first.cancelled), 'the silent stream let go once released');
+});
+
+test('a late answer of the silent stream still counts, dated by the request it echoes', async (t) => {
+  const clock = manualClock(t);
+  const late = [];
+  const { fake, client } = await setup(t, {
+    acquire: (call, cb) => cb(null, { lease: lease(call.request.resource, call.request.token, 0.99 * millis(call.request.ttl)) }),
+    keepAlive(stream, request) {
+      late.push(() => answer(stream, request)); // every stream only answers when the test says
+    },
+  });
+  const held = await client.acquire('orders/1', { ttlMs: 4000 });
+  held.keepAlive();
+  assert.ok(await eventually(() => fake.seen.keepAlive.length === 1));
+  const firstSent = clock.now();
+  clock.advance(1001); // silent: a second stream, the first one still read
+  assert.ok(await eventually(() => fake.seen.keepAlive.length === 2));
+  const answered = recordAnswers(t);
+  late[0](); // the first stream's replica was only slow
+  await answered.processed(1);
+  assert.equal(held.deadline, firstSent + 0.99 * 4000);
+  assert.equal(held.valid, true);
+  assert.equal(await held.release(), true);
+});
+
+test('a leader\'s silent stream is resumed with its term; a candidate still waiting is not held to the bound', async (t) => {
+  const clock = manualClock(t);
+  let leadNow = false;
+  const waiting = [];
+  const { fake, client } = await setup(t, {
+    campaign(stream, request, n) {
+      const reply = () => stream.write({ term: '7', value: request.value, validity: duration(0.99 * millis(request.ttl)),
+        state: 'LEASE_STATE_HELD', sequence: request.sequence });
+      if (stream.index === 0) {
+        if (n === 1) {
+          if (leadNow) reply();
+          else waiting.push(reply); // answered when the test says so
+        }
+        return; // leading, and then silent
+      }
+      reply();
+    },
+  });
+  const campaigning = client.campaign('e', 'v', { ttlMs: 4000 });
+  assert.ok(await eventually(() => fake.seen.campaign.length === 1));
+  clock.advance(2000); // two silence bounds while waiting: nothing happens
+  await settled();
+  assert.equal(fake.seen.campaignStreams.length, 1);
+  leadNow = true;
+  waiting.shift()();
+  const leadership = await campaigning;
+  const lost = [];
+  leadership.onLost((e) => lost.push(e));
+  const shown = leadership.proclaim('w'); // a request now, which the leader's stream leaves unanswered
+  assert.ok(await eventually(() => fake.seen.campaign.length === 2));
+  clock.advance(1001);
+  await shown; // answered on the new stream
+  const resumed = fake.seen.campaignStreams[1].requests[0].request;
+  assert.equal(resumed.token, fake.seen.campaignStreams[0].requests[0].request.token);
+  assert.equal(resumed.resume, true);
+  assert.equal(resumed.value, 'w');
+  assert.equal(leadership.term, 7n);
+  assert.equal(leadership.isLeader(), true);
+  assert.deepEqual(lost, []);
+  assert.equal(await leadership.resign(), true);
+});
+
+test('a connection is made anew once per silence: a stream of an older connection asks for nothing', () => {
+  const connection = new Connection('127.0.0.1:1', grpc.credentials.createInsecure(), {});
+  try {
+    const before = connection.lock;
+    connection.renew(0);
+    assert.equal(connection.generation, 1);
+    assert.notEqual(connection.lock, before);
+    const renewed = connection.lock;
+    connection.renew(0); // a second stream of the same silence
+    assert.equal(connection.generation, 1);
+    assert.equal(connection.lock, renewed);
+  } finally {
+    connection.close();
+  }
+});
+
+test('HTTP/2 keepalive is refused on a LockClient\'s channel, with why', () => {
+  assert.throws(() => new LockClient({ address: '127.0.0.1:1', channelOptions: { 'grpc.keepalive_time_ms': 2000 } }),
+    (e) => e instanceof RangeError && /half-close/.test(e.message));
+  new LockClient({ address: '127.0.0.1:1', channelOptions: { 'grpc.keepalive_time_ms': -1 } }).close();
+});
