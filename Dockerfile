@@ -25,10 +25,14 @@ COPY --from=build /src/server/target/redlockd-server.jar /app/redlockd-server.ja
 USER 10001:10001
 # 50051: gRPC (--port). 9464: Prometheus metrics, served when the server runs with --metrics-port 9464.
 EXPOSE 50051 9464
-# Health/Check on 127.0.0.1 (port from REDLOCKD_PORT, else 50051): healthy while a quorum of
-# Redis nodes votes. Docker reserves exit code 2, so any failure is reported as 1.
+# Health/Check, healthy while a quorum of Redis nodes votes. The check reads the server's flags and
+# REDLOCKD_* variables from the server process (PID 1, or its child under an init such as
+# `docker run --init`), so it finds the port and the TLS files however the container was given
+# them. C1 and the serial collector start its short-lived JVM on less CPU; its own --timeout
+# leaves that JVM's start room within Docker's. Docker reserves exit code 2, so any failure is
+# reported as 1.
 HEALTHCHECK --interval=15s --timeout=10s --start-period=30s --retries=3 \
-  CMD java -jar /app/redlockd-server.jar healthcheck || exit 1
+  CMD java -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -jar /app/redlockd-server.jar healthcheck --server-pid 1 --timeout 8s || exit 1
 # A forced collection (jcmd GC.run, System.gc()) runs concurrently instead of stopping the server
 # for a full one: at 100,000 KeepAlive streams that stop cost 1.9 s of renewals (docs/keepalive.md).
 ENTRYPOINT ["java", "-XX:+ExplicitGCInvokesConcurrent", "-jar", "/app/redlockd-server.jar"]

@@ -1,5 +1,6 @@
 package dev.redlockd.engine;
 
+import dev.redlockd.node.RedisErrorReply;
 import dev.redlockd.node.RedisNode;
 import java.security.SecureRandom;
 import java.time.Duration;
@@ -325,11 +326,22 @@ final class NodeMonitor implements AutoCloseable {
     }
   }
 
-  /** Lock keys carry a TTL, so any eviction policy but noeviction may drop a held lock. */
+  /**
+   * Lock keys carry a TTL, so any eviction policy but noeviction may drop a held lock. A node
+   * that refuses CONFIG GET (an ACL user without +config|get, a managed Redis that hides CONFIG)
+   * is not checked, and the log says so once, as what it is: nothing wrong with the node.
+   */
   private void warnAboutEviction() {
     for (RedisNode node : nodes) {
       node.command("CONFIG", "GET", "maxmemory*").handle((reply, failure) -> {
-        if (failure == null && reply instanceof List<?> list) {
+        Throwable cause = failure;
+        while (cause instanceof CompletionException && cause.getCause() != null) {
+          cause = cause.getCause();
+        }
+        if (cause instanceof RedisErrorReply refused) {
+          log.info("Redis node {} refuses CONFIG GET ({}): its maxmemory-policy, which could evict held locks, is "
+              + "not checked; allow +config|get to redlockd's user to check it", node.name(), refused.getMessage());
+        } else if (failure == null && reply instanceof List<?> list) {
           String maxmemory = valueOf(list, "maxmemory");
           String policy = valueOf(list, "maxmemory-policy");
           if (!"0".equals(maxmemory) && maxmemory != null && !"noeviction".equals(policy)) {

@@ -34,7 +34,9 @@ public final class DistinctInstances {
             throw same;
           }
         }
-        if (failure != null) {
+        // An error reply is an answer (a user may not run PING): its connection has read the
+        // instance's run_id before it, which is all this asks.
+        if (failure != null && !answered(failure)) {
           silent.add(left.get(i));
         }
       }
@@ -44,6 +46,15 @@ public final class DistinctInstances {
       }
     }
     // Still silent: checked by their connections when they answer.
+  }
+
+  private static boolean answered(Throwable failure) {
+    for (Throwable t = failure; t != null; t = t.getCause()) {
+      if (t instanceof RedisErrorReply) {
+        return true;
+      }
+    }
+    return false;
   }
 
   private static boolean pause() {

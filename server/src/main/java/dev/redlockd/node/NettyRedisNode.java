@@ -188,7 +188,9 @@ public final class NettyRedisNode implements RedisNode {
     for (Throwable t = failure; t != null && why == null; t = t.getCause()) {
       if (t instanceof SSLException) {
         why = "refuses the connection: TLS handshake failed: " + t.getMessage();
-      } else if (t instanceof RedisErrorReply error && error.kind().matches("NOAUTH|WRONGPASS|NOPERM")) {
+      } else if (t instanceof RedisErrorReply error && error.kind().matches("NOAUTH|WRONGPASS")) {
+        // Not NOPERM: that is one command denied to a user who is logged in, which its caller
+        // reports (a script refused leaves the node down, with the reason; CONFIG GET skips a check).
         why = "refuses the connection: login refused: " + t.getMessage();
       } else if (t instanceof RespDecoder.MalformedReplyException) {
         // Not Redis, or something between us that corrupts the stream: no reply on it can be trusted.

@@ -17,20 +17,26 @@ public final class Main {
   private Main() {}
 
   public static void main(String[] args) {
-    System.exit(run(args, new PrintWriter(System.err, true)));
+    System.exit(run(List.of(args), new PrintWriter(System.out, true), new PrintWriter(System.err, true),
+        System.getenv()));
   }
 
   static int run(String[] args, PrintWriter err) {
-    return run(args, err, System.getenv());
+    return run(List.of(args), new PrintWriter(System.out, true), err, System.getenv());
   }
 
-  /** {@code env} is what the flags' defaults were read from, to name a variable that held a bad value. */
-  static int run(String[] args, PrintWriter err, Map<String, String> env) {
+  /**
+   * What {@code main} does, with these streams and this environment (every flag's variable is
+   * read from it), returning the exit code instead of exiting: for embedding and tests. A server
+   * it starts runs until SIGTERM or SIGINT, and then returns 0.
+   */
+  public static int run(List<String> args, PrintWriter out, PrintWriter err, Map<String, String> env) {
     ServerConfig config = new ServerConfig();
     HealthCheckCommand healthCheck = new HealthCheckCommand();
-    CommandLine cli = ServerConfig.commandLine(config).addSubcommand(healthCheck);
+    CommandLine cli = ServerConfig.commandLine(config).addSubcommand(ServerConfig.commandLine(healthCheck));
+    cli.setDefaultValueProvider(new EnvironmentDefaults(env, ServerConfig.class, HealthCheckCommand.class));
     try {
-      CommandLine.ParseResult parsed = cli.parseArgs(args);
+      CommandLine.ParseResult parsed = cli.parseArgs(args.toArray(String[]::new));
       if (CommandLine.printHelpIfRequested(parsed)) {
         return 0;
       }
@@ -39,7 +45,7 @@ public final class Main {
           // `--port 6000 healthcheck` would otherwise check the default port, silently.
           throw new IllegalArgumentException("healthcheck takes its flags after the word healthcheck");
         }
-        return healthCheck.run(new PrintWriter(System.out, true));
+        return healthCheck.run(out);
       }
       LogLevel.check(env);
       config.engineConfig();
@@ -54,7 +60,7 @@ public final class Main {
       PortCheck.check(config.bindAddress(), config.port, config.metricsPort);
     } catch (CommandLine.ParameterException | IllegalArgumentException e) {
       // A bad flag stops start-up with a one-line reason.
-      err.println("redlockd: " + ServerConfig.explain(e, List.of(args), env) + " (see --help)");
+      err.println("redlockd: " + ServerConfig.explain(e, args, env) + " (see --help)");
       err.flush();
       return 2;
     }
@@ -72,14 +78,17 @@ public final class Main {
       org.slf4j.LoggerFactory.getLogger(Main.class).error("start-up failed", e);
       return 1;
     }
+    // SIGTERM and SIGINT: the graceful shutdown, then exit 0 (Termination).
+    Termination termination = Termination.on(server::close);
     if (config.devMode()) {
-      // One hook, in order: end the streams (releasing nothing), then stop the dev Redis nodes.
+      // Any other way out: end the streams (releasing nothing) before the dev Redis nodes stop.
       dev.redlockd.server.dev.RedisProcess.beforeExitKill(server::close);
     } else {
       Runtime.getRuntime().addShutdownHook(new Thread(server::close, "redlockd-shutdown"));
     }
     try {
       server.awaitTermination();
+      termination.await(); // the gRPC server ends first; the rest of the shutdown and its log follow
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }

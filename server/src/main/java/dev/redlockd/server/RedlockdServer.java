@@ -1,5 +1,6 @@
 package dev.redlockd.server;
 
+import com.google.common.net.InetAddresses;
 import dev.redlockd.election.Elections;
 import dev.redlockd.engine.EngineConfig;
 import dev.redlockd.engine.LockEngine;
@@ -31,6 +32,7 @@ import io.grpc.netty.NettyServerBuilder;
 import io.grpc.protobuf.services.HealthStatusManager;
 import io.grpc.protobuf.services.ProtoReflectionServiceV1;
 import java.io.IOException;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -141,6 +143,12 @@ public final class RedlockdServer implements AutoCloseable {
       log.warn("DEV MODE (--dev): started {} local Redis nodes ({}): {}", config.devNodes,
           dev.binaryDescription(), redis);
       log.warn("They keep nothing on disk and stop with this server. Not for production.");
+      if (control.isEmpty()) {
+        log.warn("Access control is OPEN: whoever reaches the port may lock, describe and wait on anything; it "
+            + "listens on {}", listening(config.bindAddress()));
+      } else {
+        log.warn("It listens on {}", listening(config.bindAddress()));
+      }
       log.warn("==================================================================");
     }
     List<RedisNode> nodes = new ArrayList<>();
@@ -228,6 +236,15 @@ public final class RedlockdServer implements AutoCloseable {
       }
       throw e;
     }
+  }
+
+  /** Where dev mode's banner says the server listens: on this machine only, unless --bind said otherwise. */
+  private static String listening(InetAddress bind) {
+    String address = InetAddresses.toAddrString(bind);
+    if (bind.isLoopbackAddress()) {
+      return address + ", this machine only (--bind to serve others)";
+    }
+    return address + (bind.isAnyLocalAddress() ? ", every interface" : "") + ": other machines can reach it";
   }
 
   /** New Acquire calls and KeepAlive streams refused early while the engine's rounds run later than the bound. */

@@ -36,13 +36,14 @@ import picocli.CommandLine.Option;
     footer = {"", "A flag on the command line wins over its environment variable. Environment only: "
         + LogLevel.VARIABLE + ", one of " + LogLevel.VALID + " (default INFO)."})
 public final class ServerConfig {
-  /** The environment variable an option reads: its default value is {@code ${env:NAME:-...}}. */
-  private static final Pattern ENV_DEFAULT = Pattern.compile("^\\$\\{env:(\\w+):-.*}$");
+  /** The environment variable an option reads, and its default: {@code ${env:NAME:-default}}. */
+  private static final Pattern ENV_DEFAULT = Pattern.compile("^\\$\\{env:(\\w+):-(.*)}$");
   private static final Pattern FLAG = Pattern.compile("--[a-z][a-z0-9-]*");
 
-  @Option(names = "--bind", defaultValue = "${env:REDLOCKD_BIND:-0.0.0.0}", paramLabel = "<address>",
+  // Empty: 0.0.0.0, or 127.0.0.1 in dev mode, whose access control is open (bindAddress()).
+  @Option(names = "--bind", defaultValue = "${env:REDLOCKD_BIND:-}", paramLabel = "<address>",
       description = "The address the gRPC and metrics ports listen on: 0.0.0.0 (every interface), 127.0.0.1 "
-          + "(this machine only) or one interface's address (default ${DEFAULT-VALUE}).")
+          + "(this machine only) or one interface's address (default 0.0.0.0; with --dev, 127.0.0.1).")
   String bind;
 
   @Option(names = "--port", defaultValue = "${env:REDLOCKD_PORT:-50051}",
@@ -222,9 +223,12 @@ public final class ServerConfig {
     return config;
   }
 
-  /** The picocli command for these flags, with number converters whose errors read as reasons. */
-  static CommandLine commandLine(ServerConfig config) {
-    CommandLine cli = new CommandLine(config);
+  /**
+   * The picocli command for these flags (or for a command that mixes them in), with number
+   * converters whose errors read as reasons.
+   */
+  static CommandLine commandLine(Object command) {
+    CommandLine cli = new CommandLine(command);
     CommandLine.ITypeConverter<Integer> wholeNumber = text -> {
       try {
         return Integer.parseInt(text.strip());
@@ -307,6 +311,12 @@ public final class ServerConfig {
     return m.matches() ? Optional.of(m.group(1)) : Optional.empty();
   }
 
+  /** The default of a raw {@code ${env:NAME:-default}} default value, used when NAME is not set. */
+  static Optional<String> fallback(String rawDefault) {
+    Matcher m = ENV_DEFAULT.matcher(rawDefault == null ? "" : rawDefault);
+    return m.matches() ? Optional.of(m.group(2)) : Optional.empty();
+  }
+
   /**
    * The admission bound: the node timeout unless set; zero is off. Half of it refused Acquire
    * calls of a healthy server under plain contention (two servers, 32 clients on a few locks,
@@ -358,8 +368,8 @@ public final class ServerConfig {
     if (file(tokens).isPresent() && file(tlsCert).isEmpty() && !allowPlaintextTokens
         && !bindAddress().isLoopbackAddress()) {
       throw new IllegalArgumentException("--tokens without --tls-cert would send bearer tokens in clear to --bind "
-          + bind + ": serve TLS (--tls-cert, --tls-key), bind a loopback address (--bind 127.0.0.1), or accept it "
-          + "with --allow-plaintext-tokens");
+          + InetAddresses.toAddrString(bindAddress()) + ": serve TLS (--tls-cert, --tls-key), bind a loopback "
+          + "address (--bind 127.0.0.1), or accept it with --allow-plaintext-tokens");
     }
     if (maxStreams < 0) {
       throw new IllegalArgumentException("--max-streams must not be negative");
@@ -419,8 +429,15 @@ public final class ServerConfig {
     }
   }
 
-  /** The --bind address; a literal IP, so that start-up never waits on a name lookup. */
+  /**
+   * The --bind address; a literal IP, so that start-up never waits on a name lookup. Not given:
+   * every interface, except in dev mode, which serves on this machine only: its access control is
+   * open, and a laptop on a shared network would serve a lock service to anyone there.
+   */
   public InetAddress bindAddress() {
+    if (bind == null || bind.isBlank()) {
+      return InetAddresses.forString(dev ? "127.0.0.1" : "0.0.0.0");
+    }
     if (!InetAddresses.isInetAddress(bind)) {
       throw new IllegalArgumentException("--bind must be an IP address such as 0.0.0.0, 127.0.0.1 or ::, not '"
           + bind + "'");

@@ -1,11 +1,13 @@
 package dev.redlockd.it.client;
 
+// README:client-imports:begin
 import dev.redlockd.client.Lease;
 import dev.redlockd.client.LockClient;
 import io.grpc.Grpc;
 import io.grpc.InsecureChannelCredentials;
 import io.grpc.ManagedChannel;
 import java.time.Duration;
+// README:client-imports:end
 import java.util.ArrayList;
 import java.util.List;
 

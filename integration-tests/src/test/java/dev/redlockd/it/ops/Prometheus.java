@@ -21,7 +21,7 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * A real Prometheus process (Debian's binary from PATH) scraping one target every second and
- * evaluating the given rule file every second, its storage and log under the module's target/
+ * evaluating the given rule files every second, its storage and log under the module's target/
  * directory, and its HTTP API on a free loopback port. {@link #close()} stops it and waits.
  */
 final class Prometheus implements AutoCloseable {
@@ -48,7 +48,7 @@ final class Prometheus implements AutoCloseable {
     throw new IllegalStateException("unreachable");
   }
 
-  static Prometheus start(Path rules, String job, int targetPort) throws IOException, InterruptedException {
+  static Prometheus start(List<Path> rules, String job, int targetPort) throws IOException, InterruptedException {
     Path binary = tool("prometheus");
     Path dir = Files.createDirectories(Path.of("target"))
         .resolve("prometheus-" + ProcessHandle.current().pid() + "-" + System.nanoTime());
@@ -58,13 +58,13 @@ final class Prometheus implements AutoCloseable {
           scrape_interval: 1s
           scrape_timeout: 900ms
           evaluation_interval: 1s
-        rule_files:
-          - %s
+        rule_files: [%s]
         scrape_configs:
           - job_name: %s
             static_configs:
               - targets: ['127.0.0.1:%d']
-        """.formatted(rules.toAbsolutePath(), job, targetPort));
+        """.formatted(String.join(", ", rules.stream().map(r -> "'" + r.toAbsolutePath() + "'").toList()), job,
+        targetPort));
     int port = freePort();
     Process process = new ProcessBuilder(binary.toString(),
         "--config.file=" + config.toAbsolutePath(),

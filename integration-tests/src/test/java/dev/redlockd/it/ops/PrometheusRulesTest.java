@@ -44,6 +44,7 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
@@ -52,11 +53,14 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * The alert rules (ops/prometheus/alerts.yml) and the Grafana dashboard (ops/grafana/redlockd.json)
  * against the real thing: promtool checks and unit-tests the rules; then a real Prometheus
- * scrapes a real server process every second while a small load runs (acquires, a KeepAlive, a
- * campaign, an observer, a refused call), and every alert expression and every panel query is
- * evaluated through its HTTP API. Each must name only metrics Prometheus has and labels their
- * series carry, and must return series where it should. Freezing Redis nodes (SIGSTOP) makes the
- * quorum alerts go pending.
+ * scrapes a real server process every second from its start while a small load runs (acquires, a
+ * KeepAlive, a campaign, an observer, a refused call), and every alert expression and every panel
+ * query is evaluated through its HTTP API. Each must name only metrics Prometheus has and labels
+ * their series carry, and must return series where it should. The replica's cold start and first
+ * load make no alert pending. Freezing Redis nodes (SIGSTOP) makes the quorum alerts go pending;
+ * a copy of the rules on a clock 12 times faster ({@link ScaledRules}) fires during that fault,
+ * and once the nodes are back its alerts stop firing within their bound, and no alert, real or
+ * scaled, starts firing later.
  */
 class PrometheusRulesTest {
   private static final Path ROOT = Path.of("..").toAbsolutePath().normalize();
@@ -64,6 +68,11 @@ class PrometheusRulesTest {
   private static final Path RULE_TESTS = ROOT.resolve("ops/prometheus/alerts_test.yml");
   private static final Path DASHBOARD = ROOT.resolve("ops/grafana/redlockd.json");
   private static final Duration TTL = Duration.ofSeconds(3);
+  /** The scaled copy's clock: its 1-minute rate windows last 5 s. */
+  private static final int SCALE = 12;
+  private static final Duration SCALED_WINDOW = Duration.ofMinutes(1).dividedBy(SCALE);
+  /** Prometheus' scrape and evaluation interval (Prometheus.start). */
+  private static final Duration INTERVAL = Duration.ofSeconds(1);
   private static final String POLICY = """
       {"version": 2, "identities": [
         {"identity": "load", "lock": [""], "describe": [""], "campaign": [""], "observe": [""]}
@@ -71,7 +80,9 @@ class PrometheusRulesTest {
       """;
 
   /** A metric name as PromQL names one here (all of redlockd's, Prometheus' own up and ALERTS), with its matchers. */
-  private static final Pattern SELECTOR = Pattern.compile("\\b(redlockd_[a-z_]+|up|ALERTS)\\b(?:\\{([^}]*)})?");
+  private static final Pattern SELECTOR =
+      Pattern.compile("\\b(redlockd_[a-z_]+|process_start_time_seconds|up|ALERTS)\\b(?:\\{([^}]*)})?");
+  private static final Pattern ALERT_NAME = Pattern.compile("(?m)^\\s*- alert: (\\w+)$");
   private static final Pattern MATCHER = Pattern.compile("([a-zA-Z_][a-zA-Z0-9_]*)\\s*(?:=~|!~|!=|=)");
   private static final Pattern GROUPING =
       Pattern.compile("\\b(?:by|without|on|ignoring|group_left|group_right)\\s*\\(([^)]*)\\)");
@@ -88,8 +99,9 @@ class PrometheusRulesTest {
   }
 
   @Test
-  void everyAlertAndPanelQueryNamesRealMetricsAndLabelsAndTheQuorumAlertsGoPending() throws Exception {
+  void everyQueryNamesRealMetricsAColdStartMakesNothingPendingAndNothingFiresOnceAFaultIsOver() throws Exception {
     Prometheus.tool("prometheus");
+    Path scaled = ScaledRules.write(RULES, dir, SCALE);
     String token = "prometheus-rules-test-token-0123456789";
     Path policy = Files.writeString(dir.resolve("policy.json"), POLICY);
     Path tokens = Files.writeString(dir.resolve("tokens"), "load sha256:" + HexFormat.of().formatHex(
@@ -99,24 +111,29 @@ class PrometheusRulesTest {
         ServerProcess server = ServerProcess.start("--redis", cluster.redisFlag(), "--node-timeout", "250ms",
             "--bind", "127.0.0.1", "--policy", policy.toString(), "--tokens", tokens.toString(),
             "--metrics-port", Integer.toString(metricsPort));
-        Prometheus prometheus = Prometheus.start(RULES, "redlockd", metricsPort)) {
+        // From the replica's first seconds: its cold start is what the first scrapes see.
+        Prometheus prometheus = Prometheus.start(List.of(RULES, scaled), "redlockd", metricsPort)) {
+      long scrapedSince = System.nanoTime();
       Channel channel = ClientInterceptors.intercept(server.channel(), bearer(token));
-      LockServiceGrpc.LockServiceBlockingStub locks =
-          LockServiceGrpc.newBlockingStub(channel).withDeadlineAfter(20, TimeUnit.SECONDS);
+      // A deadline per call: one set here would run out before the test ends.
+      Supplier<LockServiceGrpc.LockServiceBlockingStub> locks =
+          () -> LockServiceGrpc.newBlockingStub(channel).withDeadlineAfter(20, TimeUnit.SECONDS);
 
       // The load: acquires granted, released and refused as held; a kept lease, and one given back (its stream
       // ended OK); a candidate and an observer;
       // a call without a token, which the policy refuses.
       for (int i = 0; i < 5; i++) {
-        Lease lease = locks.acquire(acquireRequest("prom/" + i, TTL, Duration.ZERO, "")).getLease();
-        locks.release(ReleaseRequest.newBuilder().setResource(lease.getResource()).setToken(lease.getToken()).build());
+        Lease lease = locks.get().acquire(acquireRequest("prom/" + i, TTL, Duration.ZERO, "")).getLease();
+        locks.get().release(
+            ReleaseRequest.newBuilder().setResource(lease.getResource()).setToken(lease.getToken()).build());
       }
-      Lease held = locks.acquire(acquireRequest("prom/held", Duration.ofSeconds(30), Duration.ZERO, "")).getLease();
-      assertThat(codeOf(() -> locks.acquire(acquireRequest("prom/held", TTL, Duration.ZERO, ""))).getCode())
+      Lease held =
+          locks.get().acquire(acquireRequest("prom/held", Duration.ofSeconds(30), Duration.ZERO, "")).getLease();
+      assertThat(codeOf(() -> locks.get().acquire(acquireRequest("prom/held", TTL, Duration.ZERO, ""))).getCode())
           .isEqualTo(Status.Code.ABORTED);
-      Lease kept = locks.acquire(acquireRequest("prom/kept", TTL, Duration.ZERO, "")).getLease();
+      Lease kept = locks.get().acquire(acquireRequest("prom/kept", TTL, Duration.ZERO, "")).getLease();
       KeptStream.keep(LockServiceGrpc.newStub(channel), "prom/kept", kept.getToken(), TTL);
-      Lease given = locks.acquire(acquireRequest("prom/given-back", TTL, Duration.ZERO, "")).getLease();
+      Lease given = locks.get().acquire(acquireRequest("prom/given-back", TTL, Duration.ZERO, "")).getLease();
       KeptStream givenBack = KeptStream.keep(LockServiceGrpc.newStub(channel), "prom/given-back", given.getToken(), TTL);
       givenBack.halfClose();
       assertThat(givenBack.awaitEnd(Duration.ofSeconds(10)).getCode()).isEqualTo(Status.Code.OK);
@@ -151,9 +168,15 @@ class PrometheusRulesTest {
         }
       }
 
+      // The cold start and the first load: no alert went pending. (Not asked of the scaled copy:
+      // its `for` of seconds takes a busy machine's blips for faults.)
+      assertThat(alertsSince(prometheus, scrapedSince, "alertname!~\".*" + ScaledRules.SUFFIX + "\""))
+          .as("alerts pending or firing since the first scrape").isEmpty();
+
       // One Redis node frozen: one more failure stops the service, the margin alert is pending.
       Map<String, String> alerts = alertQueries(prometheus);
-      assertThat(alerts).hasSize(12);
+      assertThat(alerts.keySet()).as("the rules Prometheus loaded").containsExactlyInAnyOrderElementsOf(
+          alertNames(Files.readString(RULES)));
       cluster.pause(0);
       try {
         awaitPending(prometheus, "RedlockdQuorumMarginLow", "RedlockdNodeNotVoting");
@@ -163,16 +186,38 @@ class PrometheusRulesTest {
         cluster.pause(1);
         awaitPending(prometheus, "RedlockdQuorumLost", "RedlockdNotServing");
         await().atMost(Duration.ofSeconds(10)).until(() ->
-            codeOf(() -> locks.acquire(acquireRequest("prom/unavailable", TTL, Duration.ZERO, ""))).getCode()
+            codeOf(() -> locks.get().acquire(acquireRequest("prom/unavailable", TTL, Duration.ZERO, ""))).getCode()
                 == Status.Code.UNAVAILABLE);
         await().atMost(Duration.ofSeconds(15)).pollInterval(Duration.ofMillis(500)).until(() ->
             !prometheus.query("redlockd_kept_lease_renewals_total{state=\"JEOPARDY\"} > 0").isEmpty()
             && !prometheus.query("redlockd_rpc_calls_total{method=\"Acquire\",code=\"UNAVAILABLE\"}").isEmpty());
+        // On the scaled clock the fault is long enough for the quorum alerts to fire.
+        awaitFiring(prometheus, "RedlockdQuorumLost" + ScaledRules.SUFFIX, "RedlockdNotServing" + ScaledRules.SUFFIX);
       } finally {
         cluster.resumeAll();
       }
-      await().atMost(Duration.ofSeconds(15)).pollInterval(Duration.ofMillis(500))
+      await().atMost(Duration.ofSeconds(15)).pollInterval(Duration.ofMillis(250))
           .until(() -> !prometheus.query("redlockd_quorum_margin == 1").isEmpty());
+
+      // Over. On the scaled clock every alert stops firing within its bound: the rate window (5 s)
+      // after the scrape that saw the quorum back, plus a scrape and an evaluation, and one of each
+      // more for the scrape and evaluation that were under way. The real rules' bound is a minute:
+      // what fired during the fault (leases lost) may still fire, but nothing else starts to.
+      Set<String> firingAtTheEnd =
+          alertsSince(prometheus, System.nanoTime() - INTERVAL.toNanos(), "alertstate=\"firing\"");
+      Duration bound = SCALED_WINDOW.plus(INTERVAL.multipliedBy(4));
+      long cleared = System.nanoTime();
+      await().atMost(bound).pollInterval(Duration.ofMillis(250)).untilAsserted(() ->
+          assertThat(prometheus.query("ALERTS{alertstate=\"firing\",alertname=~\".*" + ScaledRules.SUFFIX + "\"}"))
+              .as("scaled alerts firing %s after the quorum's return", bound).isEmpty());
+      System.out.printf("PrometheusRulesTest: every scaled alert stopped firing %d ms after the quorum came back%n",
+          TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - cleared));
+      // For a scaled window and an evaluation more, none fires again, and no real alert starts to.
+      long quiet = System.nanoTime();
+      Thread.sleep(SCALED_WINDOW.plus(INTERVAL.multipliedBy(2)).toMillis());
+      assertThat(alertsSince(prometheus, quiet, "alertstate=\"firing\"")).as("alerts firing after the fault was over")
+          .allMatch(alert -> !alert.contains(ScaledRules.SUFFIX))
+          .isSubsetOf(firingAtTheEnd);
 
       // Every alert expression evaluates, names what exists, and each of its selectors has series.
       for (Map.Entry<String, String> alert : alerts.entrySet()) {
@@ -191,7 +236,8 @@ class PrometheusRulesTest {
       System.out.printf("PrometheusRulesTest: %d panel queries and %d alert expressions evaluated against %s%n",
           panels.size(), alerts.size(), "a real Prometheus");
       campaign.onCompleted();
-      locks.release(ReleaseRequest.newBuilder().setResource(held.getResource()).setToken(held.getToken()).build());
+      locks.get().release(
+          ReleaseRequest.newBuilder().setResource(held.getResource()).setToken(held.getToken()).build());
     }
   }
 
@@ -239,16 +285,44 @@ class PrometheusRulesTest {
     return labels;
   }
 
-  /** Each rule as Prometheus loaded it from alerts.yml: alert name to expression. */
+  /** Each rule as Prometheus loaded it from alerts.yml (not the scaled copy): alert name to expression. */
   private static Map<String, String> alertQueries(Prometheus prometheus) {
     Map<String, String> alerts = new LinkedHashMap<>();
     for (JsonElement group : prometheus.api("/api/v1/rules").getAsJsonObject().getAsJsonArray("groups")) {
       for (JsonElement rule : group.getAsJsonObject().getAsJsonArray("rules")) {
         JsonObject r = rule.getAsJsonObject();
-        alerts.put(r.get("name").getAsString(), r.get("query").getAsString());
+        String name = r.get("name").getAsString();
+        if (!name.endsWith(ScaledRules.SUFFIX)) {
+          alerts.put(name, r.get("query").getAsString());
+        }
       }
     }
     return alerts;
+  }
+
+  private static List<String> alertNames(String rules) {
+    List<String> names = new ArrayList<>();
+    Matcher m = ALERT_NAME.matcher(rules);
+    while (m.find()) {
+      names.add(m.group(1));
+    }
+    return names;
+  }
+
+  /**
+   * The alerts (pending or firing, and matching these label matchers) at any evaluation since
+   * {@code sinceNanos}, as "name state".
+   */
+  private static Set<String> alertsSince(Prometheus prometheus, long sinceNanos, String matchers) {
+    // Not a moment before: an alert that stopped just before then still has samples there.
+    long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - sinceNanos);
+    String selector = "ALERTS{" + matchers + "}";
+    Set<String> seen = new TreeSet<>();
+    for (JsonObject series : prometheus.query("count_over_time(" + selector + "[" + millis + "ms])")) {
+      JsonObject labels = series.getAsJsonObject("metric");
+      seen.add(labels.get("alertname").getAsString() + " " + labels.get("alertstate").getAsString());
+    }
+    return seen;
   }
 
   /** Every panel target of the dashboard: "panel title/refId" to its expression. */
@@ -292,6 +366,13 @@ class PrometheusRulesTest {
       }
     });
     assertThat(pending).contains(names);
+  }
+
+  private static void awaitFiring(Prometheus prometheus, String... names) {
+    for (String name : names) {
+      await().alias(name + " firing").atMost(Duration.ofSeconds(15)).pollInterval(Duration.ofMillis(250))
+          .until(() -> !prometheus.query("ALERTS{alertname=\"" + name + "\",alertstate=\"firing\"}").isEmpty());
+    }
   }
 
   private static <T> StreamObserver<T> firstOf(CompletableFuture<T> first) {

@@ -14,10 +14,14 @@ import io.grpc.reflection.v1.ServerReflectionGrpc;
 import io.grpc.reflection.v1.ServerReflectionRequest;
 import io.grpc.reflection.v1.ServerReflectionResponse;
 import io.grpc.stub.StreamObserver;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.net.NetworkInterface;
 import java.net.Socket;
+import java.net.SocketException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -26,11 +30,14 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
-/** The README's "run it" command: dev mode on a machine without redis-server. */
+/**
+ * The README's "run it" command: dev mode on a machine without redis-server, serving this machine
+ * only, and stopping its Redis nodes and exiting 0 on Ctrl-C (SIGINT).
+ */
 class DevModeTest {
 
   @Test
-  void devModeStartsItsOwnRedisNodesServesAndStopsThemOnSigterm() throws Exception {
+  void devModeStartsItsOwnRedisNodesServesThisMachineAndStopsThemOnCtrlC() throws Exception {
     // PATH without any redis-server, and the bundled binary forced: what a JDK-and-Maven-only machine has.
     Map<String, String> env = Map.of("PATH", "/nonexistent", "REDLOCKD_REDIS_EMBEDDED", "true");
     List<Integer> redisPorts = new ArrayList<>();
@@ -39,6 +46,13 @@ class DevModeTest {
       assertThat(log).contains("DEV MODE").contains("bundled in the embedded-redis jar");
       // Its 3 nodes tolerate one failure: no warning about too few nodes.
       assertThat(log).doesNotContain("use 3 or more");
+      // Open to every caller, so on this machine only: no other address of it reaches the port.
+      assertThat(log).contains("Access control is OPEN: whoever reaches the port may lock, describe and wait on "
+          + "anything; it listens on 127.0.0.1, this machine only (--bind to serve others)");
+      for (InetAddress other : otherAddressesOfThisMachine()) {
+        assertThat(accepts(new InetSocketAddress(other, server.port()))).as("port %d through %s", server.port(), other)
+            .isFalse();
+      }
       Matcher uris = Pattern.compile("redis://127\\.0\\.0\\.1:(\\d+)").matcher(log);
       while (uris.find()) {
         redisPorts.add(Integer.parseInt(uris.group(1)));
@@ -58,13 +72,28 @@ class DevModeTest {
           .check(HealthCheckRequest.newBuilder().setService("redlock.v1.LockService").build())
           .getStatus()).isEqualTo(ServingStatus.SERVING);
 
-      server.sigterm();
-      assertThat(server.waitFor(Duration.ofSeconds(15))).as(server.log()).isPresent();
+      // Ctrl-C, as a developer stops it.
+      Process interrupt = new ProcessBuilder("kill", "-INT", Long.toString(server.pid())).inheritIO().start();
+      assertThat(interrupt.waitFor(10, TimeUnit.SECONDS)).isTrue();
+      assertThat(server.waitFor(Duration.ofSeconds(15))).as(server.log()).hasValue(0);
       assertThat(server.log().strip()).endsWith("redlockd stopped");
     }
     for (int port : redisPorts) {
-      assertThat(accepts(port)).as("dev Redis node on port %d stopped", port).isFalse();
+      assertThat(accepts(new InetSocketAddress("127.0.0.1", port))).as("dev Redis node on port %d stopped", port)
+          .isFalse();
     }
+  }
+
+  private static List<InetAddress> otherAddressesOfThisMachine() throws SocketException {
+    List<InetAddress> addresses = new ArrayList<>();
+    for (NetworkInterface nic : Collections.list(NetworkInterface.getNetworkInterfaces())) {
+      if (nic.isUp()) {
+        Collections.list(nic.getInetAddresses()).stream()
+            .filter(a -> !a.isLoopbackAddress() && !a.isLinkLocalAddress())
+            .forEach(addresses::add);
+      }
+    }
+    return addresses;
   }
 
   private static List<String> listServices(ServerProcess server) throws Exception {
@@ -118,9 +147,9 @@ class DevModeTest {
     return result;
   }
 
-  private static boolean accepts(int port) {
+  private static boolean accepts(InetSocketAddress address) {
     try (Socket socket = new Socket()) {
-      socket.connect(new InetSocketAddress("127.0.0.1", port), 500);
+      socket.connect(address, 500);
       return true;
     } catch (java.io.IOException e) {
       return false;

@@ -5,9 +5,11 @@ import dev.redlockd.node.RedisNode;
 import io.grpc.ServerInterceptors;
 import io.grpc.ServerServiceDefinition;
 import io.prometheus.metrics.core.metrics.Counter;
+import io.prometheus.metrics.core.metrics.Gauge;
 import io.prometheus.metrics.exporter.httpserver.HTTPServer;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.io.IOException;
+import java.lang.management.ManagementFactory;
 import java.net.InetAddress;
 import java.time.Duration;
 import java.util.Map;
@@ -53,6 +55,18 @@ public final class Metrics implements AutoCloseable {
         .labelNames("rpc")
         .withoutExemplars()
         .register(registry);
+    if (registry != null) {
+      // At 0 from the start: an alert on their rate needs the series before the first refusal.
+      admissionRefusals.initLabelValues("Acquire");
+      admissionRefusals.initLabelValues("KeepAlive");
+      // Every Prometheus client library's name for it: alert rules leave a replica's first minutes
+      // out (its cold JVM's first requests are slow) and tell a restart from a replica that ran on.
+      Gauge.builder()
+          .name("process_start_time_seconds")
+          .help("Start time of the process since unix epoch in seconds")
+          .register(registry)
+          .set(ManagementFactory.getRuntimeMXBean().getStartTime() / 1000.0);
+    }
   }
 
   /** One new call refused by admission control. */
