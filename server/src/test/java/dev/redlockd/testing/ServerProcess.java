@@ -82,7 +82,10 @@ public final class ServerProcess implements AutoCloseable {
     return start(List.of(), List.of(flags), Map.of());
   }
 
-  /** The command line for the jar, for tests that run it without waiting for it to listen. */
+  /**
+   * The command line for the jar, for tests that run it without waiting for it to listen; a
+   * server gets {@link ServerFlags#forTest} (admission control off unless the flags set it).
+   */
   public static List<String> command(List<String> jvmArgs, List<String> flags) {
     List<String> command = new ArrayList<>();
     command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
@@ -93,7 +96,7 @@ public final class ServerProcess implements AutoCloseable {
     if (!flags.contains("--port")) {
       command.addAll(List.of("--port", "0"));
     }
-    command.addAll(flags);
+    command.addAll(ServerFlags.forTest(flags));
     return command;
   }
 
