@@ -35,6 +35,30 @@ public final class ServerProcess implements AutoCloseable {
     this.port = port;
   }
 
+  /**
+   * What a server process is started under: {@code env --default-signal=HUP} (coreutils 9), so
+   * that it gets SIGHUP's default disposition, as a server started by an operator or a service
+   * manager does, whatever the test run itself was started under. Under {@code nohup} every
+   * child would inherit SIGHUP ignored (an ignored signal stays ignored across exec), and a JVM
+   * that starts so cannot take the signal over: its SIGHUP reload would never run. Nothing
+   * where {@code env} lacks the option (the servers then inherit the run's disposition).
+   */
+  private static final List<String> HANGUP_DEFAULT = hangupDefault();
+
+  private static List<String> hangupDefault() {
+    try {
+      Process probe = new ProcessBuilder("env", "--default-signal=HUP", "true").redirectErrorStream(true).start();
+      probe.getInputStream().readAllBytes();
+      return probe.waitFor(10, TimeUnit.SECONDS) && probe.exitValue() == 0
+          ? List.of("env", "--default-signal=HUP") : List.of();
+    } catch (IOException e) {
+      return List.of();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return List.of();
+    }
+  }
+
   /** The jar the build made: the {@code redlockd.server.jar} property, else the usual path. */
   public static Path jar() {
     String configured = System.getProperty("redlockd.server.jar");
@@ -50,9 +74,28 @@ public final class ServerProcess implements AutoCloseable {
    * that name a {@code --port} of their own replace the {@code --port 0}.
    */
   public static ServerProcess start(List<String> jvmArgs, List<String> flags, Map<String, String> env) {
+    return started(command(jvmArgs, flags), env);
+  }
+
+  public static ServerProcess start(String... flags) {
+    return start(List.of(), List.of(flags), Map.of());
+  }
+
+  /**
+   * As {@link #start(String...)}, but with SIGHUP ignored in the server's process, as a server
+   * started under {@code nohup} has it (whatever this test run was started under).
+   */
+  public static ServerProcess startWithHangupIgnored(String... flags) {
+    List<String> command = new ArrayList<>(List.of("bash", "-c", "trap '' HUP; exec \"$@\"", "bash"));
+    command.addAll(javaCommand(List.of(), List.of(flags)));
+    return started(command, Map.of());
+  }
+
+  /** Starts {@code command} and waits until the server listens. */
+  private static ServerProcess started(List<String> command, Map<String, String> env) {
     try {
       Path log = Files.createTempFile("redlockd-server", ".log");
-      ProcessBuilder builder = new ProcessBuilder(command(jvmArgs, flags))
+      ProcessBuilder builder = new ProcessBuilder(command)
           .redirectErrorStream(true)
           .redirectOutput(log.toFile());
       builder.environment().putAll(env);
@@ -78,15 +121,18 @@ public final class ServerProcess implements AutoCloseable {
     }
   }
 
-  public static ServerProcess start(String... flags) {
-    return start(List.of(), List.of(flags), Map.of());
-  }
-
   /**
-   * The command line for the jar, for tests that run it without waiting for it to listen; a
-   * server gets {@link ServerFlags#forTest} (admission control off unless the flags set it).
+   * The command line for the jar, for tests that run it without waiting for it to listen: with
+   * SIGHUP's default disposition ({@link #HANGUP_DEFAULT}), and for a server
+   * {@link ServerFlags#forTest} (admission control off unless the flags set it).
    */
   public static List<String> command(List<String> jvmArgs, List<String> flags) {
+    List<String> command = new ArrayList<>(HANGUP_DEFAULT);
+    command.addAll(javaCommand(jvmArgs, flags));
+    return command;
+  }
+
+  private static List<String> javaCommand(List<String> jvmArgs, List<String> flags) {
     List<String> command = new ArrayList<>();
     command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     // The server's own temp files (dev mode's Redis, the extracted binary) go where the test's do.

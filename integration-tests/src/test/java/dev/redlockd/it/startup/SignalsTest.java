@@ -51,6 +51,9 @@ class SignalsTest {
   @Test
   void sighupWithoutAPolicySaysThereIsNothingToReloadAndKeepsServing() throws Exception {
     try (ServerProcess server = ServerProcess.start("--redis", cluster.redisFlag())) {
+      // Started with SIGHUP's default disposition, as ServerProcess starts every server, even
+      // when this run was started under nohup.
+      assertThat(server.log()).doesNotContain("SIGHUP is ignored");
       hangup(server);
       await().atMost(Duration.ofSeconds(10)).untilAsserted(() ->
           assertThat(server.log()).contains("SIGHUP: nothing to reload (no --policy); still running"));
@@ -67,6 +70,23 @@ class SignalsTest {
       server.sigterm();
       assertThat(server.waitFor(Duration.ofSeconds(15))).as(server.log()).isPresent();
       assertThat(server.log().strip()).endsWith("redlockd stopped");
+    }
+  }
+
+  /**
+   * Under nohup (or any parent that ignores SIGHUP) the JVM cannot take the signal over and says
+   * nothing of it: the server says so at start-up, in one line, and the signal changes nothing.
+   */
+  @Test
+  void aServerStartedWithSighupIgnoredSaysSoInOneLine() throws Exception {
+    try (ServerProcess server = ServerProcess.startWithHangupIgnored("--redis", cluster.redisFlag())) {
+      String ignored = "SIGHUP is ignored in this process (started under nohup?); there is no --policy to reload";
+      assertThat(server.log()).contains(ignored);
+      assertThat(server.log().split(java.util.regex.Pattern.quote("SIGHUP is ignored"), -1)).hasSize(2);
+      hangup(server);
+      assertThat(HealthGrpc.newBlockingStub(server.channel()).withDeadlineAfter(5, TimeUnit.SECONDS)
+          .check(HealthCheckRequest.getDefaultInstance()).getStatus()).isEqualTo(ServingStatus.SERVING);
+      assertThat(server.log()).doesNotContain("SIGHUP: nothing to reload");
     }
   }
 
