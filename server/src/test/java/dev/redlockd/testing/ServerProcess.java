@@ -22,6 +22,13 @@ import java.util.regex.Pattern;
  */
 public final class ServerProcess implements AutoCloseable {
   private static final Pattern LISTENING = Pattern.compile("redlockd listening on port (\\d+)");
+  /**
+   * The JVM flags of a server started without any of its own: a test's server lives seconds, in
+   * which C2's compilations would only take CPU from the processes beside it (a server start
+   * costs about a third less CPU with C1 alone); a small heap and the serial collector keep
+   * garbage-collector threads off the machine's few cores.
+   */
+  public static final List<String> LIGHT_JVM = List.of("-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1");
 
   private final Process process;
   private final Path log;
@@ -71,7 +78,8 @@ public final class ServerProcess implements AutoCloseable {
 
   /**
    * Starts {@code java [jvmArgs] -jar <jar> --port 0 [flags]} and waits until it listens; flags
-   * that name a {@code --port} of their own replace the {@code --port 0}.
+   * that name a {@code --port} of their own replace the {@code --port 0}, and no jvmArgs means
+   * {@link #LIGHT_JVM}.
    */
   public static ServerProcess start(List<String> jvmArgs, List<String> flags, Map<String, String> env) {
     return started(command(jvmArgs, flags), env);
@@ -137,7 +145,7 @@ public final class ServerProcess implements AutoCloseable {
     command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     // The server's own temp files (dev mode's Redis, the extracted binary) go where the test's do.
     command.add("-Djava.io.tmpdir=" + System.getProperty("java.io.tmpdir"));
-    command.addAll(jvmArgs);
+    command.addAll(jvmArgs.isEmpty() ? LIGHT_JVM : jvmArgs);
     command.addAll(List.of("-jar", jar().toString()));
     if (!flags.contains("--port")) {
       command.addAll(List.of("--port", "0"));
