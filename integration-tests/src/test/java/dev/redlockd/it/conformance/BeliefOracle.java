@@ -69,6 +69,11 @@ final class BeliefOracle implements AutoCloseable {
         default -> null;
       };
     }
+
+    /** This belief under its runner's name, as an oracle watching several runners at once keys its handles. */
+    Belief of(String runner) {
+      return new Belief(atNanos, runner + " " + handle, end, valid, remainingMs, defect);
+    }
   }
 
   /**

@@ -24,10 +24,10 @@ final class ClientBuilds {
   private static final int RUNTIME_MISSING = 3;
   private static final Duration CHECK_TIMEOUT = Duration.ofMinutes(8);
   /**
-   * By script (Python's two runners, sync and asyncio, share one check). The first caller starts
-   * every language's check at once: they are independent builds, and run side by side they cost
-   * the suite about the longest one instead of the sum. Nothing else runs while they do, since
-   * the first caller waits for its own.
+   * By script (Python's two runners, sync and asyncio, share one check). Every language's check
+   * starts at once, as the test run begins ({@link ClientBuildsAtStart}) or at the first caller:
+   * they are independent builds, and run side by side they cost the suite about the longest one
+   * instead of the sum.
    */
   private static final Map<Path, CompletableFuture<Runtimes.Result>> CHECKED = new ConcurrentHashMap<>();
 
@@ -40,7 +40,7 @@ final class ClientBuilds {
     if (script == null) {
       return;
     }
-    startAll(root);
+    startAll();
     Runtimes.Result result = CHECKED.get(script).join();
     if (result.ok()) {
       return;
@@ -52,10 +52,12 @@ final class ClientBuilds {
     fail(script + " failed (exit " + result.exitCode() + "):\n" + output);
   }
 
-  private static synchronized void startAll(Path root) {
+  /** Starts every language's check, once per test run. */
+  static synchronized void startAll() {
     if (!CHECKED.isEmpty()) {
       return;
     }
+    Path root = Runtimes.repositoryRoot();
     for (Language language : Language.values()) {
       Path script = language.checkScript(root);
       if (script != null) {
