@@ -30,6 +30,15 @@ final class ClientBuilds {
    * instead of the sum.
    */
   private static final Map<Path, CompletableFuture<Runtimes.Result>> CHECKED = new ConcurrentHashMap<>();
+  /**
+   * Go's build cache where Go keeps it for the user (as Maven keeps ~/.m2 and npm ~/.npm) rather
+   * than clients/go/target/gocache, which each clone starts empty: compiling gRPC and its
+   * dependencies with the race detector again took 150 CPU-seconds of the 2 cores the suite
+   * has, against 7 with the cache. The cache is keyed by the content of what it compiled, so
+   * nothing stale is reused. A GOCACHE set for the test run wins.
+   */
+  private static final Map<String, String> BUILD_CACHES = Map.of("GOCACHE", System.getenv().getOrDefault("GOCACHE",
+      Path.of(System.getProperty("user.home"), ".cache", "go-build").toString()));
 
   private ClientBuilds() {}
 
@@ -75,7 +84,7 @@ final class ClientBuilds {
 
   private static Runtimes.Result check(Path root, Path script, Language language) {
     try {
-      Runtimes.Result result = Runtimes.run(List.of("bash", script.toString()), root, CHECK_TIMEOUT);
+      Runtimes.Result result = Runtimes.run(List.of("bash", script.toString()), root, CHECK_TIMEOUT, BUILD_CACHES);
       Path log = root.resolve("integration-tests/target/conformance/" + language.id + "-check.log");
       Files.createDirectories(log.getParent());
       Files.writeString(log, result.output());

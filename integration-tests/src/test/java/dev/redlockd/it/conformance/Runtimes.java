@@ -6,6 +6,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -45,11 +46,17 @@ final class Runtimes {
     }
   }
 
-  /** Runs a command to its end; ok when it exits 0 within the timeout. A missing program is not ok. */
-  static Result run(List<String> command, Path directory, Duration timeout) throws InterruptedException {
+  /**
+   * Runs a command, with these environment variables set for it, to its end; ok when it exits 0
+   * within the timeout. A missing program is not ok.
+   */
+  static Result run(List<String> command, Path directory, Duration timeout, Map<String, String> env)
+      throws InterruptedException {
     Process process;
     try {
-      process = new ProcessBuilder(command).directory(directory.toFile()).redirectErrorStream(true).start();
+      ProcessBuilder builder = new ProcessBuilder(command).directory(directory.toFile()).redirectErrorStream(true);
+      builder.environment().putAll(env);
+      process = builder.start();
     } catch (IOException e) {
       return new Result(-1, e.getMessage());
     }
