@@ -38,6 +38,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
 import java.util.stream.Stream;
@@ -173,6 +174,9 @@ class ConformanceTest {
               passed.add(lane.getKey());
             } catch (ExecutionException e) {
               failures.put(lane.getKey().language.id, e.getCause());
+            } catch (TimeoutException e) {
+              failures.put(lane.getKey().language.id, new AssertionError("still running after " + LANE_TIMEOUT
+                  + (lane.getKey().runner == null ? "" : ":\n" + lane.getKey().runner.transcript())));
             }
           }
         } finally {
