@@ -26,12 +26,19 @@ import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 
 /**
  * The client's API over an in-process server with a scripted fake service: every way a call
  * can end, retries, deadlines and lost leases. Lock safety itself is tested end to end against
  * the real server and real Redis (integration-tests).
+ *
+ * <p>Its tests run side by side (each has its own in-process server and fake service): most of
+ * their time is spent waiting on the client's real timers, which the injected nano clock does
+ * not drive.
  */
+@Execution(ExecutionMode.CONCURRENT)
 class LockClientTest {
   private static final Duration TTL = Duration.ofSeconds(10);
   private static final Duration CALL_TIMEOUT = Duration.ofMillis(400);

@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -17,6 +18,7 @@ import org.junit.jupiter.api.Test;
  * runs 300,000 (a key per resource left behind would be ~30 MB, far past the 1 MiB allowed);
  * {@code -Dmillion.resources=1000000} runs the full million.
  */
+@Tag("cpu-bound") // run alone, after the other classes (server/pom.xml)
 class MillionResourcesTest {
   private static final int RESOURCES = Integer.getInteger("million.resources", 300_000);
   private static final int IN_FLIGHT = 256;

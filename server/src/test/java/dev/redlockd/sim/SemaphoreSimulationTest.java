@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -16,6 +17,7 @@ import org.junit.jupiter.api.Test;
  * design (per-node counts, majority admission; {@link NaiveSemaphore}) is caught exceeding its
  * bound with every node at or under it.
  */
+@Tag("cpu-bound") // run alone, after the other classes (server/pom.xml)
 class SemaphoreSimulationTest {
   @Test
   void permitsNeverExceedTheirLimit() throws Exception {

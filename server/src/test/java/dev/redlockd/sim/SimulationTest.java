@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -15,6 +16,7 @@ import org.junit.jupiter.api.Test;
  * {@code sim.seeds} seeds when that is given. Each seed runs alone on one thread, so a seed
  * replays the same run; seeds run side by side, one per core.
  */
+@Tag("cpu-bound") // run alone, after the other classes (server/pom.xml)
 class SimulationTest {
   @Test
   void seeds() throws Exception {

@@ -16,6 +16,8 @@ public final class RespClient implements AutoCloseable {
   private final Socket socket;
   private final OutputStream out;
   private final InputStream in;
+  /** Commands sent but not yet written: they leave together at the next {@link #receive()}. */
+  private final ByteArrayOutputStream unsent = new ByteArrayOutputStream();
 
   public RespClient(String host, int port) throws IOException {
     this(host, port, 2000);
@@ -37,16 +39,31 @@ public final class RespClient implements AutoCloseable {
    * an array is an {@link ErrorReply} element).
    */
   public Object call(String... args) throws IOException {
-    ByteArrayOutputStream buf = new ByteArrayOutputStream();
-    buf.write(("*" + args.length + "\r\n").getBytes(StandardCharsets.UTF_8));
+    send(args);
+    return receive();
+  }
+
+  /**
+   * Queues one command: the commands queued before a {@link #receive()} leave in one write, as
+   * a pipeline, and their replies are then read in the order they were queued.
+   */
+  public void send(String... args) throws IOException {
+    unsent.write(("*" + args.length + "\r\n").getBytes(StandardCharsets.UTF_8));
     for (String arg : args) {
       byte[] bytes = arg.getBytes(StandardCharsets.UTF_8);
-      buf.write(("$" + bytes.length + "\r\n").getBytes(StandardCharsets.UTF_8));
-      buf.write(bytes);
-      buf.write("\r\n".getBytes(StandardCharsets.UTF_8));
+      unsent.write(("$" + bytes.length + "\r\n").getBytes(StandardCharsets.UTF_8));
+      unsent.write(bytes);
+      unsent.write("\r\n".getBytes(StandardCharsets.UTF_8));
     }
-    out.write(buf.toByteArray());
-    out.flush();
+  }
+
+  /** The next reply, as {@link #call} returns it, after writing whatever was queued. */
+  public Object receive() throws IOException {
+    if (unsent.size() > 0) {
+      out.write(unsent.toByteArray());
+      out.flush();
+      unsent.reset();
+    }
     return read(false);
   }
 

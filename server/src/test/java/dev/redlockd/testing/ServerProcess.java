@@ -22,6 +22,13 @@ import java.util.regex.Pattern;
  */
 public final class ServerProcess implements AutoCloseable {
   private static final Pattern LISTENING = Pattern.compile("redlockd listening on port (\\d+)");
+  /**
+   * The JVM flags of a server started without any of its own: a test's server lives seconds, in
+   * which C2's compilations would only take CPU from the processes beside it (a server start
+   * costs about a third less CPU with C1 alone); a small heap and the serial collector keep
+   * garbage-collector threads off the machine's few cores.
+   */
+  public static final List<String> LIGHT_JVM = List.of("-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1");
 
   private final Process process;
   private final Path log;
@@ -33,6 +40,30 @@ public final class ServerProcess implements AutoCloseable {
     this.process = process;
     this.log = log;
     this.port = port;
+  }
+
+  /**
+   * What a server process is started under: {@code env --default-signal=HUP} (coreutils 9), so
+   * that it gets SIGHUP's default disposition, as a server started by an operator or a service
+   * manager does, whatever the test run itself was started under. Under {@code nohup} every
+   * child would inherit SIGHUP ignored (an ignored signal stays ignored across exec), and a JVM
+   * that starts so cannot take the signal over: its SIGHUP reload would never run. Nothing
+   * where {@code env} lacks the option (the servers then inherit the run's disposition).
+   */
+  private static final List<String> HANGUP_DEFAULT = hangupDefault();
+
+  private static List<String> hangupDefault() {
+    try {
+      Process probe = new ProcessBuilder("env", "--default-signal=HUP", "true").redirectErrorStream(true).start();
+      probe.getInputStream().readAllBytes();
+      return probe.waitFor(10, TimeUnit.SECONDS) && probe.exitValue() == 0
+          ? List.of("env", "--default-signal=HUP") : List.of();
+    } catch (IOException e) {
+      return List.of();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return List.of();
+    }
   }
 
   /** The jar the build made: the {@code redlockd.server.jar} property, else the usual path. */
@@ -47,17 +78,39 @@ public final class ServerProcess implements AutoCloseable {
 
   /**
    * Starts {@code java [jvmArgs] -jar <jar> --port 0 [flags]} and waits until it listens; flags
-   * that name a {@code --port} of their own replace the {@code --port 0}.
+   * that name a {@code --port} of their own replace the {@code --port 0}, and no jvmArgs means
+   * {@link #LIGHT_JVM}.
    */
   public static ServerProcess start(List<String> jvmArgs, List<String> flags, Map<String, String> env) {
+    return started(command(jvmArgs, flags), env);
+  }
+
+  public static ServerProcess start(String... flags) {
+    return start(List.of(), List.of(flags), Map.of());
+  }
+
+  /**
+   * As {@link #start(String...)}, but with SIGHUP ignored in the server's process, as a server
+   * started under {@code nohup} has it (whatever this test run was started under).
+   */
+  public static ServerProcess startWithHangupIgnored(String... flags) {
+    List<String> command = new ArrayList<>(List.of("bash", "-c", "trap '' HUP; exec \"$@\"", "bash"));
+    command.addAll(javaCommand(List.of(), List.of(flags)));
+    return started(command, Map.of());
+  }
+
+  /** Starts {@code command} and waits until the server listens. */
+  private static ServerProcess started(List<String> command, Map<String, String> env) {
     try {
       Path log = Files.createTempFile("redlockd-server", ".log");
-      ProcessBuilder builder = new ProcessBuilder(command(jvmArgs, flags))
+      ProcessBuilder builder = new ProcessBuilder(command)
           .redirectErrorStream(true)
           .redirectOutput(log.toFile());
       builder.environment().putAll(env);
       Process process = builder.start();
-      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+      // A bound for a server that will never listen, not a speed: one usually listens within
+      // seconds, but a busy machine was seen taking over 30 s to start one.
+      long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(2);
       while (System.nanoTime() < deadline) {
         Matcher m = LISTENING.matcher(Files.readString(log));
         if (m.find()) {
@@ -78,22 +131,28 @@ public final class ServerProcess implements AutoCloseable {
     }
   }
 
-  public static ServerProcess start(String... flags) {
-    return start(List.of(), List.of(flags), Map.of());
+  /**
+   * The command line for the jar, for tests that run it without waiting for it to listen: with
+   * SIGHUP's default disposition ({@link #HANGUP_DEFAULT}), and for a server
+   * {@link ServerFlags#forTest} (admission control off unless the flags set it).
+   */
+  public static List<String> command(List<String> jvmArgs, List<String> flags) {
+    List<String> command = new ArrayList<>(HANGUP_DEFAULT);
+    command.addAll(javaCommand(jvmArgs, flags));
+    return command;
   }
 
-  /** The command line for the jar, for tests that run it without waiting for it to listen. */
-  public static List<String> command(List<String> jvmArgs, List<String> flags) {
+  private static List<String> javaCommand(List<String> jvmArgs, List<String> flags) {
     List<String> command = new ArrayList<>();
     command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     // The server's own temp files (dev mode's Redis, the extracted binary) go where the test's do.
     command.add("-Djava.io.tmpdir=" + System.getProperty("java.io.tmpdir"));
-    command.addAll(jvmArgs);
+    command.addAll(jvmArgs.isEmpty() ? LIGHT_JVM : jvmArgs);
     command.addAll(List.of("-jar", jar().toString()));
     if (!flags.contains("--port")) {
       command.addAll(List.of("--port", "0"));
     }
-    command.addAll(flags);
+    command.addAll(ServerFlags.forTest(flags));
     return command;
   }
 

@@ -24,12 +24,17 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.util.function.BooleanSupplier;
-import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** The policy reloaded on a live server process: on file change and on SIGHUP. */
+/**
+ * The policy reloaded on a live server process: on file change and on SIGHUP. One server for
+ * the class: each test starts from {@link #GRANTS_A} and both tokens (reloaded by SIGHUP when
+ * the test before changed them) and works on resources of its own.
+ */
 class AccessReloadTest {
   private static final String GRANTS_A = """
       {"version": 1, "identities": [
@@ -51,39 +56,80 @@ class AccessReloadTest {
       """;
 
   @TempDir
-  Path dir;
-  private RedisCluster cluster;
-  private ServerProcess server;
-  private Path policy;
-  private Path tokens;
-  private final Tenant teamA = Tenant.named("team-a");
-  private final Tenant ops = Tenant.named("ops");
+  static Path dir;
+  private static RedisCluster cluster;
+  private static ServerProcess server;
+  private static Path policy;
+  private static Path tokens;
+  private static final Tenant teamA = Tenant.named("team-a");
+  private static final Tenant ops = Tenant.named("ops");
+  private static final String BOTH_TOKENS = teamA.tokenLine() + "\n" + ops.tokenLine() + "\n";
+  /** Whether the last test rewrote the policy or the tokens. */
+  private static boolean changed;
+  /** Where the server's log stood when the current test began. */
+  private int logAtStart;
 
-  @BeforeEach
-  void start() throws Exception {
+  @BeforeAll
+  static void start() throws Exception {
     cluster = RedisCluster.start(3);
-    policy = dir.resolve("policy.json");
-    Files.writeString(policy, GRANTS_A);
-    tokens = Files.writeString(dir.resolve("tokens"), teamA.tokenLine() + "\n" + ops.tokenLine() + "\n");
+    policy = Files.writeString(dir.resolve("policy.json"), GRANTS_A);
+    tokens = Files.writeString(dir.resolve("tokens"), BOTH_TOKENS);
     server = ServerProcess.start("--redis", cluster.redisFlag(), "--node-timeout", "250ms", "--bind", "127.0.0.1",
         "--policy", policy.toString(), "--tokens", tokens.toString());
   }
 
-  @AfterEach
-  void stop() throws Exception {
-    server.close();
-    cluster.close();
+  @AfterAll
+  static void stop() throws Exception {
+    try {
+      server.close();
+    } finally {
+      cluster.close();
+    }
+  }
+
+  @BeforeEach
+  void restore() throws Exception {
+    if (changed) {
+      writePolicy(GRANTS_A);
+      writeTokens(BOTH_TOKENS);
+      reloadNow();
+      changed = false;
+    }
+    logAtStart = server.log().length();
+  }
+
+  /** What the server logged since the current test began. */
+  private String log() {
+    return server.log().substring(logAtStart);
   }
 
   /** Replaced whole, as an editor or a config-management tool would: never seen half-written. */
-  private void writePolicy(String text) throws Exception {
+  private static void writePolicy(String text) throws Exception {
+    changed = true;
     Path next = Files.writeString(dir.resolve("policy.json.next"), text);
     Files.move(next, policy, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
   }
 
-  private void writeTokens(String text) throws Exception {
+  private static void writeTokens(String text) throws Exception {
+    changed = true;
     Path next = Files.writeString(dir.resolve("tokens.next"), text);
     Files.move(next, tokens, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+  }
+
+  private static void hangup() throws Exception {
+    Process kill = new ProcessBuilder("kill", "-HUP", Long.toString(server.pid())).inheritIO().start();
+    assertThat(kill.waitFor()).isZero();
+  }
+
+  /** SIGHUP, and waits until the reload it asked for is done (logged after the signal's own line). */
+  private static void reloadNow() throws Exception {
+    int before = server.log().length();
+    hangup();
+    eventually("the reload SIGHUP asked for", () -> {
+      String since = server.log().substring(before);
+      int signal = since.indexOf("SIGHUP: reloading the access policy");
+      return signal >= 0 && since.indexOf("access policy reloaded", signal) >= 0;
+    });
   }
 
   private static void eventually(String what, BooleanSupplier condition) throws InterruptedException {
@@ -94,7 +140,7 @@ class AccessReloadTest {
     }
   }
 
-  private Status acquireOnce(String resource) {
+  private static Status acquireOnce(String resource) {
     return codeOf(() -> teamA.locks(server.channel())
         .acquire(acquireRequest(resource, Duration.ofSeconds(5), Duration.ZERO, "")));
   }
@@ -104,14 +150,14 @@ class AccessReloadTest {
     assertThat(acquireOnce("c/1").getCode()).isEqualTo(Status.Code.PERMISSION_DENIED);
     writePolicy(GRANTS_A_AND_C);
     eventually("the new grant applies", () -> acquireOnce("c/2").isOk());
-    assertThat(server.log()).contains("access policy reloaded: policy " + policy + " (2 entries)");
+    assertThat(log()).contains("access policy reloaded: policy " + policy + " (2 entries)");
 
     writePolicy("{\"version\": 1, \"identities\": [{\"identity\": \"team-a\", \"lock\": \"c/\"}]}");
-    eventually("the bad file is reported", () -> server.log().contains("access policy not reloaded"));
-    assertThat(server.log()).contains("access policy not reloaded, the previous one stays in force: --policy "
+    eventually("the bad file is reported", () -> log().contains("access policy not reloaded"));
+    assertThat(log()).contains("access policy not reloaded, the previous one stays in force: --policy "
         + policy + ": identities[0].lock: must be an array");
     Thread.sleep(2_500); // two more polls of the same bad bytes
-    assertThat(server.log().split("access policy not reloaded", -1)).as("reported once").hasSize(2);
+    assertThat(log().split("access policy not reloaded", -1)).as("reported once").hasSize(2);
     assertThat(acquireOnce("c/3").isOk()).as("the previous policy is still in force").isTrue();
     assertThat(acquireOnce("a/3").isOk()).isTrue();
   }
@@ -119,9 +165,8 @@ class AccessReloadTest {
   @Test
   void sighupReloadsAtOnce() throws Exception {
     writePolicy(GRANTS_A_AND_C);
-    Process kill = new ProcessBuilder("kill", "-HUP", Long.toString(server.pid())).inheritIO().start();
-    assertThat(kill.waitFor()).isZero();
-    eventually("SIGHUP reloads", () -> server.log().contains("SIGHUP: reloading the access policy"));
+    hangup();
+    eventually("SIGHUP reloads", () -> log().contains("SIGHUP: reloading the access policy"));
     eventually("the new grant applies", () -> acquireOnce("c/hup").isOk());
     assertThat(server.isAlive()).as("SIGHUP does not stop the server").isTrue();
   }

@@ -69,6 +69,11 @@ final class BeliefOracle implements AutoCloseable {
         default -> null;
       };
     }
+
+    /** This belief under its runner's name, as an oracle watching several runners at once keys its handles. */
+    Belief of(String runner) {
+      return new Belief(atNanos, runner + " " + handle, end, valid, remainingMs, defect);
+    }
   }
 
   /**
@@ -135,10 +140,16 @@ final class BeliefOracle implements AutoCloseable {
     closeQuietly(client);
   }
 
-  /** One reading of every handle's key on one node. */
+  /**
+   * One reading of every handle's key on one node, in one pipeline: with every language's
+   * runner watched at once, a round trip per key would stretch the sampling interval.
+   */
   private void read(RespClient client, List<List<Reading>> perHandle) throws IOException {
+    for (String handle : handles) {
+      client.send("PTTL", keyByHandle.get(handle));
+    }
     for (int h = 0; h < handles.size(); h++) {
-      Object pttl = client.call("PTTL", keyByHandle.get(handles.get(h)));
+      Object pttl = client.receive();
       long at = System.nanoTime();
       long ms = pttl instanceof Long l ? l : -2;
       long until = ms >= 0 ? at + TimeUnit.MILLISECONDS.toNanos(ms) : ms == -1 ? Long.MAX_VALUE : ABSENT;

@@ -31,6 +31,7 @@ import org.junit.jupiter.params.provider.EnumSource;
  * and leaves the lock free. The Java example is ReadmeClientExampleTest's. Node's election
  * example has its own test here (Go's example program campaigns too, in the same run).
  */
+@NeedsClientBuilds
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class ClientExampleTest {
   private static final Pattern ACQUIRED = Pattern.compile("(?m)^acquired (\\S+): fencing token (\\d+)");

@@ -25,28 +25,51 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
-import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentSkipListMap;
-import java.util.concurrent.TimeUnit;
 import java.util.Objects;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentSkipListMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Supplier;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
+import org.opentest4j.MultipleFailuresError;
+import org.opentest4j.TestAbortedException;
 
 /**
  * The client conformance suite (clients/conformance/README.md): every scenario, run by every
  * language's runner against the real server and 5 real Redis nodes. The runners only report
  * what they saw; every expectation is here, and is checked against Redis and the server too
  * where they can tell.
+ *
+ * <p>A scenario runs every language at once, each runner in a {@link Lane} of its own with its
+ * own resource, so that the suite pays for a scenario's waits and faults once rather than once
+ * per language. A fault (nodes stopped, the server frozen, replicas restarted) is applied once
+ * for all of them through the scenario's {@link Schedule}; every runner's facts and beliefs are
+ * judged on their own, and a failure names the language and the scenario.
+ *
+ * <p>To add a scenario: its name in {@link #SCENARIOS}; the replicas it needs in
+ * {@link #replicasFor}; the handles it holds in {@link #held}; its method in {@link #play},
+ * written for one lane as if it ran alone, with each fault as a {@code lane.schedule.step(...)}
+ * that every lane reaches in the same order (see {@link #majorityFrozen} and
+ * {@link #shutdownRace}); and its row in clients/conformance/README.md.
  */
+@NeedsClientBuilds
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class ConformanceTest {
   private static final Duration STEP = Duration.ofSeconds(30);
@@ -55,30 +78,24 @@ class ConformanceTest {
       "extend-while-kept", "replica-restart", "shutdown-race", "lead", "permits");
   /** The permits scenario's N: the runner's N + 3 workers share that many permits. */
   private static final int PERMITS = 3;
-  /** shutdown-race's SIGTERMs per runner: 30 over the five, in a suite that must stay under 15 minutes. */
+  /** shutdown-race's SIGTERMs, each one met by every runner at once. */
   private static final int SHUTDOWN_ROUNDS = 6;
-  /** The belief oracle's findings, one line per language and scenario, printed at the end. */
+  /** A backstop for a whole lane; each of its waits has a bound of its own, far shorter. */
+  private static final Duration LANE_TIMEOUT = Duration.ofMinutes(5);
+  /** The belief oracle's findings, one line per language, scenario and handle, printed at the end. */
   private final Map<String, String> oracleReport = new ConcurrentSkipListMap<>();
 
   private final Path root = Runtimes.repositoryRoot();
   private RedisCluster cluster;
-  /** The server with default flags, for every scenario but lost-answer. */
+  /** The server with default flags, for every scenario without replicas but lost-answer. */
   private ServerProcess server;
-  /** A server that waits 2 s for a node, so that a paused node delays an answer instead of failing it. */
-  private ServerProcess patient;
-  private int patientMetricsPort;
   private LockServiceGrpc.LockServiceBlockingStub harness;
   private ElectionServiceGrpc.ElectionServiceBlockingStub elections;
-  /** Tokens read from Redis during the current scenario: none may appear in the runner's output. */
-  private final Set<String> tokens = new HashSet<>();
 
   @BeforeAll
-  void start() throws IOException {
+  void start() {
     cluster = RedisCluster.start(5);
     server = ServerProcess.start("--redis", cluster.redisFlag());
-    patientMetricsPort = freePort();
-    patient = ServerProcess.start("--redis", cluster.redisFlag(), "--node-timeout", "2s",
-        "--metrics-port", Integer.toString(patientMetricsPort));
     harness = LockServiceGrpc.newBlockingStub(server.channel());
     elections = ElectionServiceGrpc.newBlockingStub(server.channel());
   }
@@ -89,9 +106,6 @@ class ConformanceTest {
         + " ms; excess = how much longer a valid belief ran than a quorum of nodes held the key; negative is safe):");
     oracleReport.forEach((k, v) -> System.out.println("  " + k + ": " + v));
     try {
-      if (patient != null) {
-        patient.close();
-      }
       if (server != null) {
         server.close();
       }
@@ -102,83 +116,195 @@ class ConformanceTest {
     }
   }
 
-  /**
-   * Every language and scenario; {@code -Dconformance.languages=python,go} runs only those
-   * languages, {@code -Dconformance.scenarios=observe,extend} only those scenarios.
-   */
-  static Stream<Arguments> cases() {
-    String only = System.getProperty("conformance.languages", "");
-    String scenarios = System.getProperty("conformance.scenarios", "");
-    return Stream.of(Language.values())
-        .filter(l -> only.isBlank() || List.of(only.split(",")).contains(l.id))
-        .flatMap(l -> SCENARIOS.stream()
-            .filter(s -> scenarios.isBlank() || List.of(scenarios.split(",")).contains(s))
-            .map(s -> Arguments.of(l, s)));
+  /** Every scenario; {@code -Dconformance.scenarios=observe,extend} runs only those. */
+  static Stream<String> scenarios() {
+    String only = System.getProperty("conformance.scenarios", "");
+    return SCENARIOS.stream().filter(s -> only.isBlank() || List.of(only.split(",")).contains(s));
   }
 
-  @ParameterizedTest(name = "{0} {1}")
-  @MethodSource("cases")
-  void scenario(Language language, String scenario) throws Exception {
-    ClientBuilds.assumeBuilt(language);
-    tokens.clear();
-    String resource = "conformance/" + language.id + "/" + scenario;
-    ServerProcess target = scenario.equals("lost-answer") ? patient : server;
-    ReplicaSet replicas = switch (scenario) {
+  /** Every language; {@code -Dconformance.languages=python,go} runs only those. */
+  private static List<Language> languages() {
+    String only = System.getProperty("conformance.languages", "");
+    return Stream.of(Language.values()).filter(l -> only.isBlank() || List.of(only.split(",")).contains(l.id))
+        .toList();
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("scenarios")
+  void scenario(String scenario) throws Exception {
+    Map<String, Throwable> failures = new ConcurrentSkipListMap<>();
+    List<Language> languages = new ArrayList<>();
+    for (Language language : languages()) {
+      try {
+        ClientBuilds.assumeBuilt(language);
+        languages.add(language);
+      } catch (TestAbortedException skipped) {
+        System.out.println(language.id + " " + scenario + " skipped: " + skipped.getMessage());
+      } catch (AssertionError failed) {
+        failures.put(language.id, failed);
+      }
+    }
+    Assumptions.assumeTrue(!languages.isEmpty() || !failures.isEmpty(), "no language's client can run here");
+    Set<String> tokens = ConcurrentHashMap.newKeySet();
+    Schedule schedule = new Schedule(languages.size());
+    Map<String, String> keys = new LinkedHashMap<>();
+    try (ReplicaSet replicas = replicasFor(scenario)) {
+      List<Lane> lanes = new ArrayList<>();
+      for (Language language : languages) {
+        Lane lane = new Lane(language, scenario, schedule, replicas, tokens);
+        lanes.add(lane);
+        keys.put(language.id + " lease", lockKey(lane.resource));
+        keys.put(language.id + " leadership", electionKey(lane.resource));
+      }
+      List<Lane> passed = new ArrayList<>();
+      try (BeliefOracle oracle = new BeliefOracle(nodePorts(), 3, keys)) {
+        ExecutorService threads = Executors.newFixedThreadPool(Math.max(1, lanes.size()));
+        try {
+          Map<Lane, Future<?>> running = new LinkedHashMap<>();
+          for (Lane lane : lanes) {
+            running.put(lane, threads.submit(() -> {
+              Thread.currentThread().setName("lane " + lane.name());
+              run(lane, oracle);
+              return null;
+            }));
+          }
+          for (Map.Entry<Lane, Future<?>> lane : running.entrySet()) {
+            try {
+              lane.getValue().get(LANE_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+              passed.add(lane.getKey());
+            } catch (ExecutionException e) {
+              failures.put(lane.getKey().language.id, e.getCause());
+            } catch (TimeoutException e) {
+              failures.put(lane.getKey().language.id, new AssertionError("still running after " + LANE_TIMEOUT
+                  + (lane.getKey().runner == null ? "" : ":\n" + lane.getKey().runner.transcript())));
+            }
+          }
+        } finally {
+          threads.shutdownNow();
+          // Whatever a failed lane left undone: no node stays stopped, the server not frozen.
+          cluster.resumeAll();
+          server.thaw();
+          for (Lane lane : lanes) {
+            lane.close();
+          }
+        }
+        oracle.close();
+        for (Lane lane : passed) {
+          try {
+            judge(lane, oracle);
+          } catch (AssertionError e) {
+            failures.put(lane.language.id, e);
+          }
+        }
+      }
+    }
+    report(scenario, failures);
+  }
+
+  /** The replicas a scenario's runners are given instead of the conformance server, or null. */
+  private ReplicaSet replicasFor(String scenario) throws IOException {
+    return switch (scenario) {
       case "replica-restart", "permits" -> ReplicaSet.start(2, cluster.redisFlag());
       case "shutdown-race" -> ReplicaSet.start(3, cluster.redisFlag());
       default -> null;
     };
-    String servers = replicas != null ? replicas.addresses() : "127.0.0.1:" + target.port();
-    List<String> command = new ArrayList<>(language.runner(root));
-    command.addAll(List.of("--server", servers, "--scenario", scenario, "--resource", resource));
-    try (ReplicaSet closedLast = replicas;
-        BeliefOracle oracle = new BeliefOracle(nodePorts(), 3,
-            Map.of("lease", lockKey(resource), "leadership", electionKey(resource)));
-        RunnerProcess runner = RunnerProcess.start(command, root)) {
-      runner.onAwait(oracle::sampleNow);
-      switch (scenario) {
-        case "acquire-contended" -> acquireContended(runner, resource);
-        case "release-twice" -> releaseTwice(runner, resource);
-        case "extend" -> extend(runner, resource);
-        case "keep-alive" -> keepAlive(runner, resource);
-        case "majority-frozen" -> majorityFrozen(runner, resource);
-        case "lost-answer" -> lostAnswer(runner, resource);
-        case "invalid-argument" -> invalidArgument(runner);
-        case "concurrent-holders" -> concurrentHolders(runner);
-        case "campaign-handover" -> campaignHandover(runner, resource);
-        case "observe" -> observe(runner);
-        case "extend-while-kept" -> extendWhileKept(runner, resource);
-        case "replica-restart" -> replicaRestart(runner, resource, replicas);
-        case "shutdown-race" -> shutdownRace(runner, resource, replicas, language);
-        case "lead" -> lead(runner, resource);
-        case "permits" -> permits(runner, resource, replicas);
-        default -> throw new IllegalArgumentException(scenario);
+  }
+
+  /** The handles a scenario's runner must report beliefs of (clients/conformance/README.md). */
+  private static List<String> held(String scenario) {
+    return switch (scenario) {
+      case "invalid-argument", "concurrent-holders", "permits" -> List.of();
+      case "campaign-handover", "observe", "lead" -> List.of("leadership");
+      case "replica-restart" -> List.of("lease", "leadership");
+      default -> List.of("lease");
+    };
+  }
+
+  /** One lane, in its own thread: starts its runner and plays the scenario with it. */
+  private void run(Lane lane, BeliefOracle oracle) throws Exception {
+    try {
+      String servers;
+      if (lane.replicas != null) {
+        servers = lane.replicas.addresses();
+      } else if (lane.scenario.equals("lost-answer")) {
+        // A server that waits 2 s for a node, so that a paused node delays an answer instead of failing it.
+        lane.patientMetricsPort = freePort();
+        lane.patient = ServerProcess.start("--redis", cluster.redisFlag(), "--node-timeout", "2s",
+            "--metrics-port", Integer.toString(lane.patientMetricsPort));
+        servers = "127.0.0.1:" + lane.patient.port();
+      } else {
+        servers = "127.0.0.1:" + server.port();
       }
-      oracle.close();
-      List<String> held = switch (scenario) {
-        case "invalid-argument", "concurrent-holders", "permits" -> List.of();
-        case "campaign-handover", "observe", "lead" -> List.of("leadership");
-        case "replica-restart" -> List.of("lease", "leadership");
-        default -> List.of("lease");
-      };
-      // One belief at least: release-twice holds its lease for only as long as the harness checks the nodes.
-      for (BeliefOracle.Verdict v : oracle.judge(runner.beliefs(), held, 1)) {
-        if (v.judged() > 0) {
-          oracleReport.put(language.id + " " + scenario + " " + v.handle(),
-              String.format("largest excess %.1f ms over %d beliefs (%d not judged: no reading between them and "
-                  + "the release)", v.largestExcessMs(), v.judged(), v.unjudged()));
-        }
-      }
-      String transcript = runner.transcript();
-      for (String token : tokens) {
-        assertThat(transcript).as("the runner's output must not contain a token").doesNotContain(token);
-      }
+      List<String> command = new ArrayList<>(lane.language.runner(root));
+      command.addAll(List.of("--server", servers, "--scenario", lane.scenario, "--resource", lane.resource));
+      lane.runner = RunnerProcess.start(lane.name(), command, root);
+      lane.runner.onAwait(oracle::sampleNow);
+      play(lane);
+    } finally {
+      lane.schedule.leave();
     }
   }
 
-  private void acquireContended(RunnerProcess runner, String resource) throws Exception {
+  private void play(Lane lane) throws Exception {
+    switch (lane.scenario) {
+      case "acquire-contended" -> acquireContended(lane);
+      case "release-twice" -> releaseTwice(lane);
+      case "extend" -> extend(lane);
+      case "keep-alive" -> keepAlive(lane);
+      case "majority-frozen" -> majorityFrozen(lane);
+      case "lost-answer" -> lostAnswer(lane);
+      case "invalid-argument" -> invalidArgument(lane);
+      case "concurrent-holders" -> concurrentHolders(lane);
+      case "campaign-handover" -> campaignHandover(lane);
+      case "observe" -> observe(lane);
+      case "extend-while-kept" -> extendWhileKept(lane);
+      case "replica-restart" -> replicaRestart(lane);
+      case "shutdown-race" -> shutdownRace(lane);
+      case "lead" -> lead(lane);
+      case "permits" -> permits(lane);
+      default -> throw new IllegalArgumentException(lane.scenario);
+    }
+  }
+
+  /** The belief oracle's verdict on the lane's runner, and no token read from Redis in its output. */
+  private void judge(Lane lane, BeliefOracle oracle) {
+    String id = lane.language.id;
+    List<BeliefOracle.Belief> beliefs = lane.runner.beliefs().stream().map(b -> b.of(id)).toList();
+    List<String> required = held(lane.scenario).stream().map(h -> id + " " + h).toList();
+    // One belief at least: release-twice holds its lease for only as long as the harness checks the nodes.
+    for (BeliefOracle.Verdict v : oracle.judge(beliefs, required, 1)) {
+      if (v.judged() > 0 && v.handle().startsWith(id + " ")) {
+        oracleReport.put(id + " " + lane.scenario + " " + v.handle().substring(id.length() + 1),
+            String.format("largest excess %.1f ms over %d beliefs (%d not judged: no reading between them and "
+                + "the release)", v.largestExcessMs(), v.judged(), v.unjudged()));
+      }
+    }
+    String transcript = lane.runner.transcript();
+    for (String token : lane.tokens) {
+      assertThat(transcript).as("the runner's output must not contain a token").doesNotContain(token);
+    }
+  }
+
+  /** Fails with every language's failure, each named by language and scenario. */
+  private static void report(String scenario, Map<String, Throwable> failures) {
+    List<Throwable> named = new ArrayList<>();
+    failures.forEach((language, failure) -> {
+      AssertionError e = new AssertionError(language + " " + scenario + ": " + failure.getMessage(), failure);
+      named.add(e);
+    });
+    if (named.size() == 1) {
+      throw (AssertionError) named.get(0);
+    }
+    if (!named.isEmpty()) {
+      throw new MultipleFailuresError(scenario + ": " + named.size() + " languages failed", named);
+    }
+  }
+
+  private void acquireContended(Lane lane) throws Exception {
+    RunnerProcess runner = lane.runner;
+    String resource = lane.resource;
     runner.expectAwait("held", STEP);
-    assertHeldByAMajority(resource);
+    assertHeldByAMajority(lane);
     runner.answer();
     JsonObject r = runner.result(STEP);
     assertThat(Long.parseUnsignedLong(r.get("fencing_token").getAsString())).isPositive();
@@ -192,9 +318,11 @@ class ConformanceTest {
     assertFree(resource);
   }
 
-  private void releaseTwice(RunnerProcess runner, String resource) throws Exception {
+  private void releaseTwice(Lane lane) throws Exception {
+    RunnerProcess runner = lane.runner;
+    String resource = lane.resource;
     runner.expectAwait("held", STEP);
-    assertHeldByAMajority(resource);
+    assertHeldByAMajority(lane);
     runner.answer();
     JsonObject r = runner.result(STEP);
     assertThat(r.get("first_release").getAsBoolean()).isTrue();
@@ -203,9 +331,11 @@ class ConformanceTest {
     assertFree(resource);
   }
 
-  private void extend(RunnerProcess runner, String resource) throws Exception {
+  private void extend(Lane lane) throws Exception {
+    RunnerProcess runner = lane.runner;
+    String resource = lane.resource;
     runner.expectAwait("extended", STEP);
-    assertHeldByAMajority(resource);
+    assertHeldByAMajority(lane);
     long holdingLongEnough = 0;
     for (int i = 0; i < cluster.size(); i++) {
       Object pttl = cluster.call(i, "PTTL", lockKey(resource));
@@ -222,11 +352,14 @@ class ConformanceTest {
     assertFree(resource);
   }
 
-  private void keepAlive(RunnerProcess runner, String resource) throws Exception {
+  private void keepAlive(Lane lane) throws Exception {
+    RunnerProcess runner = lane.runner;
+    String resource = lane.resource;
     runner.expectAwait("kept", STEP);
     // 1.5 s into a 1 s ttl: only renewals keep it, and nobody else gets it.
-    assertHeldByAMajority(resource);
-    Status competitor = codeOf(() -> harness.acquire(acquireRequest(resource, Duration.ofSeconds(1), Duration.ZERO, "")));
+    assertHeldByAMajority(lane);
+    Status competitor = decided(() -> codeOf(() ->
+        harness.acquire(acquireRequest(resource, Duration.ofSeconds(1), Duration.ZERO, ""))));
     assertThat(competitor.getCode()).isEqualTo(Status.Code.ABORTED);
     runner.answer();
     JsonObject r = runner.result(STEP);
@@ -236,35 +369,41 @@ class ConformanceTest {
     assertFree(resource);
   }
 
-  private void majorityFrozen(RunnerProcess runner, String resource) throws Exception {
+  private void majorityFrozen(Lane lane) throws Exception {
+    RunnerProcess runner = lane.runner;
+    String resource = lane.resource;
     runner.expectAwait("freeze", STEP);
-    assertHeldByAMajority(resource);
-    cluster.pause(0, 1, 2);
+    assertHeldByAMajority(lane);
+    lane.schedule.step("SIGSTOP nodes 0, 1 and 2", () -> cluster.pause(0, 1, 2));
     JsonObject r;
     try {
       runner.answer();
       r = runner.result(STEP);
     } finally {
-      cluster.resume(0, 1, 2);
+      lane.schedule.step("SIGCONT nodes 0, 1 and 2", () -> cluster.resume(0, 1, 2));
     }
     assertThat(r.get("lost_calls").getAsInt()).as("loss callbacks").isEqualTo(1);
     assertThat(r.get("margin_ms").getAsDouble()).as("ms the loss came before the deadline").isPositive();
     assertThat(r.get("waited_ms").getAsDouble()).as("ms from the freeze to the loss").isLessThan(2_500);
     assertThat(r.get("valid_after_lost").getAsBoolean()).isFalse();
     assertThat(r.getAsJsonObject("lost_error").get("message").getAsString()).contains(resource);
-    awaitQuorum();
+    awaitQuorum(lane, server);
   }
 
-  private void lostAnswer(RunnerProcess runner, String resource) throws Exception {
+  private void lostAnswer(Lane lane) throws Exception {
+    RunnerProcess runner = lane.runner;
+    String resource = lane.resource;
     runner.expectAwait("pause", STEP);
-    Scrape before = Scrape.of(patientMetricsPort);
-    for (int i = 0; i < cluster.size(); i++) {
-      cluster.call(i, "CLIENT", "PAUSE", "900");
-    }
+    Scrape before = Scrape.of(lane.patientMetricsPort);
+    lane.schedule.step("CLIENT PAUSE of every node for 900 ms", () -> {
+      for (int i = 0; i < cluster.size(); i++) {
+        cluster.call(i, "CLIENT", "PAUSE", "900");
+      }
+    });
     runner.answer();
     runner.expectAwait("held", STEP);
-    assertHeldByAMajority(resource);
-    Scrape after = Scrape.of(patientMetricsPort);
+    assertHeldByAMajority(lane);
+    Scrape after = Scrape.of(lane.patientMetricsPort);
     runner.answer();
     JsonObject r = runner.result(STEP);
     assertThat(r.get("acquired").getAsBoolean()).as("a retry with the same token is not blocked by its own lease").isTrue();
@@ -277,10 +416,11 @@ class ConformanceTest {
     assertThat(acquires(after, "OK") - acquires(before, "OK")).as("Acquire calls granted").isGreaterThanOrEqualTo(1);
     assertThat(r.get("released").getAsBoolean()).as("one lease, released once").isTrue();
     assertFree(resource);
-    awaitQuorum(); // the pause may have cost the servers' probes their answers
+    awaitQuorum(lane, server, lane.patient); // the pause may have cost the servers' probes their answers
   }
 
-  private void invalidArgument(RunnerProcess runner) throws Exception {
+  private void invalidArgument(Lane lane) throws Exception {
+    RunnerProcess runner = lane.runner;
     JsonObject r = runner.result(STEP);
     for (String call : List.of("empty_resource", "zero_ttl", "long_resource")) {
       JsonObject error = r.getAsJsonObject(call);
@@ -291,7 +431,8 @@ class ConformanceTest {
     }
   }
 
-  private void concurrentHolders(RunnerProcess runner) throws Exception {
+  private void concurrentHolders(Lane lane) throws Exception {
+    RunnerProcess runner = lane.runner;
     JsonObject r = runner.result(Duration.ofSeconds(90));
     record Section(double start, double end, long fence) {}
     List<Section> sections = new ArrayList<>();
@@ -314,14 +455,16 @@ class ConformanceTest {
    * (their reported intervals lie inside their grants), every permit is one of the N, and per
    * permit the holders follow one another with rising fencing tokens.
    */
-  private void permits(RunnerProcess runner, String resource, ReplicaSet replicas) throws Exception {
+  private void permits(Lane lane) throws Exception {
+    RunnerProcess runner = lane.runner;
+    String resource = lane.resource;
     PermitHolds holds = new PermitHolds(PERMITS);
     long[] lastRead = {0};
     JsonObject r = runner.result(STEP, "permit", e -> {
       holds.add(e);
       if (System.nanoTime() - lastRead[0] > TimeUnit.MILLISECONDS.toNanos(100)) {
         lastRead[0] = System.nanoTime();
-        rememberPermitTokens(resource); // for the check that none appears in the output
+        rememberPermitTokens(lane); // for the check that none appears in the output
       }
     });
     assertThat(r.getAsJsonArray("errors")).as("errors the workers met").isEmpty();
@@ -331,33 +474,35 @@ class ConformanceTest {
     r.getAsJsonArray("permits_seen").forEach(p -> seen.add(p.getAsInt()));
     assertThat(seen).as("permits_seen").isEqualTo(holds.permitsSeen());
     holds.check();
-    assertThat(tokens).as("permit tokens the harness read from the nodes during the run").isNotEmpty();
-    System.out.println("permits: " + holds.size() + " grants, at most " + holds.mostAtOnce() + " of " + PERMITS
+    assertThat(lane.tokens).as("permit tokens the harness read from the nodes during the run").isNotEmpty();
+    System.out.println("permits " + lane.language.id + ": " + holds.size() + " grants, at most " + holds.mostAtOnce() + " of " + PERMITS
         + " held at once, permits " + seen);
 
     // Every permit was given back: the semaphore has no holder left, on either replica.
     for (int i = 0; i < 2; i++) {
-      DescribeResponse d = LockServiceGrpc.newBlockingStub(replicas.server(i).channel())
+      DescribeResponse d = LockServiceGrpc.newBlockingStub(lane.replicas.server(i).channel())
           .describe(DescribeRequest.newBuilder().setResource(resource).build());
       assertThat(d.getHoldersList()).as("permits still held after the run (replica %d)", i).isEmpty();
     }
   }
 
   /** Reads the tokens of the semaphore's permits on every node, for the token check. */
-  private void rememberPermitTokens(String resource) {
+  private void rememberPermitTokens(Lane lane) {
     for (int permit = 1; permit <= PERMITS; permit++) {
       for (int i = 0; i < cluster.size(); i++) {
-        String token = cluster.lockHolder(i, "redlock:semaphore:{" + resource + "}:permit:" + permit);
+        String token = cluster.lockHolder(i, "redlock:semaphore:{" + lane.resource + "}:permit:" + permit);
         if (token != null) {
-          tokens.add(token);
+          lane.tokens.add(token);
         }
       }
     }
   }
 
-  private void campaignHandover(RunnerProcess runner, String election) throws Exception {
+  private void campaignHandover(Lane lane) throws Exception {
+    RunnerProcess runner = lane.runner;
+    String election = lane.resource;
     runner.expectAwait("leading", STEP);
-    assertKeyHeldByAMajority(electionKey(election), election);
+    assertKeyHeldByAMajority(lane, electionKey(election));
     LeaderResponse seen = elections.leader(LeaderRequest.newBuilder().setElection(election).build());
     assertThat(seen.getLeader().getValue()).as("the leader the harness sees").isEqualTo("a");
     runner.answer();
@@ -385,7 +530,8 @@ class ConformanceTest {
     assertThat(elections.leader(LeaderRequest.newBuilder().setElection(election).build()).hasLeader()).isFalse();
   }
 
-  private void observe(RunnerProcess runner) throws Exception {
+  private void observe(Lane lane) throws Exception {
+    RunnerProcess runner = lane.runner;
     JsonObject r = runner.result(STEP);
     String termA = r.get("term_a").getAsString();
     String termB = r.get("term_b").getAsString();
@@ -399,19 +545,21 @@ class ConformanceTest {
     assertThat(r.get("late_events").getAsInt()).as("callbacks after close").isZero();
   }
 
-  private void extendWhileKept(RunnerProcess runner, String resource) throws Exception {
+  private void extendWhileKept(Lane lane) throws Exception {
+    RunnerProcess runner = lane.runner;
+    String resource = lane.resource;
     runner.expectAwait("kept", STEP);
-    assertHeldByAMajority(resource);
+    assertHeldByAMajority(lane);
     runner.answer();
     runner.expectAwait("longer", STEP);
     assertThat(nodesWithPttl(resource, 4_000, Long.MAX_VALUE)).as("nodes holding R past 4 s after extend(6 s)")
         .isGreaterThanOrEqualTo(3);
-    freezeServer(Duration.ofSeconds(3));
+    lane.schedule.step("SIGSTOP the server for 3 s", () -> freezeServer(Duration.ofSeconds(3)));
     runner.answer();
     runner.expectAwait("shorter", STEP);
     assertThat(nodesWithPttl(resource, 1, 1_000)).as("nodes holding R at most 1 s after extend(1 s)")
         .isGreaterThanOrEqualTo(3);
-    freezeServer(Duration.ofMillis(2_500));
+    lane.schedule.step("SIGSTOP the server for 2.5 s", () -> freezeServer(Duration.ofMillis(2_500)));
     runner.answer();
     JsonObject r = runner.result(STEP);
     assertThat(Long.parseUnsignedLong(r.get("fencing_token").getAsString())).isPositive();
@@ -433,21 +581,35 @@ class ConformanceTest {
     }
   }
 
-  private void replicaRestart(RunnerProcess runner, String resource, ReplicaSet replicas) throws Exception {
+  /**
+   * Each replica restarted in turn (SIGTERM, then SIGKILL), each time until it serves again:
+   * the lease and the leadership go on. A replica is stopped only once every runner's client is
+   * connected to the other one, where its holder must resume ({@link #awaitConnected}).
+   */
+  private void replicaRestart(Lane lane) throws Exception {
+    RunnerProcess runner = lane.runner;
+    String resource = lane.resource;
+    ReplicaSet replicas = lane.replicas;
     runner.expectAwait("kept", STEP);
-    assertHeldByAMajority(resource);
-    assertKeyHeldByAMajority(electionKey(resource), resource);
-    try {
-      for (boolean kill : new boolean[] {false, true}) {
-        for (int i = 0; i < 2; i++) {
-          replicas.restart(i, kill).get(60, TimeUnit.SECONDS);
-          Thread.sleep(1_000); // the client resumes, and renews through the replica left or the new one
-        }
+    assertHeldByAMajority(lane);
+    assertKeyHeldByAMajority(lane, electionKey(resource));
+    for (boolean kill : new boolean[] {false, true}) {
+      for (int i = 0; i < 2; i++) {
+        int stopped = i;
+        awaitConnected(lane, List.of(1 - i));
+        lane.schedule.step((kill ? "SIGKILL" : "SIGTERM") + " replica " + i + " and start it again", () -> {
+          try {
+            replicas.restart(stopped, kill).get(60, TimeUnit.SECONDS);
+          } catch (Exception e) {
+            throw new AssertionError("restarting the replicas failed:\n" + replicas.logs(), e);
+          }
+        });
       }
-    } catch (AssertionError | Exception e) {
-      throw new AssertionError("restarting the replicas failed:\n" + replicas.logs(), e);
     }
-    assertHeldByAMajority(resource);
+    awaitConnected(lane, List.of(0, 1));
+    System.out.println("replica-restart " + lane.language.id + ": " + TimeUnit.NANOSECONDS.toMillis(
+        lane.waitedForConnections) + " ms waited in all for the client to connect to the replica left up");
+    assertHeldByAMajority(lane);
     runner.answer();
     JsonObject r = runner.result(STEP);
     assertThat(r.get("fencing_token_after").getAsString()).as("the same lease after four replica restarts")
@@ -468,27 +630,35 @@ class ConformanceTest {
    * Rule 1 under SIGTERM: each round, a competitor waits for R through one replica while another
    * replica (perhaps the one the holder's stream uses) shuts down and starts again. The holder
    * resumes its lease; no competitor may be granted it.
+   *
+   * <p>The harness stops a replica only while the holder can resume on another: every replica
+   * serves (the one stopped last is back) and the holder's client is connected to one of the
+   * two that stay up ({@link #awaitConnected}); and it lets the runner release only once its
+   * client is connected again after the last restart. What fails here is then the client or the
+   * server, not the harness's timing.
    */
-  private void shutdownRace(RunnerProcess runner, String resource, ReplicaSet replicas, Language language)
-      throws Exception {
+  private void shutdownRace(Lane lane) throws Exception {
+    RunnerProcess runner = lane.runner;
+    String resource = lane.resource;
+    ReplicaSet replicas = lane.replicas;
     runner.expectAwait("held", STEP);
-    assertHeldByAMajority(resource);
-    List<CompletableFuture<Void>> restarts = new ArrayList<>(List.of(
-        CompletableFuture.completedFuture(null), CompletableFuture.completedFuture(null),
-        CompletableFuture.completedFuture(null)));
+    assertHeldByAMajority(lane);
     int granted = 0;
     try {
       for (int round = 0; round < SHUTDOWN_ROUNDS; round++) {
         int victim = round % 3;
         int via = (round + 1) % 3;
-        restarts.get(victim).get(60, TimeUnit.SECONDS);
-        restarts.get(via).get(60, TimeUnit.SECONDS);
+        lane.schedule.step("round " + round + ": every replica serves", replicas::awaitServing);
+        awaitConnected(lane, List.of(via, 3 - victim - via));
         var competitor = LockServiceGrpc.newBlockingStub(replicas.server(via).channel())
             .withDeadlineAfter(10, TimeUnit.SECONDS);
-        CompletableFuture<Status> outcome = CompletableFuture.supplyAsync(() -> codeOf(() ->
+        CompletableFuture<Status> outcome = inItsOwnThread(() -> codeOf(() ->
             competitor.acquire(acquireRequest(resource, Duration.ofSeconds(2), Duration.ofMillis(1_200), ""))));
-        Thread.sleep(100);
-        restarts.set(victim, replicas.restart(victim, false));
+        // Every lane's competitor is on its way before the SIGTERM.
+        lane.schedule.step("round " + round + ": SIGTERM replica " + victim, () -> {
+          Thread.sleep(100);
+          replicas.restart(victim, false);
+        });
         Status status = outcome.get(15, TimeUnit.SECONDS);
         if (status.isOk()) {
           granted++;
@@ -498,14 +668,14 @@ class ConformanceTest {
         assertThat(status.getCode()).as("round %d: the competitor through replica %d while replica %d shut down "
             + "(the holder's last belief: %s)", round, via, victim, last).isNotEqualTo(Status.Code.OK);
       }
-      for (CompletableFuture<Void> restart : restarts) {
-        restart.get(60, TimeUnit.SECONDS);
-      }
+      lane.schedule.step("every replica serves again", replicas::awaitServing);
+      awaitConnected(lane, List.of(0, 1, 2));
     } catch (AssertionError e) {
       throw new AssertionError(e.getMessage() + "\n" + replicas.logs(), e);
     }
-    System.out.println("shutdown-race " + language.id + ": " + SHUTDOWN_ROUNDS + " SIGTERMs, " + granted
-        + " competitors granted while the holder held");
+    System.out.println("shutdown-race " + lane.language.id + ": " + SHUTDOWN_ROUNDS + " SIGTERMs, " + granted
+        + " competitors granted while the holder held; " + TimeUnit.NANOSECONDS.toMillis(lane.waitedForConnections)
+        + " ms waited in all for the client to connect to a replica that stays up");
     runner.answer();
     JsonObject r = runner.result(STEP);
     assertThat(r.get("fencing_token_after").getAsString()).isEqualTo(r.get("fencing_token").getAsString());
@@ -519,19 +689,21 @@ class ConformanceTest {
    * Run while leader: A's work is interrupted before A's deadline when a majority of nodes
    * freezes, A's lead then fails with the loss, and B (queued behind A) works only after that.
    */
-  private void lead(RunnerProcess runner, String election) throws Exception {
+  private void lead(Lane lane) throws Exception {
+    RunnerProcess runner = lane.runner;
+    String election = lane.resource;
     runner.expectAwait("leading", STEP);
-    assertKeyHeldByAMajority(electionKey(election), election);
+    assertKeyHeldByAMajority(lane, electionKey(election));
     LeaderResponse seen = elections.leader(LeaderRequest.newBuilder().setElection(election).build());
     assertThat(seen.getLeader().getValue()).as("the leader the harness sees").isEqualTo("a");
     runner.answer();
     runner.expectAwait("freeze", STEP);
-    cluster.pause(0, 1, 2);
+    lane.schedule.step("SIGSTOP nodes 0, 1 and 2", () -> cluster.pause(0, 1, 2));
     try {
       runner.answer();
       runner.expectAwait("thaw", STEP);
     } finally {
-      cluster.resume(0, 1, 2);
+      lane.schedule.step("SIGCONT nodes 0, 1 and 2", () -> cluster.resume(0, 1, 2));
     }
     runner.answer();
     JsonObject r = runner.result(STEP);
@@ -555,7 +727,7 @@ class ConformanceTest {
         .as("B's lead returned normally").isEqualTo("ok");
     assertThat(elections.leader(LeaderRequest.newBuilder().setElection(election).build()).hasLeader())
         .as("B resigned when its work returned").isFalse();
-    awaitQuorum();
+    awaitQuorum(lane, server);
   }
 
   /** How many nodes hold R's lock key with a PTTL in [min, max] ms. */
@@ -589,36 +761,85 @@ class ConformanceTest {
     return (long) scrape.value("redlockd_rpc_calls_total", "method", "Acquire", "code", code);
   }
 
-  /** A majority of nodes hold the same token for the resource; remembers it for the output check. */
-  private void assertHeldByAMajority(String resource) {
-    assertKeyHeldByAMajority(lockKey(resource), resource);
+  /** A majority of nodes hold the same token for the lane's resource; remembers it for the output check. */
+  private void assertHeldByAMajority(Lane lane) {
+    assertKeyHeldByAMajority(lane, lockKey(lane.resource));
   }
 
-  private void assertKeyHeldByAMajority(String key, String resource) {
+  private void assertKeyHeldByAMajority(Lane lane, String key) {
     List<String> held = new ArrayList<>();
     for (int i = 0; i < cluster.size(); i++) {
       held.add(cluster.lockHolder(i, key));
     }
-    held.stream().filter(Objects::nonNull).forEach(tokens::add);
+    held.stream().filter(Objects::nonNull).forEach(lane.tokens::add);
     String first = held.stream().filter(Objects::nonNull).findFirst().orElse(null);
-    assertThat(first).as("lock key of " + resource + " on any node").isNotNull();
-    assertThat(held.stream().filter(first::equals).count()).as("nodes holding " + resource).isGreaterThanOrEqualTo(3);
+    assertThat(first).as("lock key of " + lane.resource + " on any node").isNotNull();
+    assertThat(held.stream().filter(first::equals).count()).as("nodes holding " + lane.resource)
+        .isGreaterThanOrEqualTo(3);
   }
 
   /** Nobody holds the resource: the harness gets it at once (and gives it back). */
-  private void assertFree(String resource) {
-    var lease = harness.acquire(acquireRequest(resource, Duration.ofSeconds(2), Duration.ZERO, "")).getLease();
-    harness.release(ReleaseRequest.newBuilder().setResource(resource).setToken(lease.getToken()).build());
+  private void assertFree(String resource) throws InterruptedException {
+    AtomicReference<String> token = new AtomicReference<>();
+    Status status = decided(() -> codeOf(() -> token.set(
+        harness.acquire(acquireRequest(resource, Duration.ofSeconds(2), Duration.ZERO, "")).getLease().getToken())));
+    assertThat(status.getCode()).as("the harness's Acquire of %s, which nobody may hold now: %s", resource, status)
+        .isEqualTo(Status.Code.OK);
+    decided(() -> codeOf(() ->
+        harness.release(ReleaseRequest.newBuilder().setResource(resource).setToken(token.get()).build())));
   }
 
-  /** After a freeze, both servers grant again once their probes see the nodes back. */
-  private void awaitQuorum() {
+  /**
+   * A harness call's status once the server could tell: UNAVAILABLE (a quorum of nodes did not
+   * answer within the node timeout, on a busy machine) says nothing of what is held, so the
+   * call is made again after the clients' backoff (rule 2: 4 attempts, from 50 ms doubling).
+   */
+  private static Status decided(Supplier<Status> call) throws InterruptedException {
+    Status status = call.get();
+    for (int attempt = 1; attempt < 4 && status.getCode() == Status.Code.UNAVAILABLE; attempt++) {
+      Thread.sleep(50L << (attempt - 1));
+      status = call.get();
+    }
+    return status;
+  }
+
+  /** After a freeze, the lane's servers grant again once their probes see the nodes back. */
+  private static void awaitQuorum(Lane lane, ServerProcess... servers) {
+    String resource = lane.resource + "/quorum-back";
     await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(100)).ignoreExceptions().untilAsserted(() -> {
-      for (ServerProcess s : List.of(server, patient)) {
+      for (ServerProcess s : servers) {
         var stub = LockServiceGrpc.newBlockingStub(s.channel());
-        var lease = stub.acquire(acquireRequest("conformance/quorum-back", Duration.ofSeconds(1), Duration.ZERO, "")).getLease();
+        var lease = stub.acquire(acquireRequest(resource, Duration.ofSeconds(1), Duration.ZERO, "")).getLease();
         stub.release(ReleaseRequest.newBuilder().setResource(lease.getResource()).setToken(lease.getToken()).build());
       }
+    });
+  }
+
+  /**
+   * Waits until the lane's runner holds a connection to one of these replicas, where its holder
+   * can resume when the harness stops another: a client's channel reconnects to a replica that
+   * came back only after its own backoff ({@link ClientConnections}). A client that does not
+   * reach a serving replica within a step fails.
+   */
+  private static void awaitConnected(Lane lane, List<Integer> replicas) throws InterruptedException {
+    List<Integer> ports = replicas.stream().map(lane.replicas::port).toList();
+    long start = System.nanoTime();
+    while (!ClientConnections.connectedToAny(lane.runner.pid(), ports)) {
+      if (System.nanoTime() - start > STEP.toNanos()) {
+        throw new AssertionError("the runner had no connection to any of replicas " + replicas + " (ports " + ports
+            + ") " + STEP.toSeconds() + " s after they served");
+      }
+      Thread.sleep(20);
+    }
+    lane.waitedForConnections += System.nanoTime() - start;
+  }
+
+  /** Runs {@code call} in a thread of its own: the lanes' blocking calls must not queue behind one another. */
+  private static <T> CompletableFuture<T> inItsOwnThread(Supplier<T> call) {
+    return CompletableFuture.supplyAsync(call, task -> {
+      Thread thread = new Thread(task, "conformance-call");
+      thread.setDaemon(true);
+      thread.start();
     });
   }
 

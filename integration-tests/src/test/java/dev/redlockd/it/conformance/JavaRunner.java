@@ -9,6 +9,7 @@ import dev.redlockd.client.Leadership;
 import dev.redlockd.client.Lease;
 import dev.redlockd.client.LockClient;
 import dev.redlockd.client.LockServiceException;
+import io.grpc.ConnectivityState;
 import io.grpc.InsecureChannelCredentials;
 import io.grpc.ManagedChannel;
 import java.io.BufferedReader;
@@ -211,8 +212,12 @@ public final class JavaRunner {
     return facts;
   }
 
-  private JsonObject lostAnswer() throws IOException {
+  private JsonObject lostAnswer() throws IOException, InterruptedException {
     LockClient impatient = client(Duration.ofMillis(300));
+    // Connected before the harness pauses the nodes: what the scenario times is an answer lost,
+    // not this JVM's first connection, whose class loading alone can outlast 300 ms (four times
+    // over) on a busy machine.
+    awaitReady(channels.get(channels.size() - 1));
     await("pause");
     long start = System.nanoTime();
     Lease lease = impatient.acquire(resource, Duration.ofSeconds(10), Duration.ZERO);
@@ -683,6 +688,13 @@ public final class JavaRunner {
     ManagedChannel channel = Channels.forAddresses(server, InsecureChannelCredentials.create()).build();
     channels.add(channel);
     return LockClient.builder(channel).callTimeout(callTimeout).build();
+  }
+
+  private static void awaitReady(ManagedChannel channel) throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+    while (channel.getState(true) != ConnectivityState.READY && System.nanoTime() < deadline) {
+      Thread.sleep(10);
+    }
   }
 
   /** Tells the harness this point is reached and waits for its answer line. */

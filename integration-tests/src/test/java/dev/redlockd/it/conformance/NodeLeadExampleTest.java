@@ -26,6 +26,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * server: it leads, writes its batches in one term, its observer (an async iterable) sees it
  * lead and then the vacancy, and lead() resigns when the work returns.
  */
+@NeedsClientBuilds
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class NodeLeadExampleTest {
   private final Path root = Runtimes.repositoryRoot();

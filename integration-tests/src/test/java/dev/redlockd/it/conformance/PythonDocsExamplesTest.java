@@ -30,6 +30,7 @@ import org.junit.jupiter.api.TestInstance;
  * programs against a real server: they lead, observe themselves leading, resign, and the asyncio
  * one holds and releases its lock.
  */
+@NeedsClientBuilds
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class PythonDocsExamplesTest {
   private static final Pattern MARKED = Pattern.compile(

@@ -7,6 +7,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 
 /**
@@ -19,12 +20,15 @@ final class ReplicaSet implements AutoCloseable {
   private final String redisFlag;
   private final List<Integer> ports;
   private final List<ServerProcess> servers;
+  /** Each replica's last restart, done once it listens again; guarded by this. */
+  private final List<CompletableFuture<Void>> restarts = new ArrayList<>();
   private boolean closed; // guarded by this
 
   private ReplicaSet(String redisFlag, List<Integer> ports, List<ServerProcess> servers) {
     this.redisFlag = redisFlag;
     this.ports = ports;
     this.servers = servers;
+    servers.forEach(s -> restarts.add(CompletableFuture.completedFuture(null)));
   }
 
   /** {@code count} replicas, started side by side. */
@@ -55,14 +59,13 @@ final class ReplicaSet implements AutoCloseable {
   }
 
   /**
-   * A replica that starts light (the chaos run's JVM flags) and waits longer for a node: on the
-   * suite's 2 cores, a replica starting up (its JIT compilers above all) starves the others' I/O
-   * threads for a second, and these scenarios test restarts, not node timeouts (the conformance
+   * A replica that starts light ({@link ServerProcess#LIGHT_JVM}, as every test server) and waits
+   * longer for a node: on the suite's 2 cores, a replica starting up starves the others' I/O
+   * threads for a while, and these scenarios test restarts, not node timeouts (the conformance
    * server keeps the default).
    */
   private static ServerProcess startOn(int port, String redisFlag) {
-    return ServerProcess.start(List.of("-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"),
-        List.of("--port", Integer.toString(port), "--redis", redisFlag, "--node-timeout", "250ms"), java.util.Map.of());
+    return ServerProcess.start("--port", Integer.toString(port), "--redis", redisFlag, "--node-timeout", "250ms");
   }
 
   /** The replicas' addresses as a runner's --server takes them. */
@@ -72,6 +75,26 @@ final class ReplicaSet implements AutoCloseable {
 
   synchronized ServerProcess server(int i) {
     return servers.get(i);
+  }
+
+  int size() {
+    return ports.size();
+  }
+
+  /** Replica {@code i}'s port, the same across its restarts. */
+  int port(int i) {
+    return ports.get(i);
+  }
+
+  /** Returns once every restart begun so far is done: every replica listens. */
+  void awaitServing() throws Exception {
+    List<CompletableFuture<Void>> pending;
+    synchronized (this) {
+      pending = List.copyOf(restarts);
+    }
+    for (CompletableFuture<Void> restart : pending) {
+      restart.get(60, TimeUnit.SECONDS);
+    }
   }
 
   /**
@@ -85,7 +108,7 @@ final class ReplicaSet implements AutoCloseable {
     } else {
       old.sigterm();
     }
-    return CompletableFuture.runAsync(() -> {
+    CompletableFuture<Void> restart = CompletableFuture.runAsync(() -> {
       try {
         if (old.waitFor(Duration.ofSeconds(20)).isEmpty()) {
           throw new AssertionError("replica " + i + " still running 20 s after its signal:\n" + old.log());
@@ -107,6 +130,10 @@ final class ReplicaSet implements AutoCloseable {
         closeQuietly(again);
       }
     });
+    synchronized (this) {
+      restarts.set(i, restart);
+    }
+    return restart;
   }
 
   /** Every replica's log, for a failure report. */

@@ -30,6 +30,7 @@ import org.junit.jupiter.api.Test;
  * ({@code -Drolling.leases}, {@code -Drolling.elections} and {@code -Dconformance.languages}
  * change the load).
  */
+@NeedsClientBuilds
 class RollingRestartRun {
   private static final int LEASES = Integer.getInteger("rolling.leases", 2_000);
   private static final int ELECTIONS = Integer.getInteger("rolling.elections", 50);

@@ -23,6 +23,7 @@ import java.util.concurrent.TimeUnit;
  */
 final class RunnerProcess implements AutoCloseable {
   private final Process process;
+  private final String name;
   private final List<String> command;
   private final StringBuffer transcript = new StringBuffer();
   private final BlockingQueue<JsonObject> events = new LinkedBlockingQueue<>();
@@ -31,8 +32,9 @@ final class RunnerProcess implements AutoCloseable {
   private final Thread reader;
   private volatile Runnable onAwait = () -> {};
 
-  private RunnerProcess(Process process, List<String> command) {
+  private RunnerProcess(Process process, String name, List<String> command) {
     this.process = process;
+    this.name = name;
     this.command = command;
     this.reader = new Thread(this::readLines, "runner-output");
     reader.setDaemon(true);
@@ -40,9 +42,14 @@ final class RunnerProcess implements AutoCloseable {
   }
 
   static RunnerProcess start(List<String> command, Path directory) {
+    return start(command.get(0), command, directory);
+  }
+
+  /** {@code name}: what the test report calls it (a language and a scenario, say). */
+  static RunnerProcess start(String name, List<String> command, Path directory) {
     try {
       Process process = new ProcessBuilder(command).directory(directory.toFile()).redirectErrorStream(true).start();
-      return new RunnerProcess(process, command);
+      return new RunnerProcess(process, name, command);
     } catch (IOException e) {
       throw new UncheckedIOException("cannot start " + command, e);
     }
@@ -136,7 +143,7 @@ final class RunnerProcess implements AutoCloseable {
     if (exit != 0) {
       throw new AssertionError("runner exited " + exit + " after its result: " + command + "\n" + transcript);
     }
-    System.out.println(command.get(0) + " runner result: " + event); // for the test report
+    System.out.println(name + " runner result: " + event); // for the test report
     return event;
   }
 
@@ -153,6 +160,10 @@ final class RunnerProcess implements AutoCloseable {
   /** The beliefs read so far, in the order they came. */
   List<BeliefOracle.Belief> beliefs() {
     return List.copyOf(beliefs);
+  }
+
+  long pid() {
+    return process.pid();
   }
 
   boolean isAlive() {

@@ -6,10 +6,27 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 
 /** Finds the repository, and runs a command to its end with its output collected. */
 final class Runtimes {
+  /**
+   * The commands running now. A test JVM that exits while one runs (a run that needed a client
+   * build only for a test that already failed) stops it and whatever it started: nothing a
+   * test started outlives the test run.
+   */
+  private static final Set<Process> RUNNING = ConcurrentHashMap.newKeySet();
+
+  static {
+    Runtime.getRuntime().addShutdownHook(new Thread(() -> RUNNING.forEach(p -> {
+      p.descendants().forEach(ProcessHandle::destroyForcibly);
+      p.destroyForcibly();
+    }), "runtimes-cleanup"));
+  }
+
   private Runtimes() {}
 
   /** The repository root: the nearest directory up from here with clients/ and the proto. */
@@ -29,14 +46,29 @@ final class Runtimes {
     }
   }
 
-  /** Runs a command to its end; ok when it exits 0 within the timeout. A missing program is not ok. */
-  static Result run(List<String> command, Path directory, Duration timeout) throws InterruptedException {
+  /**
+   * Runs a command, with these environment variables set for it, to its end; ok when it exits 0
+   * within the timeout. A missing program is not ok.
+   */
+  static Result run(List<String> command, Path directory, Duration timeout, Map<String, String> env)
+      throws InterruptedException {
     Process process;
     try {
-      process = new ProcessBuilder(command).directory(directory.toFile()).redirectErrorStream(true).start();
+      ProcessBuilder builder = new ProcessBuilder(command).directory(directory.toFile()).redirectErrorStream(true);
+      builder.environment().putAll(env);
+      process = builder.start();
     } catch (IOException e) {
       return new Result(-1, e.getMessage());
     }
+    RUNNING.add(process);
+    try {
+      return awaitEnd(process, command, timeout);
+    } finally {
+      RUNNING.remove(process);
+    }
+  }
+
+  private static Result awaitEnd(Process process, List<String> command, Duration timeout) throws InterruptedException {
     // Read while it runs: a chatty program (npm) would otherwise block on a full pipe.
     StringBuilder output = new StringBuilder();
     Thread reader = new Thread(() -> {
@@ -48,6 +80,7 @@ final class Runtimes {
     }, "command-output");
     reader.start();
     if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+      process.descendants().forEach(ProcessHandle::destroyForcibly);
       process.destroyForcibly();
       reader.join(5000);
       return new Result(-1, output + "\nstill running after " + timeout + ": " + command);

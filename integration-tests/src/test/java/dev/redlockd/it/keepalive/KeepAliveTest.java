@@ -14,6 +14,7 @@ import dev.redlockd.proto.v1.LeaseState;
 import dev.redlockd.proto.v1.LockServiceGrpc;
 import dev.redlockd.server.RedlockdServer;
 import dev.redlockd.server.ServerConfig;
+import dev.redlockd.testing.ServerFlags;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
@@ -314,7 +315,7 @@ class KeepAliveTest {
   void serverShutdownEndsStreamsUnavailableWithoutReleasingAndTheHolderResumesOnAnotherReplica() throws Exception {
     try (LiveServer own = new LiveServer(3);
         RedlockdServer replica = RedlockdServer.start(
-            ServerConfig.parse("--port", "0", "--redis", own.cluster.redisFlag()))) {
+            ServerConfig.parse(ServerFlags.forTest("--port", "0", "--redis", own.cluster.redisFlag())))) {
       String r = resource();
       Lease lease = own.acquire(r, Duration.ofSeconds(30));
       StreamProbe probe = StreamProbe.open(own.async);

@@ -23,6 +23,7 @@ import dev.redlockd.proto.v1.PermitHolder;
 import dev.redlockd.proto.v1.ReleaseRequest;
 import dev.redlockd.server.RedlockdServer;
 import dev.redlockd.server.ServerConfig;
+import dev.redlockd.testing.ServerFlags;
 import io.grpc.Grpc;
 import io.grpc.InsecureChannelCredentials;
 import io.grpc.ManagedChannel;
@@ -61,8 +62,8 @@ class SemaphoreTest {
   static void start() throws Exception {
     // A retry delay of 5 s: a waiter served sooner was woken by a release notice, not by polling.
     h = new LiveServer(5, "--allow-force-release", "--retry-delay", "5s", "--node-timeout", "250ms");
-    replica = RedlockdServer.start(ServerConfig.parse("--port", "0", "--redis", h.cluster.redisFlag(),
-        "--allow-force-release", "--retry-delay", "5s", "--node-timeout", "250ms"));
+    replica = RedlockdServer.start(ServerConfig.parse(ServerFlags.forTest("--port", "0", "--redis",
+        h.cluster.redisFlag(), "--allow-force-release", "--retry-delay", "5s", "--node-timeout", "250ms")));
     replicaChannel = channelTo(replica);
     other = LockServiceGrpc.newBlockingStub(replicaChannel);
   }
@@ -338,8 +339,8 @@ class SemaphoreTest {
   @Test
   void aKeptPermitResumesOnTheOtherReplicaWithItsFencingToken() throws Exception {
     try (LiveServer own = new LiveServer(3, "--node-timeout", "250ms");
-        RedlockdServer second = RedlockdServer.start(
-            ServerConfig.parse("--port", "0", "--redis", own.cluster.redisFlag(), "--node-timeout", "250ms"))) {
+        RedlockdServer second = RedlockdServer.start(ServerConfig.parse(
+            ServerFlags.forTest("--port", "0", "--redis", own.cluster.redisFlag(), "--node-timeout", "250ms")))) {
       String r = resource();
       Lease lease = own.blocking.acquire(permitRequest(r, 2, Duration.ofSeconds(30), Duration.ZERO, "")).getLease();
       KeepAliveRequest keep = KeepAliveRequest.newBuilder().setResource(r).setToken(lease.getToken())

@@ -4,6 +4,7 @@ import dev.redlockd.proto.v1.LockServiceGrpc;
 import dev.redlockd.server.RedlockdServer;
 import dev.redlockd.server.ServerConfig;
 import dev.redlockd.testing.RedisCluster;
+import dev.redlockd.testing.ServerFlags;
 import io.grpc.ManagedChannel;
 import java.io.IOException;
 import java.util.ArrayList;
@@ -14,7 +15,8 @@ import java.util.function.Function;
 /**
  * What every harness does whatever carries the calls: start the real server over a cluster,
  * open a channel and its stubs, and close all of it (the cluster too) in order. Subclasses
- * say only how the server listens and how a channel reaches it.
+ * say only how the server listens and how a channel reaches it. The server gets
+ * {@link ServerFlags#forTest} (admission control off unless the flags set it).
  */
 abstract class StartedServer implements ServerHarness {
   /** Starts the server on a transport of the subclass's choosing. */
@@ -38,7 +40,7 @@ abstract class StartedServer implements ServerHarness {
     args.addAll(List.of("--redis", cluster.redisFlag()));
     args.addAll(List.of(flags));
     try {
-      server = start.start(ServerConfig.parse(args.toArray(String[]::new)));
+      server = start.start(ServerConfig.parse(ServerFlags.forTest(args).toArray(String[]::new)));
     } catch (Exception e) {
       cluster.close();
       throw e;

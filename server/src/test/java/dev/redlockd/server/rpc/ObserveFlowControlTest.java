@@ -11,6 +11,7 @@ import dev.redlockd.proto.v1.ObserveResponse;
 import dev.redlockd.server.RedlockdServer;
 import dev.redlockd.server.ServerConfig;
 import dev.redlockd.testing.RedisCluster;
+import dev.redlockd.testing.ServerFlags;
 import io.grpc.ManagedChannel;
 import io.grpc.inprocess.InProcessChannelBuilder;
 import io.grpc.inprocess.InProcessServerBuilder;
@@ -53,7 +54,7 @@ class ObserveFlowControlTest {
   @BeforeAll
   static void start() throws IOException {
     cluster = RedisCluster.start(3);
-    server = RedlockdServer.start(ServerConfig.parse("--redis", cluster.redisFlag()),
+    server = RedlockdServer.start(ServerConfig.parse(ServerFlags.forTest("--redis", cluster.redisFlag())),
         InProcessServerBuilder.forName("observe-flow"));
     channel = InProcessChannelBuilder.forName("observe-flow").directExecutor().build();
   }

@@ -16,6 +16,7 @@ import dev.redlockd.proto.v1.ReleaseRequest;
 import dev.redlockd.server.RedlockdServer;
 import dev.redlockd.server.ServerConfig;
 import dev.redlockd.testing.RedisCluster;
+import dev.redlockd.testing.ServerFlags;
 import io.grpc.CallOptions;
 import io.grpc.ClientCall;
 import io.grpc.ManagedChannel;
@@ -66,7 +67,7 @@ class UnparseableRequestsTest {
   @BeforeAll
   static void start() throws IOException {
     cluster = RedisCluster.start(3);
-    server = RedlockdServer.start(ServerConfig.parse("--redis", cluster.redisFlag()),
+    server = RedlockdServer.start(ServerConfig.parse(ServerFlags.forTest("--redis", cluster.redisFlag())),
         InProcessServerBuilder.forName("unparseable"));
     channel = InProcessChannelBuilder.forName("unparseable").build();
   }
