@@ -39,7 +39,7 @@ class RedisCredentialsTest {
   private static final String PASSWORD_IN_URI = "Tr0ub4dor%2F%263%40x+y";
   private static final List<String> ACL = List.of("--user", "default", "off",
       "--user", "redlockd", "on", ">" + PASSWORD, "~redlock:*", "&redlock:*", "+evalsha", "+eval", "+get", "+set",
-      "+del", "+exists", "+pexpire", "+pttl", "+incr", "+publish", "+subscribe", "+unsubscribe", "+client|setname", "+info");
+      "+del", "+exists", "+pexpire", "+pttl", "+incr", "+time", "+publish", "+subscribe", "+unsubscribe", "+client|setname", "+info");
 
   @TempDir
   Path dir;
