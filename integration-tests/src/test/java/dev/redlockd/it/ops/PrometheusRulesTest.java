@@ -153,7 +153,7 @@ class PrometheusRulesTest {
 
       // One Redis node frozen: one more failure stops the service, the margin alert is pending.
       Map<String, String> alerts = alertQueries(prometheus);
-      assertThat(alerts).hasSize(12);
+      assertThat(alerts).hasSize(14);
       cluster.pause(0);
       try {
         awaitPending(prometheus, "RedlockdQuorumMarginLow", "RedlockdNodeNotVoting");
