@@ -121,8 +121,8 @@ final class ClockWatch {
     return steps;
   }
 
-  private void vet(ProbeSample s, Map<String, ClockRecords.Reading> now, List<Map<String, ClockRecords.Reading>> records,
-      long sentNanos) {
+  private void vet(ProbeSample s, Map<String, ClockRecords.Reading> now,
+      List<Map<String, ClockRecords.Reading>> records, long sentNanos) {
     NodeClock clock = clocks.get(s.node());
     ClockRecords.Vetting vetting = ClockRecords.vet(s.id(), now, records, config.driftFactor(),
         NodeClock.TOLERANCE_NANOS);

@@ -366,7 +366,8 @@ final class Redlock {
     }
     ClockWatch.Round clock = clocks.round(start, "a renewal round");
     CompletableFuture<List<NodeResult<List<Replies.Extend>>>> replies = NodeResult.fromAll(nodes,
-            node -> node.eval(script, keyList, args).thenApply(reply -> Replies.extend(reply, chunk.size(), clock, node)),
+            node -> node.eval(script, keyList, args)
+                .thenApply(reply -> Replies.extend(reply, chunk.size(), clock, node)),
             backlog.round(quorum()))
         .thenApply(results -> {
           monitor.observe(results, each -> each.get(0).votes());

@@ -118,7 +118,10 @@ final class Replies {
     return new DescribedPermits(incarnated, limit.isEmpty() ? 0 : Long.parseLong(limit), each);
   }
 
-  /** extend.lua's reply for {@code leases} leases, one Extend per lease in the order asked; TIME as in {@link #acquire}. */
+  /**
+   * extend.lua's reply for {@code leases} leases, one Extend per lease in the order asked; its
+   * TIME judged as in {@link #acquire}.
+   */
   static List<Extend> extend(Object reply, int leases, ClockWatch.Round round, RedisNode node) {
     List<?> r = list(reply, 3 + 2 * leases);
     boolean incarnated = number(r.get(0)) == 1;

@@ -200,7 +200,10 @@ final class SemChecker {
     }
   }
 
-  /** Nodes holding the token's permit, counting as holding a node restarted, or whose clock stepped, since {@code since}. */
+  /**
+   * Nodes holding the token's permit, counting as holding a node restarted, or whose clock
+   * stepped, since {@code since}.
+   */
   private int holding(String resource, String token, long since) {
     int n = 0;
     for (SimHost host : hosts) {
