@@ -37,7 +37,7 @@ final class ClientBuilds {
    * has, against 7 with the cache. The cache is keyed by the content of what it compiled, so
    * nothing stale is reused. A GOCACHE set for the test run wins.
    */
-  private static final Map<String, String> BUILD_CACHES = Map.of("GOCACHE", System.getenv().getOrDefault("GOCACHE",
+  static final Map<String, String> BUILD_CACHES = Map.of("GOCACHE", System.getenv().getOrDefault("GOCACHE",
       Path.of(System.getProperty("user.home"), ".cache", "go-build").toString()));
 
   private ClientBuilds() {}
