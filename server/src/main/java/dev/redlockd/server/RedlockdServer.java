@@ -49,6 +49,8 @@ import org.slf4j.LoggerFactory;
  */
 public final class RedlockdServer implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(RedlockdServer.class);
+  /** How often the redlockd clients ping a replica while a call is open (clients/conformance/README.md). */
+  private static final Duration CLIENT_KEEPALIVE_TIME = Duration.ofSeconds(2);
 
   private final Server server;
   private final LockEngine engine;
@@ -86,6 +88,11 @@ public final class RedlockdServer implements AutoCloseable {
    */
   public static RedlockdServer start(ServerConfig config) throws IOException {
     log.info("gRPC security: {}", config.grpcSecurity());
+    if (config.permitKeepAliveTime.compareTo(CLIENT_KEEPALIVE_TIME) > 0) {
+      log.warn("--permit-keepalive-time {} is above the {} the redlockd clients ping at: their connections will be "
+          + "closed (GOAWAY too_many_pings)", DurationFlag.format(config.permitKeepAliveTime),
+          DurationFlag.format(CLIENT_KEEPALIVE_TIME));
+    }
     RedisIo io = RedisIo.start(config.ioThreadCount());
     return start(config, io, NettyServerBuilder.forAddress(
         new InetSocketAddress(config.bindAddress(), config.port), config.grpcCredentials())
@@ -97,8 +104,9 @@ public final class RedlockdServer implements AutoCloseable {
         // KeepAlive stream would be renewed until TCP gives up, about 15 minutes.
         .keepAliveTime(config.keepAliveTime.toNanos(), TimeUnit.NANOSECONDS)
         .keepAliveTimeout(config.keepAliveTimeout.toNanos(), TimeUnit.NANOSECONDS)
-        // Clients may ping too (to notice a dead server), as often as once a second.
-        .permitKeepAliveTime(1, TimeUnit.SECONDS)
+        // Clients may ping too, to notice a replica that went silent without closing its
+        // connections (the redlockd clients ping every 2 s while a call is open).
+        .permitKeepAliveTime(config.permitKeepAliveTime.toNanos(), TimeUnit.NANOSECONDS)
         .permitKeepAliveWithoutCalls(true)
         // Room for an oversized bearer header to reach the access check, which answers it
         // UNAUTHENTICATED; past grpc-java's 8 KiB default the transport answers HTTP 431 itself.
