@@ -21,7 +21,9 @@ import (
 // request, moved off the replica found silent; a second silence before any answer backs off; a
 // candidate still waiting is left alone. Timed on the client's fake clock.
 
-const silenceTTL = 8 * time.Second
+// silenceTTL is long enough that the requests every ttl/4, timed by the real clock, never come
+// during a test: each is a request the test makes happen (the first, or a proclaim's).
+const silenceTTL = 40 * time.Second
 
 // keptSilently is a lease kept on a stream whose first request is left unanswered.
 func keptSilently(t *testing.T) (*fakeClock, *Client, *Lease, *streamScript, string) {
