@@ -868,17 +868,17 @@ public final class JavaRunner {
   }
 
   private static JsonObject describe(StatusRuntimeException e) {
-    JsonObject error = new JsonObject();
-    error.addProperty("type", e.getClass().getSimpleName());
-    error.addProperty("code", e.getStatus().getCode().name());
-    error.addProperty("message", e.toString());
-    return error;
+    return error(e, e.getStatus());
   }
 
   private static JsonObject describe(LockServiceException e) {
+    return error(e, e.status());
+  }
+
+  private static JsonObject error(RuntimeException e, io.grpc.Status status) {
     JsonObject error = new JsonObject();
     error.addProperty("type", e.getClass().getSimpleName());
-    error.addProperty("code", e.status().getCode().name());
+    error.addProperty("code", status.getCode().name());
     error.addProperty("message", e.toString());
     return error;
   }

@@ -4,12 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.google.gson.JsonObject;
 import dev.redlockd.it.support.BlackholeProxy;
+import dev.redlockd.it.support.FreePort;
 import dev.redlockd.testing.RedisCluster;
 import dev.redlockd.testing.RespClient;
 import dev.redlockd.testing.Scrape;
 import dev.redlockd.testing.ServerProcess;
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -56,7 +56,7 @@ class SilentReplicaRun {
     }
     List<String> report = new ArrayList<>();
     try (RedisCluster cluster = RedisCluster.start(5)) {
-      int[] metrics = {freePort(), freePort()};
+      int[] metrics = {FreePort.pick(), FreePort.pick()};
       List<ServerProcess> replicas = new ArrayList<>();
       try {
         for (int i = 0; i < 2; i++) {
@@ -124,7 +124,7 @@ class SilentReplicaRun {
       try (RunnerProcess runner = RunnerProcess.start(command, Runtimes.repositoryRoot());
           Keys keys = new Keys(cluster, "redlock:{" + resource + "}:lock", "redlock:election:{" + resource + "}:lock")) {
         runner.expectAwait("kept", Duration.ofMinutes(1));
-        int leaseOn = carrying(metrics, "KeepAlive");
+        int leaseOn = carrying(metrics, "KeepAlive", runner);
         boolean leaderThere = Scrape.of(metrics[leaseOn]).value("redlockd_streams_open", "kind", "Campaign") > 0;
         keys.sample();
         long fault = System.nanoTime();
@@ -152,14 +152,22 @@ class SilentReplicaRun {
     }
   }
 
-  /** The replica whose metrics show one stream of this kind open (the round's runner is the only client). */
-  private static int carrying(int[] metrics, String kind) {
-    for (int i = 0; i < metrics.length; i++) {
-      if (Scrape.of(metrics[i]).value("redlockd_streams_open", "kind", kind) > 0) {
-        return i;
+  /**
+   * The replica whose metrics show a stream of this kind open (the round's runner is the only
+   * client); a stream just opened may take a moment to show.
+   */
+  private static int carrying(int[] metrics, String kind, RunnerProcess runner) throws InterruptedException {
+    long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+    while (System.nanoTime() < until) {
+      for (int i = 0; i < metrics.length; i++) {
+        if (Scrape.of(metrics[i]).value("redlockd_streams_open", "kind", kind) > 0) {
+          return i;
+        }
       }
+      Thread.sleep(50);
     }
-    throw new AssertionError("no replica carries the " + kind + " stream");
+    throw new AssertionError("no replica carries the " + kind + " stream:\n" + Scrape.of(metrics[0]).text() + "\n"
+        + Scrape.of(metrics[1]).text() + "\n" + runner.transcript());
   }
 
   private static long ms(long atNanos, long sinceNanos) {
@@ -172,12 +180,6 @@ class SilentReplicaRun {
     }
     List<Long> sorted = values.stream().sorted().toList();
     return "median " + sorted.get(sorted.size() / 2) + ", max " + sorted.get(sorted.size() - 1);
-  }
-
-  private static int freePort() throws IOException {
-    try (ServerSocket socket = new ServerSocket(0)) {
-      return socket.getLocalPort();
-    }
   }
 
   /** The lease's and the election's keys on every node, read by PTTL over connections kept open. */

@@ -68,6 +68,16 @@ class KeepAliveTest {
     return probe;
   }
 
+  /** Nothing was released: a new stream renews the lease with its fencing token (then releases it). */
+  private static void assertResumesWithItsFencingToken(String r, Lease lease, Duration ttl) throws Exception {
+    StreamProbe resumed = keep(r, lease, ttl);
+    KeepAliveResponse renewed = resumed.next(Duration.ofSeconds(1));
+    assertThat(renewed.getState()).isEqualTo(LeaseState.LEASE_STATE_HELD);
+    assertThat(renewed.getLease().getFencingToken()).isEqualTo(lease.getFencingToken());
+    resumed.halfClose();
+    assertThat(resumed.awaitEnd(Duration.ofSeconds(2)).getCode()).isEqualTo(Status.Code.OK);
+  }
+
   @Test
   void keepAliveHoldsA600msLeaseForFiveSecondsAndHalfCloseHandsItOnWithin100ms() throws Exception {
     String r = resource();
@@ -290,12 +300,7 @@ class KeepAliveTest {
     probe.responses.drainTo(seen);
     assertThat(seen.get(seen.size() - 1).getState()).isEqualTo(LeaseState.LEASE_STATE_JEOPARDY);
     assertThat(probe.endedAt).as("ended while the lease was still valid").isLessThan(deadline);
-    StreamProbe resumed = keep(r, lease, ttl);
-    KeepAliveResponse renewed = resumed.next(Duration.ofSeconds(1));
-    assertThat(renewed.getState()).isEqualTo(LeaseState.LEASE_STATE_HELD);
-    assertThat(renewed.getLease().getFencingToken()).isEqualTo(lease.getFencingToken());
-    resumed.halfClose();
-    assertThat(resumed.awaitEnd(Duration.ofSeconds(2)).getCode()).isEqualTo(Status.Code.OK);
+    assertResumesWithItsFencingToken(r, lease, ttl);
   }
 
   /** A first renewal without a quorum has no validity to wait out: handed on at once, nothing released. */
@@ -317,12 +322,7 @@ class KeepAliveTest {
     assertThat(end.getCode()).isEqualTo(Status.Code.UNAVAILABLE);
     assertThat(probe.responses).isEmpty();
     assertThat(probe.endedAt - opened).isLessThan(ttl.toNanos() / 2);
-    StreamProbe resumed = keep(r, lease, ttl);
-    KeepAliveResponse renewed = resumed.next(Duration.ofSeconds(1));
-    assertThat(renewed.getState()).isEqualTo(LeaseState.LEASE_STATE_HELD);
-    assertThat(renewed.getLease().getFencingToken()).isEqualTo(lease.getFencingToken());
-    resumed.halfClose();
-    assertThat(resumed.awaitEnd(Duration.ofSeconds(2)).getCode()).isEqualTo(Status.Code.OK);
+    assertResumesWithItsFencingToken(r, lease, ttl);
   }
 
   @Test

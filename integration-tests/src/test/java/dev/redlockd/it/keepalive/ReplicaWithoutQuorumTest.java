@@ -2,11 +2,10 @@ package dev.redlockd.it.keepalive;
 
 import static dev.redlockd.it.support.LiveServer.acquireRequest;
 import static dev.redlockd.it.support.LiveServer.fromProto;
-import static dev.redlockd.it.support.LiveServer.proto;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.redlockd.it.support.BlackholeProxy;
-import dev.redlockd.proto.v1.CampaignRequest;
+import dev.redlockd.it.support.FreePort;
 import dev.redlockd.proto.v1.CampaignResponse;
 import dev.redlockd.proto.v1.ElectionServiceGrpc;
 import dev.redlockd.proto.v1.KeepAliveResponse;
@@ -22,17 +21,9 @@ import io.grpc.InsecureChannelCredentials;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
-import io.grpc.stub.ClientCallStreamObserver;
-import io.grpc.stub.ClientResponseObserver;
-import java.io.IOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -68,7 +59,7 @@ class ReplicaWithoutQuorumTest {
       }
       viaProxies.add("redis://127.0.0.1:" + port);
     }
-    metricsA = freePort();
+    metricsA = FreePort.pick();
     a = RedlockdServer.start(ServerConfig.parse("--port", "0", "--redis", String.join(",", viaProxies),
         "--metrics-port", Integer.toString(metricsA)));
     b = RedlockdServer.start(ServerConfig.parse("--port", "0", "--redis", cluster.redisFlag()));
@@ -110,9 +101,9 @@ class ReplicaWithoutQuorumTest {
     assertThat(held.getState()).isEqualTo(LeaseState.LEASE_STATE_HELD);
     long leaseDeadline = keptSent + fromProto(held.getLease().getValidity()).toNanos();
 
-    Campaign leader = Campaign.open(ElectionServiceGrpc.newStub(toA));
+    CampaignProbe leader = CampaignProbe.open(ElectionServiceGrpc.newStub(toA));
     long leaderSent = System.nanoTime();
-    leader.send(election, candidate, false, 1);
+    leader.send(election, "a", TTL, candidate, false, 1);
     CampaignResponse leading = leader.next(Duration.ofSeconds(2));
     long term = leading.getTerm();
     long leadershipDeadline = leaderSent + fromProto(leading.getValidity()).toNanos();
@@ -126,7 +117,7 @@ class ReplicaWithoutQuorumTest {
         kept.send(r, lease.getToken(), TTL, sequence);
       }
       if (!leader.end.isDone()) {
-        leader.send(election, candidate, false, sequence);
+        leader.send(election, "a", TTL, candidate, false, sequence);
       }
       sequence++;
       Thread.sleep(TTL.toMillis() / 4);
@@ -151,8 +142,8 @@ class ReplicaWithoutQuorumTest {
     assertThat(renewed.getState()).isEqualTo(LeaseState.LEASE_STATE_HELD);
     assertThat(renewed.getLease().getFencingToken()).isEqualTo(lease.getFencingToken());
 
-    Campaign back = Campaign.open(ElectionServiceGrpc.newStub(toB));
-    back.send(election, candidate, true, sequence);
+    CampaignProbe back = CampaignProbe.open(ElectionServiceGrpc.newStub(toB));
+    back.send(election, "a", TTL, candidate, true, sequence);
     CampaignResponse leadingAgain = back.next(Duration.ofSeconds(2));
     assertThat(System.nanoTime()).isLessThan(leadershipDeadline);
     assertThat(leadingAgain.getTerm()).isEqualTo(term);
@@ -188,65 +179,5 @@ class ReplicaWithoutQuorumTest {
 
   private static ManagedChannel channel(RedlockdServer server) {
     return Grpc.newChannelBuilder("127.0.0.1:" + server.port(), InsecureChannelCredentials.create()).build();
-  }
-
-  private static int freePort() throws IOException {
-    try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-      return socket.getLocalPort();
-    }
-  }
-
-  /** A raw Campaign stream with the candidate's own token: its answers and when and how it ended. */
-  private static final class Campaign implements ClientResponseObserver<CampaignRequest, CampaignResponse> {
-    final BlockingQueue<CampaignResponse> answers = new LinkedBlockingQueue<>();
-    final CompletableFuture<Status> end = new CompletableFuture<>();
-    volatile long endedAt;
-    private volatile ClientCallStreamObserver<CampaignRequest> requests;
-
-    static Campaign open(ElectionServiceGrpc.ElectionServiceStub stub) {
-      Campaign campaign = new Campaign();
-      stub.campaign(campaign);
-      return campaign;
-    }
-
-    void send(String election, String token, boolean resume, long sequence) {
-      requests.onNext(CampaignRequest.newBuilder().setElection(election).setValue("a").setTtl(proto(TTL))
-          .setToken(token).setResume(resume).setSequence(sequence).build());
-    }
-
-    CampaignResponse next(Duration timeout) throws InterruptedException {
-      CampaignResponse answer = answers.poll(timeout.toMillis(), TimeUnit.MILLISECONDS);
-      if (answer == null) {
-        throw new AssertionError("no Campaign answer within " + timeout.toMillis() + " ms; ended: "
-            + (end.isDone() ? end.join() : "no"));
-      }
-      return answer;
-    }
-
-    void halfClose() {
-      requests.onCompleted();
-    }
-
-    @Override
-    public void beforeStart(ClientCallStreamObserver<CampaignRequest> requestStream) {
-      requests = requestStream;
-    }
-
-    @Override
-    public void onNext(CampaignResponse response) {
-      answers.add(response);
-    }
-
-    @Override
-    public void onError(Throwable t) {
-      endedAt = System.nanoTime();
-      end.complete(Status.fromThrowable(t));
-    }
-
-    @Override
-    public void onCompleted() {
-      endedAt = System.nanoTime();
-      end.complete(Status.OK);
-    }
   }
 }

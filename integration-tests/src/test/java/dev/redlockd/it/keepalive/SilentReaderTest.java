@@ -1,24 +1,15 @@
 package dev.redlockd.it.keepalive;
 
 import static dev.redlockd.it.support.LiveServer.acquireRequest;
-import static dev.redlockd.it.support.LiveServer.proto;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.redlockd.it.support.FreePort;
 import dev.redlockd.it.support.LiveServer;
-import dev.redlockd.proto.v1.CampaignRequest;
-import dev.redlockd.proto.v1.CampaignResponse;
 import dev.redlockd.proto.v1.ElectionServiceGrpc;
 import dev.redlockd.proto.v1.Lease;
 import dev.redlockd.testing.Scrape;
 import io.grpc.Status;
-import io.grpc.StatusRuntimeException;
-import io.grpc.stub.ClientCallStreamObserver;
-import io.grpc.stub.ClientResponseObserver;
-import java.io.IOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.time.Duration;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -41,7 +32,7 @@ class SilentReaderTest {
 
   @BeforeAll
   static void start() throws Exception {
-    metricsPort = freePort();
+    metricsPort = FreePort.pick();
     h = new LiveServer(3, "--metrics-port", Integer.toString(metricsPort));
   }
 
@@ -82,14 +73,14 @@ class SilentReaderTest {
     String election = "silent-reader-leader";
     String key = "redlock:election:{" + election + "}:lock";
     ElectionServiceGrpc.ElectionServiceStub elections = ElectionServiceGrpc.newStub(h.channel);
-    RawCampaign leader = RawCampaign.open(elections);
+    CampaignProbe leader = CampaignProbe.open(elections);
     long lastSent = 0;
     for (int sequence = 1; sequence <= 6; sequence++) {
-      leader.send(election, "a", sequence);
+      leader.send(election, "a", TTL, "", false, sequence);
       lastSent = System.nanoTime();
       Thread.sleep(PERIOD.toMillis());
     }
-    long term = leader.leading.get(5, TimeUnit.SECONDS).getTerm();
+    long term = leader.next(Duration.ofSeconds(5)).getTerm();
     assertThat(leader.end).isNotDone();
     String token = leaderToken(key);
 
@@ -99,9 +90,9 @@ class SilentReaderTest {
     assertThat(endedAt - lastSent).isGreaterThan(TTL.toNanos());
 
     assertRunsOutWithoutBeingReleased(key, token);
-    RawCampaign next = RawCampaign.open(elections);
-    next.send(election, "b", 1);
-    assertThat(next.leading.get(5, TimeUnit.SECONDS).getTerm()).isGreaterThan(term);
+    CampaignProbe next = CampaignProbe.open(elections);
+    next.send(election, "b", TTL, "", false, 1);
+    assertThat(next.next(Duration.ofSeconds(5)).getTerm()).isGreaterThan(term);
     next.halfClose();
     assertThat(stopped("Campaign")).isEqualTo(1);
   }
@@ -152,54 +143,5 @@ class SilentReaderTest {
   private static double stopped(String stream) {
     return Scrape.of(metricsPort).value("redlockd_kept_streams_stopped_total", "stream", stream, "reason",
         "reader_silent");
-  }
-
-  private static int freePort() throws IOException {
-    try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-      return socket.getLocalPort();
-    }
-  }
-
-  /** A raw Campaign stream: its first leading answer and how it ended. */
-  private static final class RawCampaign implements ClientResponseObserver<CampaignRequest, CampaignResponse> {
-    final CompletableFuture<CampaignResponse> leading = new CompletableFuture<>();
-    final CompletableFuture<Status> end = new CompletableFuture<>();
-    private volatile ClientCallStreamObserver<CampaignRequest> requests;
-
-    static RawCampaign open(ElectionServiceGrpc.ElectionServiceStub stub) {
-      RawCampaign campaign = new RawCampaign();
-      stub.campaign(campaign);
-      return campaign;
-    }
-
-    void send(String election, String value, long sequence) {
-      requests.onNext(CampaignRequest.newBuilder().setElection(election).setValue(value).setTtl(proto(TTL))
-          .setSequence(sequence).build());
-    }
-
-    void halfClose() {
-      requests.onCompleted();
-    }
-
-    @Override
-    public void beforeStart(ClientCallStreamObserver<CampaignRequest> requestStream) {
-      requests = requestStream;
-    }
-
-    @Override
-    public void onNext(CampaignResponse response) {
-      leading.complete(response);
-    }
-
-    @Override
-    public void onError(Throwable t) {
-      leading.completeExceptionally(t);
-      end.complete(t instanceof StatusRuntimeException e ? e.getStatus() : Status.fromThrowable(t));
-    }
-
-    @Override
-    public void onCompleted() {
-      end.complete(Status.OK);
-    }
   }
 }
