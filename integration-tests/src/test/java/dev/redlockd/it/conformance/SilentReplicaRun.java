@@ -35,11 +35,14 @@ import org.junit.jupiter.api.Test;
  * -Dsurefire.failIfNoSpecifiedTests=false -Dfailsafe.failIfNoSpecifiedTests=false
  * -Dconformance.languages=java,go -Dsilent.fault=stop -Dsilent.rounds=5} (every client's check
  * script runs first, as for the suite; {@code -Dsilent.build=false} takes the runners as they were
- * last built).
+ * last built; {@code -Dsilent.scenario=replica-restart}, the same steps, for runners from before
+ * issue 40, to measure the clients as they were).
  */
 class SilentReplicaRun {
   private static final int ROUNDS = Integer.getInteger("silent.rounds", 5);
   private static final String FAULT = System.getProperty("silent.fault", "stop");
+  /** The runners' scenario: replica-restart's steps are the same, for runners older than replica-silent. */
+  private static final String SCENARIO = System.getProperty("silent.scenario", "replica-silent");
   /** The scenario's ttl: past it without a renewal, the key has run out. */
   private static final Duration TTL = Duration.ofSeconds(3);
   /** A renewal sets the key's PTTL back to about the ttl: a rise of more than this is one. */
@@ -120,7 +123,7 @@ class SilentReplicaRun {
         servers = replicas.stream().map(s -> "127.0.0.1:" + s.port()).collect(Collectors.joining(","));
       }
       List<String> command = new ArrayList<>(language.runner(Runtimes.repositoryRoot()));
-      command.addAll(List.of("--server", servers, "--scenario", "replica-silent", "--resource", resource));
+      command.addAll(List.of("--server", servers, "--scenario", SCENARIO, "--resource", resource));
       try (RunnerProcess runner = RunnerProcess.start(command, Runtimes.repositoryRoot());
           Keys keys = new Keys(cluster, "redlock:{" + resource + "}:lock", "redlock:election:{" + resource + "}:lock")) {
         runner.expectAwait("kept", Duration.ofMinutes(1));
