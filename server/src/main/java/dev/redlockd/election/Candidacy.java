@@ -43,7 +43,7 @@ public final class Candidacy {
     /**
      * The first renewal of a leadership (just granted, or resumed here) missed the quorum: there
      * is no validity to report yet; the renewals go on quietly for one ttl unless the caller
-     * {@link #abandon}s the candidacy first.
+     * {@link Candidacy#abandon}s the candidacy first.
      */
     default void unconfirmed(LockEngineException cause, long mark) {}
   }

@@ -41,7 +41,7 @@ public final class KeptLease {
     /**
      * A renewal missed the quorum before any renewal by this keeper reached one (a lease just
      * resumed here, or just granted): there is no validity to report. The engine retries quietly
-     * for one ttl unless the holder {@link #stop}s it first.
+     * for one ttl unless the holder {@link KeptLease#stop}s it first.
      */
     default void unconfirmed(LockEngineException cause, long mark) {}
   }
