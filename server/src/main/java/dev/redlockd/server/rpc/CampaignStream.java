@@ -132,13 +132,13 @@ final class CampaignStream extends KeptStream<CampaignResponse>
    */
   @Override
   public void leading(Candidacy.Leadership leadership, long mark) {
-    if (readerGone()) {
-      return;
-    }
     Status refused = renewalRefusal.apply(electionName);
     if (refused != null) {
       abandon();
       end(refused);
+      return;
+    }
+    if (readerGone()) {
       return;
     }
     leases().renewed("Campaign", true);

@@ -136,13 +136,13 @@ final class KeepAliveStream extends KeptStream<KeepAliveResponse>
    */
   @Override
   public void held(Grant lease, long sequence) {
-    if (readerGone()) {
-      return;
-    }
     Status refused = account.renewalRefusal(lease.resource());
     if (refused != null) {
       stopRenewing();
       end(refused);
+      return;
+    }
+    if (readerGone()) {
       return;
     }
     if (firstGrant == null) {
