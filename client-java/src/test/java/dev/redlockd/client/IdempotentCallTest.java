@@ -160,5 +160,10 @@ class IdempotentCallTest {
     });
     await().atMost(Duration.ofSeconds(5)).until(() -> fake.locks.isEmpty());
     assertThat(channel.backoffResets.get()).isEqualTo(2);
+
+    // Given back already: release sends nothing more, and waits for nothing (no quorum may answer).
+    failReleases(100_000);
+    assertThat(lease.release()).isFalse();
+    assertThat(fake.releaseLog).hasSize(3);
   }
 }

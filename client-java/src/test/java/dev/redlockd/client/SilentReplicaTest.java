@@ -88,8 +88,8 @@ class SilentReplicaTest {
 
     assertThat(channel.calls("KeepAlive")).as("the first stream, one sent back to the silent replica, and the next")
         .isEqualTo(3);
+    // (The one sent back was cancelled at once; whether its first request got through first is a race.)
     await().atMost(Duration.ofSeconds(5)).until(() -> other.keepAliveFirsts.size() == 1);
-    assertThat(silent.keepAliveFirsts).hasSize(2);
     assertThat(other.keepAliveFirsts.get(0).getToken()).isEqualTo(silent.keepAliveFirsts.get(0).getToken());
     await().atMost(Duration.ofSeconds(5)).until(() -> lease.deadlineNanos() > timers.nanoTime());
     assertThat(lease.isValid()).isTrue();

@@ -185,9 +185,11 @@ class SilentStreamTest {
     timers.advance(QUARTER);
     assertThat(channel.calls("Campaign")).isEqualTo(1 + PER_REOPEN);
 
-    await().atMost(Duration.ofSeconds(5)).until(() -> elections.candidates.size() == 1 + PER_REOPEN
-        && !elections.candidates.get(PER_REOPEN).requests.isEmpty());
-    CampaignRequest resumed = elections.candidates.get(PER_REOPEN).requests.get(0);
+    // The streams moved on at once may have been cancelled before their request got through.
+    await().atMost(Duration.ofSeconds(5)).until(() -> elections.candidates.stream().skip(1)
+        .anyMatch(c -> !c.requests.isEmpty()));
+    CampaignRequest resumed = elections.candidates.stream().skip(1).filter(c -> !c.requests.isEmpty())
+        .findFirst().orElseThrow().requests.get(0);
     assertThat(resumed.getResume()).isTrue();
     assertThat(resumed.getToken()).isEqualTo(waiting.requests.get(0).getToken());
     assertThat(resumed.getElection()).isEqualTo("scheduler");
