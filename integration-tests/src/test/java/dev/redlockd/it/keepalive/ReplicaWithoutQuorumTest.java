@@ -60,9 +60,12 @@ class ReplicaWithoutQuorumTest {
       viaProxies.add("redis://127.0.0.1:" + port);
     }
     metricsA = FreePort.pick();
+    // A roomy node timeout: on a busy test machine a healthy node may miss 50 ms, and this test is
+    // about nodes that never answer.
     a = RedlockdServer.start(ServerConfig.parse("--port", "0", "--redis", String.join(",", viaProxies),
-        "--metrics-port", Integer.toString(metricsA)));
-    b = RedlockdServer.start(ServerConfig.parse("--port", "0", "--redis", cluster.redisFlag()));
+        "--metrics-port", Integer.toString(metricsA), "--node-timeout", "250ms"));
+    b = RedlockdServer.start(ServerConfig.parse("--port", "0", "--redis", cluster.redisFlag(),
+        "--node-timeout", "250ms"));
     toA = channel(a);
     toB = channel(b);
   }

@@ -33,7 +33,7 @@ class SilentReaderTest {
   @BeforeAll
   static void start() throws Exception {
     metricsPort = FreePort.pick();
-    h = new LiveServer(3, "--metrics-port", Integer.toString(metricsPort));
+    h = new LiveServer(3, "--metrics-port", Integer.toString(metricsPort), "--node-timeout", "250ms");
   }
 
   @AfterAll
