@@ -53,8 +53,8 @@ type LockServiceClient interface {
 	// every KeepAlive stream with UNAVAILABLE and releases nothing, so that the holder resumes
 	// elsewhere. So does a replica whose renewals reach no quorum (others may reach one): it
 	// answers LEASE_STATE_JEOPARDY, and ends the stream UNAVAILABLE, releasing nothing, once less
-	// than half the ttl of validity is left, or at once when the stream's first renewal misses the
-	// quorum; the holder resumes through another replica. The stream ends with NOT_FOUND when the
+	// than half the ttl of validity is left, or when the stream's first renewal and its retry (a
+	// tenth of the ttl later) both miss the quorum; the holder resumes through another replica. The stream ends with NOT_FOUND when the
 	// lease is lost. One lease per stream.
 	KeepAlive(ctx context.Context, opts ...grpc.CallOption) (LockService_KeepAliveClient, error)
 	// Describe reports who holds a resource, for operators. It never returns the token.
@@ -201,8 +201,8 @@ type LockServiceServer interface {
 	// every KeepAlive stream with UNAVAILABLE and releases nothing, so that the holder resumes
 	// elsewhere. So does a replica whose renewals reach no quorum (others may reach one): it
 	// answers LEASE_STATE_JEOPARDY, and ends the stream UNAVAILABLE, releasing nothing, once less
-	// than half the ttl of validity is left, or at once when the stream's first renewal misses the
-	// quorum; the holder resumes through another replica. The stream ends with NOT_FOUND when the
+	// than half the ttl of validity is left, or when the stream's first renewal and its retry (a
+	// tenth of the ttl later) both miss the quorum; the holder resumes through another replica. The stream ends with NOT_FOUND when the
 	// lease is lost. One lease per stream.
 	KeepAlive(LockService_KeepAliveServer) error
 	// Describe reports who holds a resource, for operators. It never returns the token.

@@ -160,8 +160,8 @@ export interface LockServiceClient extends grpc.Client {
    * every KeepAlive stream with UNAVAILABLE and releases nothing, so that the holder resumes
    * elsewhere. So does a replica whose renewals reach no quorum (others may reach one): it
    * answers LEASE_STATE_JEOPARDY, and ends the stream UNAVAILABLE, releasing nothing, once less
-   * than half the ttl of validity is left, or at once when the stream's first renewal misses the
-   * quorum; the holder resumes through another replica. The stream ends with NOT_FOUND when the
+   * than half the ttl of validity is left, or when the stream's first renewal and its retry (a
+   * tenth of the ttl later) both miss the quorum; the holder resumes through another replica. The stream ends with NOT_FOUND when the
    * lease is lost. One lease per stream.
    */
   KeepAlive(metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientDuplexStream<_redlock_v1_KeepAliveRequest, _redlock_v1_KeepAliveResponse__Output>;
@@ -186,8 +186,8 @@ export interface LockServiceClient extends grpc.Client {
    * every KeepAlive stream with UNAVAILABLE and releases nothing, so that the holder resumes
    * elsewhere. So does a replica whose renewals reach no quorum (others may reach one): it
    * answers LEASE_STATE_JEOPARDY, and ends the stream UNAVAILABLE, releasing nothing, once less
-   * than half the ttl of validity is left, or at once when the stream's first renewal misses the
-   * quorum; the holder resumes through another replica. The stream ends with NOT_FOUND when the
+   * than half the ttl of validity is left, or when the stream's first renewal and its retry (a
+   * tenth of the ttl later) both miss the quorum; the holder resumes through another replica. The stream ends with NOT_FOUND when the
    * lease is lost. One lease per stream.
    */
   keepAlive(metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientDuplexStream<_redlock_v1_KeepAliveRequest, _redlock_v1_KeepAliveResponse__Output>;
@@ -293,8 +293,8 @@ export interface LockServiceHandlers extends grpc.UntypedServiceImplementation {
    * every KeepAlive stream with UNAVAILABLE and releases nothing, so that the holder resumes
    * elsewhere. So does a replica whose renewals reach no quorum (others may reach one): it
    * answers LEASE_STATE_JEOPARDY, and ends the stream UNAVAILABLE, releasing nothing, once less
-   * than half the ttl of validity is left, or at once when the stream's first renewal misses the
-   * quorum; the holder resumes through another replica. The stream ends with NOT_FOUND when the
+   * than half the ttl of validity is left, or when the stream's first renewal and its retry (a
+   * tenth of the ttl later) both miss the quorum; the holder resumes through another replica. The stream ends with NOT_FOUND when the
    * lease is lost. One lease per stream.
    */
   KeepAlive: grpc.handleBidiStreamingCall<_redlock_v1_KeepAliveRequest__Output, _redlock_v1_KeepAliveResponse>;

@@ -157,10 +157,10 @@ final class CampaignStream extends KeptStream<CampaignResponse>
     inJeopardy(leadership.validity(), cause);
   }
 
-  /** The first renewal of the leadership here missed the quorum: the leader resumes elsewhere now. */
+  /** A first renewal of the leadership here missed the quorum: handed on once its retry misses too. */
   @Override
   public void unconfirmed(LockEngineException cause, long mark) {
-    handOn(cause);
+    unconfirmed(cause);
   }
 
   @Override

@@ -16,10 +16,15 @@ import java.time.Duration;
  * at once would be a storm of its own. A JEOPARDY answer goes out for each miss, and the stream
  * is handed on once less than half the ttl is left, which leaves its holder the other half to
  * resume in: a reopen, a renewal round, perhaps a detour through a replica that cannot reach a
- * quorum either. A stream whose first renewal misses (a lease just resumed here, or just
- * granted) has no validity to report and nothing to wait for: it is handed on at once.
+ * quorum either. A stream whose first renewals miss (a lease just resumed here, or just granted)
+ * has no validity to report and nothing to wait for: it is handed on when the engine's quiet
+ * retry, a tenth of the ttl later, misses too ({@link #UNCONFIRMED_MISSES}), so that one slow
+ * round, which a busy replica has now and then, moves no stream.
  */
 final class HandOn {
+  /** Misses of a stream's first renewals before it is handed on: the first, then its retry. */
+  static final int UNCONFIRMED_MISSES = 2;
+
   private HandOn() {}
 
   /** Whether a confirmed lease in jeopardy, with {@code left} of its validity left, is handed on now. */

@@ -165,10 +165,10 @@ final class KeepAliveStream extends KeptStream<KeepAliveResponse>
     inJeopardy(lease.validity(), cause);
   }
 
-  /** The first renewal here missed the quorum: no validity to wait out, the holder resumes elsewhere now. */
+  /** A first renewal here missed the quorum: no validity to wait out; handed on once its retry misses too. */
   @Override
   public void unconfirmed(LockEngineException cause, long sequence) {
-    handOn(cause);
+    unconfirmed(cause);
   }
 
   @Override

@@ -23,6 +23,8 @@ abstract class KeptStream<R> extends ServerStream<R> {
   private final ReaderSilence reader;
   /** The ttl the client asked for last: what its silence and the hand-on are measured against. */
   private volatile Duration ttl;
+  /** First renewals missed so far (the engine reports them one at a time). */
+  private int unconfirmedMisses; // guarded by this
 
   /** {@code kind}: "KeepAlive" or "Campaign"; {@code kept}: what it keeps, "lease" or "leadership". */
   KeptStream(OpenStreams registry, ServerCallStreamObserver<R> call, String kind, String kept) {
@@ -73,6 +75,17 @@ abstract class KeptStream<R> extends ServerStream<R> {
   /** After a JEOPARDY answer went out: hands the stream on once too little of {@code left} remains. */
   protected final void inJeopardy(Duration left, LockEngineException cause) {
     if (HandOn.due(left, ttl)) {
+      handOn(cause);
+    }
+  }
+
+  /** A first renewal missed the quorum: handed on once its retry has missed too ({@link HandOn}). */
+  protected final void unconfirmed(LockEngineException cause) {
+    boolean again;
+    synchronized (this) {
+      again = ++unconfirmedMisses >= HandOn.UNCONFIRMED_MISSES;
+    }
+    if (again) {
       handOn(cause);
     }
   }
