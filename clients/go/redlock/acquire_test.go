@@ -82,9 +82,9 @@ func TestCancelledAcquireReleasesItsToken(t *testing.T) {
 	}
 }
 
-// untilTheDeadline: 4 attempts in any case, 10 ms apart, then UNAVAILABLE retried until the 150 ms
-// call timeout has passed.
-var untilTheDeadline = []Option{WithRetry(4, 10*time.Millisecond, 10*time.Millisecond), WithCallTimeout(150 * time.Millisecond)}
+// untilTheDeadline: 4 attempts in any case, 10 ms apart, then UNAVAILABLE retried until the 600 ms
+// call timeout has passed (at most 60 attempts: the fake's channels hold 64).
+var untilTheDeadline = []Option{WithRetry(4, 10*time.Millisecond, 10*time.Millisecond), WithCallTimeout(600 * time.Millisecond)}
 
 func TestUnavailableIsRetriedUntilTheCallsDeadlineThenTheTokenIsReleased(t *testing.T) {
 	f := newFake()
@@ -97,8 +97,8 @@ func TestUnavailableIsRetriedUntilTheCallsDeadlineThenTheTokenIsReleased(t *test
 	if status.Code(err) != codes.Unavailable {
 		t.Fatalf("got %v, want UNAVAILABLE", err)
 	}
-	if took := time.Since(began); took < 140*time.Millisecond {
-		t.Fatalf("gave up after %s, before the 150 ms call timeout", took)
+	if took := time.Since(began); took < 590*time.Millisecond {
+		t.Fatalf("gave up after %s, before the 600 ms call timeout", took)
 	}
 	token := recv(t, f.acquires, "attempt 1").Token
 	attempts := 1
