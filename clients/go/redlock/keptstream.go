@@ -277,9 +277,9 @@ func (ks *keptStream[Req, Resp]) sendLocked(first bool) uint64 {
 		return 0
 	}
 	seq := ks.sent.next(ks.c.clock.Now())
+	ks.armSilenceLocked() // before the request leaves: its answer may come at once
 	// An error means the stream has ended; its Recv reports how.
 	_ = ks.conn.Send(ks.spec.request(seq, first))
-	ks.armSilenceLocked()
 	return seq
 }
 

@@ -247,12 +247,12 @@ abstract class RenewalStream<Req, Resp> {
     }
     long sequence = nextSequence++;
     sent.record(sequence, nanoClock.getAsLong());
+    armSilenceCheckLocked();
     try {
       current.requests.onNext(request(sequence, first));
     } catch (IllegalStateException streamAlreadyClosed) {
       // The stream ended under us: onError/onCompleted says how.
     }
-    armSilenceCheckLocked();
   }
 
   /** The oldest request on the current stream that no answer has echoed yet, or 0. */
