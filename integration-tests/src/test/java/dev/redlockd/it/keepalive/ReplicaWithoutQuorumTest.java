@@ -134,9 +134,10 @@ class ReplicaWithoutQuorumTest {
     List<KeepAliveResponse> answers = new ArrayList<>();
     kept.responses.drainTo(answers);
     assertThat(answers).extracting(KeepAliveResponse::getState).contains(LeaseState.LEASE_STATE_JEOPARDY);
-    // Handed on while its holder still had time to resume: at least a quarter of the ttl before the deadline.
-    assertThat(leaseDeadline - keptEnded).isGreaterThan(TTL.toNanos() / 4);
-    assertThat(leadershipDeadline - leaderEnded).isGreaterThan(TTL.toNanos() / 4);
+    // Handed on while the holder still held it (without the hand-on the stream ends only once the
+    // validity has run out), early enough to resume elsewhere before the deadline (checked below).
+    assertThat(keptEnded).isLessThan(leaseDeadline);
+    assertThat(leaderEnded).isLessThan(leadershipDeadline);
 
     StreamProbe resumed = StreamProbe.open(LockServiceGrpc.newStub(toB));
     resumed.send(r, lease.getToken(), TTL, sequence);
