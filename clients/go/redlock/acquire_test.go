@@ -82,27 +82,53 @@ func TestCancelledAcquireReleasesItsToken(t *testing.T) {
 	}
 }
 
-func TestExhaustedRetriesReleaseTheToken(t *testing.T) {
+// untilTheDeadline: 4 attempts in any case, 10 ms apart, then UNAVAILABLE retried until the 600 ms
+// call timeout has passed (at most 60 attempts: the fake's channels hold 64).
+var untilTheDeadline = []Option{WithRetry(4, 10*time.Millisecond, 10*time.Millisecond), WithCallTimeout(600 * time.Millisecond)}
+
+func TestUnavailableIsRetriedUntilTheCallsDeadlineThenTheTokenIsReleased(t *testing.T) {
 	f := newFake()
 	f.acquire = func(context.Context, *redlockv1.AcquireRequest, int) (*redlockv1.AcquireResponse, error) {
 		return nil, status.Error(codes.Unavailable, "1 of 5 nodes answered")
 	}
-	c := start(t, f, fastRetry)
+	c := start(t, f, untilTheDeadline...)
+	began := time.Now()
 	_, err := c.Acquire(context.Background(), "orders/1", time.Second, 0)
 	if status.Code(err) != codes.Unavailable {
 		t.Fatalf("got %v, want UNAVAILABLE", err)
 	}
+	if took := time.Since(began); took < 590*time.Millisecond {
+		t.Fatalf("gave up after %s, before the 600 ms call timeout", took)
+	}
 	token := recv(t, f.acquires, "attempt 1").Token
-	for i := 2; i <= 4; i++ {
+	attempts := 1
+	for len(f.acquires) > 0 {
 		if recv(t, f.acquires, "a retry").Token != token {
 			t.Fatal("a retry carried another token")
 		}
+		attempts++
 	}
-	if len(f.acquires) != 0 {
-		t.Fatal("more than 4 attempts")
+	if attempts <= 4 {
+		t.Fatalf("%d attempts: UNAVAILABLE must be retried past the policy's 4 until the call timeout", attempts)
 	}
 	if rel := recv(t, f.releases, "the Release of the given-up token"); rel.Token != token {
 		t.Fatal("the Release does not carry the given-up token")
+	}
+}
+
+func TestARetryPolicyOfOneAttemptRetriesNothing(t *testing.T) {
+	f := newFake()
+	f.acquire = func(context.Context, *redlockv1.AcquireRequest, int) (*redlockv1.AcquireResponse, error) {
+		return nil, status.Error(codes.Unavailable, "1 of 5 nodes answered")
+	}
+	_, err := start(t, f, WithRetry(1, 0, 0)).Acquire(context.Background(), "orders/1", time.Second, 0)
+	if status.Code(err) != codes.Unavailable {
+		t.Fatalf("got %v, want UNAVAILABLE", err)
+	}
+	recv(t, f.acquires, "attempt 1")
+	recv(t, f.releases, "the Release of the given-up token")
+	if len(f.acquires) != 0 {
+		t.Fatal("retried")
 	}
 }
 

@@ -9,8 +9,14 @@ import (
 	"time"
 
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 )
+
+// maxRepicks bounds how many new streams in a row that reached the replica found silent are
+// cancelled at once and opened again, before one is kept anyway (over a single replica, or a
+// proxy in front of them, every stream reaches the same address: those are then wasted).
+const maxRepicks = 2
 
 // sentRing is how many recent request send times a kept stream remembers. An answer echoes the
 // sequence the server had when its renewal began, normally one of the last two or three; one
@@ -49,6 +55,7 @@ type bidi[Req, Resp any] interface {
 	Send(Req) error
 	Recv() (Resp, error)
 	CloseSend() error
+	Context() context.Context // carries the peer: the replica the stream reached
 }
 
 // streamSpec is what one kind of kept stream brings to the shared machinery.
@@ -67,6 +74,9 @@ type streamSpec[Req, Resp any] struct {
 	answered func(resp Resp, deadline time.Time)
 	// giveBack gives the grant back when it is lost with no stream open (nil: nothing to do).
 	giveBack func()
+	// awaitsAnswers tells whether answers are due, so that a silent stream is reopened (nil:
+	// always; a candidate still waiting hears nothing until it leads). Called under the lock.
+	awaitsAnswers func() bool
 }
 
 // errNoStream: a half-close found no stream to close.
@@ -90,6 +100,17 @@ var errNoStream = errors.New("no stream open")
 // first request, backing off with jitter, until the grant's guarded deadline passes (its
 // lifetime then reports the loss). Sequences keep rising across streams; the deadline does not
 // move while the stream is down.
+//
+// A stream that stops answering is broken too: a replica whose host froze, or a partition that
+// leaves its connection open, ends nothing. While answers are due (a lease; a leadership once
+// it leads: spec.awaitsAnswers), a request left unanswered for a quarter of the ttl (the
+// requests' own period; a healthy replica answers within a Redis round) gets its stream
+// cancelled (never half-closed: that would give the grant back) and a new one opened at once; a
+// second silence before any answer backs off as above. Silence is no loss. round_robin still
+// counts the silent replica ready and hands new streams to the replicas in turn, so a lease and
+// a leadership reopening together could send one of them back to it: until the next answer, a
+// new stream that reached the replica found silent (the same peer address) is cancelled at once
+// and opened again, which takes it to the next one, at most maxRepicks times in a row.
 type keptStream[Req, Resp any] struct {
 	c          *Client
 	life       *lifetime
@@ -105,6 +126,15 @@ type keptStream[Req, Resp any] struct {
 	closeReq      bool            // the holder gives the grant up, or it was lost
 	reopenToClose bool            // a holder's half-close that reopens a stream that is down to go out
 	waits         []*seqWait
+
+	streamCancel context.CancelFunc // cancels the open stream
+	streamFirst  uint64             // the sequence of the open stream's first request
+	echoed       uint64             // the highest sequence an answer on the open stream echoed
+	silenceCheck stopper            // on the client's clock: when the oldest unanswered request is due
+	silentEnd    bool               // the open stream was cancelled because it went silent
+	silences     int                // streams found silent since the last answer
+	silentPeer   string             // the replica of the last stream found silent, until the next answer
+	repicks      int                // new streams sent away from silentPeer in a row
 
 	poke     chan struct{} // restarts the request timer (the ttl changed)
 	final    chan struct{} // closed when the machinery has stopped; finalErr is then set
@@ -135,25 +165,110 @@ func startKept[Req, Resp any](c *Client, life *lifetime, spec streamSpec[Req, Re
 
 // open opens a stream and sends its first request (then the half-close, if one is waiting).
 func (ks *keptStream[Req, Resp]) open(reopen bool) (bidi[Req, Resp], context.CancelFunc, error) {
-	ctx, cancel := context.WithCancel(ks.root)
-	timeout := time.AfterFunc(ks.c.callTimeout, cancel)
-	s, err := ks.spec.open(ctx, reopen)
-	if !timeout.Stop() && err == nil {
-		err = status.Error(codes.DeadlineExceeded, "the "+ks.spec.what+" stream did not open within the call timeout")
+	for {
+		ctx, cancel := context.WithCancel(ks.root)
+		timeout := time.AfterFunc(ks.c.callTimeout, cancel)
+		s, err := ks.spec.open(ctx, reopen)
+		if !timeout.Stop() && err == nil {
+			err = status.Error(codes.DeadlineExceeded, "the "+ks.spec.what+" stream did not open within the call timeout")
+		}
+		if err != nil {
+			cancel()
+			return nil, nil, err
+		}
+		ks.mu.Lock()
+		if ks.silentPeer != "" && ks.repicks < maxRepicks && peerOf(s) == ks.silentPeer {
+			// round_robin took it back to the replica that just went silent: the next pick is another.
+			ks.repicks++
+			ks.mu.Unlock()
+			cancel()
+			continue
+		}
+		ks.conn, ks.closeSent = s, false
+		ks.streamCancel = cancel
+		ks.streamFirst, ks.echoed = ks.sent.seq+1, ks.sent.seq
+		ks.silentEnd = false
+		ks.sendLocked(true)
+		if ks.closeReq {
+			ks.closeSent = true
+			_ = s.CloseSend()
+		}
+		ks.mu.Unlock()
+		return s, cancel, nil
 	}
-	if err != nil {
-		cancel()
-		return nil, nil, err
+}
+
+// peerOf is the address of the replica a stream reached ("" if unknown).
+func peerOf(s interface{ Context() context.Context }) string {
+	if p, ok := peer.FromContext(s.Context()); ok && p.Addr != nil {
+		return p.Addr.String()
 	}
+	return ""
+}
+
+// oldestUnansweredLocked is the sequence of the open stream's oldest request that no answer has
+// echoed, or 0.
+func (ks *keptStream[Req, Resp]) oldestUnansweredLocked() uint64 {
+	oldest := ks.echoed + 1
+	if oldest < ks.streamFirst {
+		oldest = ks.streamFirst
+	}
+	if oldest > ks.sent.seq {
+		return 0
+	}
+	return oldest
+}
+
+// armSilenceLocked arms the check that the open stream's oldest unanswered request is answered
+// within a quarter of the ttl of its send time.
+func (ks *keptStream[Req, Resp]) armSilenceLocked() {
+	if ks.silenceCheck != nil || ks.conn == nil || ks.closeSent || ks.closeReq || ks.silentEnd ||
+		(ks.spec.awaitsAnswers != nil && !ks.spec.awaitsAnswers()) {
+		return
+	}
+	oldest := ks.oldestUnansweredLocked()
+	if oldest == 0 {
+		return
+	}
+	now := ks.c.clock.Now()
+	due := now
+	if at, ok := ks.sent.at(oldest); ok {
+		due = at.Add(ks.period())
+	}
+	s := ks.conn
+	ks.silenceCheck = ks.c.clock.AfterFunc(due.Sub(now), func() { ks.checkSilence(s) })
+}
+
+func (ks *keptStream[Req, Resp]) stopSilenceLocked() {
+	if ks.silenceCheck != nil {
+		ks.silenceCheck.Stop()
+		ks.silenceCheck = nil
+	}
+}
+
+// checkSilence runs when the oldest unanswered request of s may have waited a quarter of the
+// ttl: if it has, s is cancelled, and run opens the next stream.
+func (ks *keptStream[Req, Resp]) checkSilence(s bidi[Req, Resp]) {
 	ks.mu.Lock()
-	ks.conn, ks.closeSent = s, false
-	ks.sendLocked(true)
-	if ks.closeReq {
-		ks.closeSent = true
-		_ = s.CloseSend()
+	defer ks.mu.Unlock()
+	if ks.conn != s {
+		return
 	}
-	ks.mu.Unlock()
-	return s, cancel, nil
+	ks.silenceCheck = nil
+	oldest := ks.oldestUnansweredLocked()
+	if oldest == 0 {
+		return
+	}
+	if at, ok := ks.sent.at(oldest); ok && ks.c.clock.Now().Sub(at) < ks.period() {
+		ks.armSilenceLocked() // a later request is the oldest now
+		return
+	}
+	if ks.closeSent || ks.closeReq || (ks.spec.awaitsAnswers != nil && !ks.spec.awaitsAnswers()) {
+		return
+	}
+	ks.silentEnd = true
+	ks.silentPeer, ks.repicks = peerOf(s), 0
+	ks.streamCancel() // Recv fails with CANCELED; run reopens
 }
 
 // sendLocked sends the next request on the open stream; its sequence, or 0 if none is open.
@@ -162,6 +277,7 @@ func (ks *keptStream[Req, Resp]) sendLocked(first bool) uint64 {
 		return 0
 	}
 	seq := ks.sent.next(ks.c.clock.Now())
+	ks.armSilenceLocked() // before the request leaves: its answer may come at once
 	// An error means the stream has ended; its Recv reports how.
 	_ = ks.conn.Send(ks.spec.request(seq, first))
 	return seq
@@ -222,17 +338,28 @@ func (ks *keptStream[Req, Resp]) run(s bidi[Req, Resp], cancel context.CancelFun
 	attempt := 0 // reopening attempts since a stream last worked
 	for {
 		var ended error
+		silent := false
 		if s != nil {
 			began := time.Now()
 			var answered bool
 			ended, answered = ks.pump(s)
 			cancel()
-			if answered || time.Since(began) >= ks.period() {
+			ks.mu.Lock()
+			silent = ks.silentEnd
+			ks.mu.Unlock()
+			// A stream that stayed up a while starts the count over, unless it stayed up only to be silent.
+			if answered || (!silent && time.Since(began) >= ks.period()) {
 				attempt = 0
 			}
 		}
 		ks.mu.Lock()
 		closeSent := ks.closeSent
+		ks.stopSilenceLocked()
+		ks.silentEnd = false
+		firstSilence := silent && ks.silences == 0
+		if silent {
+			ks.silences++
+		}
 		ks.conn, ks.closeSent = nil, false
 		closing := ks.closeReq && !ks.reopenToClose
 		reclose := ks.closeReq && ks.reopenToClose && !isLoss(ended)
@@ -244,7 +371,7 @@ func (ks *keptStream[Req, Resp]) run(s bidi[Req, Resp], cancel context.CancelFun
 		case ks.root.Err() != nil:
 			ks.finalErr = errNoStream
 			return
-		case s != nil && (isLoss(ended) || refusedForGood(ended)): // "do not retry" (rule 17): a loss
+		case s != nil && !silent && (isLoss(ended) || refusedForGood(ended)): // "do not retry" (rule 17): a loss
 			ks.finalErr = ended
 			st := status.Convert(ended)
 			if ended == nil {
@@ -267,15 +394,15 @@ func (ks *keptStream[Req, Resp]) run(s bidi[Req, Resp], cancel context.CancelFun
 			ks.finalErr = ended
 			return
 		}
-		if ks.c.reconnect != nil {
-			// A replica that was restarted may be back while its subchannel still backs off.
-			ks.c.reconnect()
-		}
+		// A replica that was restarted may be back while its subchannel still backs off.
+		ks.c.reconnectNow()
 		// The server's pushback (rule 17) replaces the backoff. It may outlast the guarded
 		// deadline: the lifetime's own timer reports the loss then, which ends this wait.
 		pause := ks.c.retry.jittered(attempt)
 		if d, ok := pushbackOf(ended); ok {
 			pause = jitteredPushback(d)
+		} else if firstSilence {
+			pause = 0 // the stream was already given a quarter of the ttl
 		}
 		if sleep(ks.root, pause) != nil {
 			ks.finalErr = errNoStream
@@ -353,6 +480,13 @@ func (ks *keptStream[Req, Resp]) tick(s bidi[Req, Resp], stop <-chan struct{}) {
 func (ks *keptStream[Req, Resp]) take(resp Resp) bool {
 	seq, validity := ks.spec.echo(resp)
 	ks.mu.Lock()
+	// Any answer shows the stream works, even one dated before a ttl change (ignored below).
+	if seq > ks.echoed {
+		ks.echoed = seq
+	}
+	ks.silences, ks.silentPeer, ks.repicks = 0, "", 0
+	ks.stopSilenceLocked()
+	ks.armSilenceLocked()
 	sent, ok := ks.sent.at(seq)
 	ok = ok && seq >= ks.minSeq
 	var woken []*seqWait
@@ -375,6 +509,9 @@ func (ks *keptStream[Req, Resp]) take(resp Resp) bool {
 	for _, w := range woken {
 		close(w.done)
 	}
+	ks.mu.Lock()
+	ks.armSilenceLocked() // the answer may have made a leader of a candidate: answers are due now
+	ks.mu.Unlock()
 	return true
 }
 

@@ -3,6 +3,7 @@ package dev.redlockd.client;
 import dev.redlockd.proto.v1.CampaignRequest;
 import dev.redlockd.proto.v1.CampaignResponse;
 import dev.redlockd.proto.v1.ElectionServiceGrpc;
+import io.grpc.ClientInterceptor;
 import io.grpc.Status;
 import io.grpc.stub.ClientResponseObserver;
 import java.time.Duration;
@@ -73,8 +74,8 @@ final class Campaigner extends RenewalStream<CampaignRequest, CampaignResponse> 
   }
 
   @Override
-  void open(ClientResponseObserver<CampaignRequest, CampaignResponse> observer) {
-    stub.campaign(observer);
+  void open(ClientInterceptor peer, ClientResponseObserver<CampaignRequest, CampaignResponse> observer) {
+    stub.withInterceptors(peer).campaign(observer);
   }
 
   @Override
@@ -82,6 +83,12 @@ final class Campaigner extends RenewalStream<CampaignRequest, CampaignResponse> 
     // resume: the first request of a stream reopened by a leader (a candidate still waiting
     // asks again without it, and leads at once if its token already leads).
     return named.toBuilder().setSequence(sequence).setToken(token).setResume(first && leadership != null).build();
+  }
+
+  /** A leader awaits an answer to each request; a candidate hears nothing until it leads. */
+  @Override
+  boolean awaitsAnswers() {
+    return leadership != null;
   }
 
   @Override

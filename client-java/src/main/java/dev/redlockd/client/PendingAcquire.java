@@ -12,6 +12,9 @@ import java.util.concurrent.CompletableFuture;
  *
  * <p>An attempt whose outcome is unknown (UNAVAILABLE, DEADLINE_EXCEEDED) is retried: the
  * server refreshes a lease it already granted under this token rather than granting another.
+ * UNAVAILABLE is retried until the call's own deadline (the wait plus the call timeout, from the
+ * first attempt), not only for the policy's attempts: a replica going away answers it while
+ * another is up ({@link RetryPolicy}).
  * A grant whose answer arrives with less than half its validity left (typically after waiting
  * for another holder longer than the ttl, since the deadline can only be counted from when the
  * waiting call was sent) is asked again the same way: the refreshed answer comes at once, and
@@ -104,13 +107,15 @@ final class PendingAcquire {
   }
 
   private void failed(Status status, Throwable failure, int attempt, int refreshes, boolean mayHold) {
-    boolean unknownOutcome = status.getCode() == Status.Code.UNAVAILABLE
-        || status.getCode() == Status.Code.DEADLINE_EXCEEDED;
+    boolean unavailable = status.getCode() == Status.Code.UNAVAILABLE;
+    boolean unknownOutcome = unavailable || status.getCode() == Status.Code.DEADLINE_EXCEEDED;
     long pushback = Pushback.of(failure);
-    if (unknownOutcome && attempt < client.retryPolicy().maxAttempts() && pushback != Pushback.STOP
-        && !result.isDone()) {
+    long retryWait = client.retryWaitNanos(attempt, pushback);
+    long callDeadline = startNanos + wait.plus(client.callTimeout()).toNanos();
+    if (unknownOutcome && pushback != Pushback.STOP && !result.isDone()
+        && client.retryPolicy().retries(attempt, unavailable, client.nanoTime() + retryWait, callDeadline)) {
       // A pushback's wait is taken from the Acquire's wait too: the retry sends what is left.
-      client.scheduleRetry(() -> attempt(attempt + 1, refreshes, true), attempt, pushback);
+      client.retryAfter(() -> attempt(attempt + 1, refreshes, true), retryWait);
       return;
     }
     if (unknownOutcome || mayHold) {

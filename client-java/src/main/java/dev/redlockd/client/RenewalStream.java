@@ -1,8 +1,15 @@
 package dev.redlockd.client;
 
+import io.grpc.CallOptions;
+import io.grpc.Channel;
+import io.grpc.ClientCall;
+import io.grpc.ClientInterceptor;
+import io.grpc.Grpc;
+import io.grpc.MethodDescriptor;
 import io.grpc.Status;
 import io.grpc.stub.ClientCallStreamObserver;
 import io.grpc.stub.ClientResponseObserver;
+import java.net.SocketAddress;
 import java.time.Duration;
 import java.util.EnumSet;
 import java.util.Set;
@@ -34,10 +41,27 @@ import java.util.function.LongSupplier;
  * with jitter (50 ms doubling up to 1 s, each wait between half and all of it), for as long as
  * the holder finds it {@link #worthResuming() worth it} (a lease until its guarded deadline).
  * Sequences keep rising across streams, and the deadline does not move while no stream is up.
+ *
+ * <p>A stream that stops answering is broken too: a replica whose host froze, or a partition
+ * that leaves its connection open, ends nothing. While the holder {@link #awaitsAnswers()
+ * awaits answers}, a request left unanswered for a quarter of the ttl (the requests' own
+ * period: a healthy replica answers within a Redis round) gets its stream cancelled (never
+ * half-closed: that would give the grant back) and a new one opened at once, which may reach
+ * another replica; a second silence before any answer backs off as above. Silence is not a
+ * loss: only the guarded deadline, or a final status, is.
+ *
+ * <p>The channel's round_robin still counts the silent replica as ready (its connection was never
+ * closed), and takes each new stream to the next replica in turn: with a lease and a leadership
+ * reopening at about the same time, one of them could be sent back to the silent replica, and
+ * lose another quarter of the ttl there. So until the next answer, a new stream that reached the
+ * replica found silent (the same remote address) is cancelled at once and opened again, which
+ * takes it to the next one, at most {@value #MAX_REPICKS} times in a row.
  */
 abstract class RenewalStream<Req, Resp> {
   private static final long FIRST_REOPEN_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
   private static final long MAX_REOPEN_NANOS = TimeUnit.SECONDS.toNanos(1);
+  /** New streams that reached the replica found silent, cancelled at once, before one is kept anyway. */
+  static final int MAX_REPICKS = 2;
   /** The ends that say the grant is gone (or can never be renewed by this holder). */
   private static final Set<Status.Code> FINAL = EnumSet.of(Status.Code.NOT_FOUND, Status.Code.PERMISSION_DENIED,
       Status.Code.UNAUTHENTICATED, Status.Code.INVALID_ARGUMENT);
@@ -59,6 +83,19 @@ abstract class RenewalStream<Req, Resp> {
   private int failures; // guarded by this; ends since the last answer
   private ScheduledFuture<?> nextRequest; // guarded by this
   private ScheduledFuture<?> reopening; // guarded by this
+  /** A quarter of the ttl: the requests' period, and how long a request may go unanswered. */
+  private long periodNanos; // guarded by this
+  /** The sequence of the current stream's first request. */
+  private long streamFirstSequence; // guarded by this
+  /** The highest sequence an answer on the current stream echoed (every request up to it is answered). */
+  private long echoedOnStream; // guarded by this
+  private ScheduledFuture<?> silenceCheck; // guarded by this
+  /** Streams found silent since the last answer. */
+  private int silences; // guarded by this
+  /** The replica (remote address) of the last stream found silent, until the next answer; or null. */
+  private SocketAddress silentPeer; // guarded by this
+  /** New streams sent away from {@link #silentPeer} in a row. */
+  private int repicks; // guarded by this
   /** The server refused a reopen with "do not retry": no stream is left to give the grant back by. */
   private boolean refusedForGood; // guarded by this
 
@@ -68,8 +105,12 @@ abstract class RenewalStream<Req, Resp> {
     this.reconnect = reconnect;
   }
 
-  /** Starts one gRPC stream (KeepAlive, Campaign) with this observer. Called under this object's lock. */
-  abstract void open(ClientResponseObserver<Req, Resp> observer);
+  /**
+   * Starts one gRPC stream (KeepAlive, Campaign) with this observer, its call made through
+   * {@code peer} (a {@link io.grpc.ClientInterceptor} that notes which replica the call reached).
+   * Called under this object's lock.
+   */
+  abstract void open(ClientInterceptor peer, ClientResponseObserver<Req, Resp> observer);
 
   /**
    * The next request to send, carrying {@code sequence}; {@code first}: the first one of a
@@ -105,6 +146,15 @@ abstract class RenewalStream<Req, Resp> {
    */
   void giveBackWithoutStream() {}
 
+  /**
+   * Whether answers are due (a lease, a leader), so that a stream that stops answering is
+   * reopened; a candidate still waiting hears nothing until it leads. Called under this object's
+   * lock; must not block.
+   */
+  boolean awaitsAnswers() {
+    return true;
+  }
+
   /** The stream ended with OK without the holder asking for it: how to report that. */
   abstract Status unexpectedOk();
 
@@ -116,6 +166,7 @@ abstract class RenewalStream<Req, Resp> {
 
   /** Opens the first stream, sends its first request at once and then one every ttl/4. */
   final synchronized void startRequests(Duration ttl) {
+    periodNanos = period(ttl);
     openLocked();
     restartPeriodLocked(ttl);
   }
@@ -163,16 +214,30 @@ abstract class RenewalStream<Req, Resp> {
     if (closing || over) {
       return;
     }
-    long period = Math.max(1, ttl.toNanos() / 4);
-    nextRequest = scheduler.scheduleAtFixedRate(this::sendNext, period, period, TimeUnit.NANOSECONDS);
+    periodNanos = period(ttl);
+    nextRequest = scheduler.scheduleAtFixedRate(this::sendNext, periodNanos, periodNanos, TimeUnit.NANOSECONDS);
+  }
+
+  private static long period(Duration ttl) {
+    return Math.max(1, ttl.toNanos() / 4);
   }
 
   /** Opens a stream and sends its first request. */
   private void openLocked() {
+    cancelSilenceCheckLocked(); // the last stream's
     Call call = new Call();
     current = call;
-    open(call);
+    streamFirstSequence = nextSequence;
+    echoedOnStream = nextSequence - 1;
+    open(call, call);
     sendLocked(true);
+    if (silentPeer != null && repicks < MAX_REPICKS && silentPeer.equals(call.peer())) {
+      // round_robin took it back to the replica that just went silent: the next pick is another one.
+      repicks++;
+      current = null;
+      call.requests.cancel("reached the replica found silent: opening the stream on the next one", null);
+      openLocked();
+    }
   }
 
   /** The stream's requests are sent one at a time, under this lock. */
@@ -182,11 +247,71 @@ abstract class RenewalStream<Req, Resp> {
     }
     long sequence = nextSequence++;
     sent.record(sequence, nanoClock.getAsLong());
+    armSilenceCheckLocked();
     try {
       current.requests.onNext(request(sequence, first));
     } catch (IllegalStateException streamAlreadyClosed) {
       // The stream ended under us: onError/onCompleted says how.
     }
+  }
+
+  /** The oldest request on the current stream that no answer has echoed yet, or 0. */
+  private long oldestUnansweredLocked() {
+    long oldest = Math.max(streamFirstSequence, echoedOnStream + 1);
+    return oldest < nextSequence ? oldest : 0;
+  }
+
+  /** Arms the check that the oldest unanswered request of the current stream is answered in time. */
+  private void armSilenceCheckLocked() {
+    if (silenceCheck != null || current == null || closing || over || !awaitsAnswers()) {
+      return;
+    }
+    long oldest = oldestUnansweredLocked();
+    if (oldest == 0) {
+      return;
+    }
+    long sentNanos = sent.sentAt(oldest);
+    long now = nanoClock.getAsLong();
+    long due = sentNanos == SentRequests.UNKNOWN ? now : sentNanos + periodNanos;
+    Call call = current;
+    silenceCheck = scheduler.schedule(() -> checkSilence(call), Math.max(0, due - now), TimeUnit.NANOSECONDS);
+  }
+
+  private void cancelSilenceCheckLocked() {
+    if (silenceCheck != null) {
+      silenceCheck.cancel(false);
+      silenceCheck = null;
+    }
+  }
+
+  /** The oldest unanswered request may have waited a quarter of the ttl: if so, the stream is broken. */
+  private void checkSilence(Call call) {
+    ClientCallStreamObserver<Req> silent;
+    long period;
+    synchronized (this) {
+      if (silenceCheck == null || call != current) {
+        return; // re-armed, or the stream is gone already
+      }
+      silenceCheck = null;
+      long oldest = oldestUnansweredLocked();
+      long sentNanos = oldest == 0 ? 0 : sent.sentAt(oldest);
+      if (oldest == 0 || (sentNanos != SentRequests.UNKNOWN && nanoClock.getAsLong() - sentNanos < periodNanos)) {
+        armSilenceCheckLocked(); // answered meanwhile, or a later request is now the oldest
+        return;
+      }
+      if (closing || over || !awaitsAnswers() || !worthResuming()) {
+        return;
+      }
+      current = null;
+      silent = call.requests;
+      period = periodNanos;
+      silentPeer = call.peer();
+      repicks = 0;
+      scheduleReopenLocked(Pushback.ABSENT, true);
+    }
+    reconnect.run();
+    silent.cancel("no answer within " + TimeUnit.NANOSECONDS.toMillis(period)
+        + " ms (a quarter of the ttl): reopening the stream, perhaps on another replica", null);
   }
 
   private void answer(Call call, Resp response) {
@@ -196,6 +321,13 @@ abstract class RenewalStream<Req, Resp> {
         return;
       }
       long sequence = sequenceOf(response);
+      // Any answer shows the stream works, even one dated before a change (ignored below).
+      silences = 0;
+      silentPeer = null;
+      repicks = 0;
+      echoedOnStream = Math.max(echoedOnStream, sequence);
+      cancelSilenceCheckLocked();
+      armSilenceCheckLocked();
       if (sequence < floorSequence) {
         return; // dated before a change: what it reports no longer holds
       }
@@ -212,25 +344,35 @@ abstract class RenewalStream<Req, Resp> {
       }
     }
     answered(response, moved);
+    synchronized (this) {
+      armSilenceCheckLocked(); // the answer may have made the holder one that awaits answers (a leader)
+    }
   }
 
   /** {@code pushbackNanos}: the server's refusal ({@link Pushback}); STOP ends it like a final status. */
   private void ended(Call call, Status status, long pushbackNanos) {
     boolean lost = false;
+    boolean reopen = false;
     synchronized (this) {
       if (call != current || over) {
         return;
       }
       current = null;
+      cancelSilenceCheckLocked();
       if (!closing && !status.isOk() && !FINAL.contains(status.getCode()) && pushbackNanos != Pushback.STOP
           && worthResuming()) {
-        scheduleReopenLocked(pushbackNanos);
-        return;
+        scheduleReopenLocked(pushbackNanos, false);
+        reopen = true;
+      } else {
+        over = true;
+        refusedForGood = pushbackNanos == Pushback.STOP && !closing;
+        stopRequestsLocked();
+        lost = !closing;
       }
-      over = true;
-      refusedForGood = pushbackNanos == Pushback.STOP && !closing;
-      stopRequestsLocked();
-      lost = !closing;
+    }
+    if (reopen) {
+      reconnect.run();
+      return;
     }
     ended.complete(status);
     if (lost) {
@@ -238,13 +380,23 @@ abstract class RenewalStream<Req, Resp> {
     }
   }
 
-  private void scheduleReopenLocked(long pushbackNanos) {
+  /**
+   * Schedules the next stream: after the pushback, or at once after a first silence (the
+   * stream was already given a quarter of the ttl), or else after the backoff.
+   */
+  private void scheduleReopenLocked(long pushbackNanos, boolean silent) {
     failures++;
     long backoff = Math.min(MAX_REOPEN_NANOS, FIRST_REOPEN_NANOS << Math.min(failures - 1, 10));
     // A pushback may outlast the guarded deadline: the lifetime's own timer reports the loss
     // then, and the reopen finds nothing worth resuming.
-    long wait = pushbackNanos >= 0 ? Pushback.jittered(pushbackNanos)
-        : backoff / 2 + ThreadLocalRandom.current().nextLong(backoff / 2 + 1);
+    long wait;
+    if (pushbackNanos >= 0) {
+      wait = Pushback.jittered(pushbackNanos);
+    } else if (silent && silences++ == 0) {
+      wait = 0;
+    } else {
+      wait = backoff / 2 + ThreadLocalRandom.current().nextLong(backoff / 2 + 1);
+    }
     reopening = scheduler.schedule(this::reopen, wait, TimeUnit.NANOSECONDS);
   }
 
@@ -342,6 +494,7 @@ abstract class RenewalStream<Req, Resp> {
   }
 
   private void stopRequestsLocked() {
+    cancelSilenceCheckLocked();
     if (nextRequest != null) {
       nextRequest.cancel(false);
     }
@@ -351,9 +504,26 @@ abstract class RenewalStream<Req, Resp> {
     }
   }
 
-  /** One gRPC stream; what a stream that is no longer the current one says is ignored. */
-  private final class Call implements ClientResponseObserver<Req, Resp> {
+  /**
+   * One gRPC stream; what a stream that is no longer the current one says is ignored. As the
+   * interceptor its call is made through, it keeps the call, to tell which replica it reached.
+   */
+  private final class Call implements ClientResponseObserver<Req, Resp>, ClientInterceptor {
     private volatile ClientCallStreamObserver<Req> requests;
+    private volatile ClientCall<?, ?> grpcCall;
+
+    @Override
+    public <Q, R> ClientCall<Q, R> interceptCall(MethodDescriptor<Q, R> method, CallOptions options, Channel next) {
+      ClientCall<Q, R> made = next.newCall(method, options);
+      grpcCall = made;
+      return made;
+    }
+
+    /** The replica's address, once the call has been placed on a connection; else null. */
+    SocketAddress peer() {
+      ClientCall<?, ?> made = grpcCall;
+      return made == null ? null : made.getAttributes().get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR);
+    }
 
     @Override
     public void beforeStart(ClientCallStreamObserver<Req> requestStream) {

@@ -6,6 +6,13 @@ import java.time.Duration;
  * How UNAVAILABLE (and, for Acquire, DEADLINE_EXCEEDED) is retried: the same call with the same
  * token, so a retry can never take a second lock. Backoff doubles from {@code initialBackoff}
  * up to {@code maxBackoff}.
+ *
+ * <p>{@code maxAttempts} attempts are made in any case. Past them, UNAVAILABLE goes on being
+ * retried for as long as the retry can start before the call's own deadline (the call timeout,
+ * counted from the first attempt; for Acquire, its wait plus the call timeout): every call the
+ * client makes is idempotent, and a replica that is restarting answers UNAVAILABLE while another
+ * one is up, so giving up after a fixed count would fail calls that the next replica serves. A
+ * {@code maxAttempts} of 1 turns retries off altogether.
  */
 public record RetryPolicy(int maxAttempts, Duration initialBackoff, Duration maxBackoff) {
   public RetryPolicy {
@@ -29,5 +36,14 @@ public record RetryPolicy(int maxAttempts, Duration initialBackoff, Duration max
   Duration backoff(int attempt) {
     long nanos = initialBackoff.toNanos() << Math.min(attempt - 1, 20);
     return Duration.ofNanos(Math.min(nanos, maxBackoff.toNanos()));
+  }
+
+  /**
+   * Whether failed attempt number {@code attempt} is followed by another that would start at
+   * {@code retryAtNanos}: while attempts remain, or, for UNAVAILABLE ({@code unavailable}), while
+   * that is before the call's deadline {@code callDeadlineNanos}.
+   */
+  boolean retries(int attempt, boolean unavailable, long retryAtNanos, long callDeadlineNanos) {
+    return attempt < maxAttempts || (unavailable && maxAttempts > 1 && retryAtNanos - callDeadlineNanos < 0);
   }
 }

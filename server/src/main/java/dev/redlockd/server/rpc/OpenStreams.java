@@ -5,6 +5,7 @@ import dev.redlockd.server.metrics.LeaseMeter;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.LongSupplier;
 
 /**
  * The open streams of this server (KeepAlive, Campaign, Observe): enforces --max-streams and,
@@ -19,6 +20,7 @@ public final class OpenStreams {
 
   private final int max;
   private final LeaseMeter leases;
+  private final LongSupplier nanoClock;
   private final Set<OpenStream> open = ConcurrentHashMap.newKeySet();
 
   public OpenStreams(int max) {
@@ -27,12 +29,22 @@ public final class OpenStreams {
 
   /** {@code leases} counts the renewals and losses of what the streams keep. */
   public OpenStreams(int max, LeaseMeter leases) {
+    this(max, leases, System::nanoTime);
+  }
+
+  /** {@code nanoClock} times the silence of each stream's client (tests move it by hand). */
+  public OpenStreams(int max, LeaseMeter leases, LongSupplier nanoClock) {
     this.max = max;
     this.leases = leases;
+    this.nanoClock = nanoClock;
   }
 
   LeaseMeter leases() {
     return leases;
+  }
+
+  LongSupplier nanoClock() {
+    return nanoClock;
   }
 
   /** Registers a stream, or throws when the limit is reached. */
