@@ -33,53 +33,24 @@ const silenceTTL = 40 * time.Second
 // slowRetry makes any backoff outlast recv's bound: a stream opened within it was not backed off.
 var slowRetry = WithRetry(4, 20*time.Second, 20*time.Second)
 
-// keptStreams serves each KeepAlive stream with channels of its own, in the order they are
-// opened, so that a test answers on the stream it means and sees how each one ended.
+// keptStreams serves each KeepAlive stream with a script of its own, in the order they are
+// opened, so that a test answers on the stream it means and sees how each one ended (recvEnd:
+// io.EOF for a half-close, CANCELED for a cancel).
 type keptStreams struct {
-	opened chan *scriptedStream
-}
-
-type scriptedStream struct {
-	reqs    chan *redlockv1.KeepAliveRequest
-	answers chan *redlockv1.KeepAliveResponse
-	end     chan error // the server ends the stream with this
-	ended   chan error // how the client ended it: io.EOF for a half-close, CANCELED for a cancel
+	opened chan *streamScript
 }
 
 func newKeptStreams(f *fakeServer) *keptStreams {
-	k := &keptStreams{opened: make(chan *scriptedStream, 64)}
+	k := &keptStreams{opened: make(chan *streamScript, 64)}
 	f.keepAlive = k.serve
 	return k
 }
 
 func (k *keptStreams) serve(stream redlockv1.LockService_KeepAliveServer) error {
-	st := &scriptedStream{reqs: make(chan *redlockv1.KeepAliveRequest, 64),
-		answers: make(chan *redlockv1.KeepAliveResponse), end: make(chan error, 1), ended: make(chan error, 1)}
+	st := &streamScript{reqs: make(chan *redlockv1.KeepAliveRequest, 64),
+		answers: make(chan *redlockv1.KeepAliveResponse), end: make(chan error, 1), recvEnd: make(chan error, 1)}
 	k.opened <- st
-	gone := make(chan struct{})
-	go func() {
-		defer close(gone)
-		for {
-			r, err := stream.Recv()
-			if err != nil {
-				st.ended <- err
-				return
-			}
-			st.reqs <- r
-		}
-	}()
-	for {
-		select {
-		case a := <-st.answers:
-			if err := stream.Send(a); err != nil {
-				return err
-			}
-		case err := <-st.end:
-			return err
-		case <-gone:
-			return nil
-		}
-	}
+	return st.serve(stream)
 }
 
 // send hands v to a stream's handler, failing the test after recv's bound (no handler took it).
@@ -93,7 +64,7 @@ func send[T any](t *testing.T, ch chan<- T, v T, what string) {
 }
 
 // next is the next stream opened, with its first request.
-func (k *keptStreams) next(t *testing.T, what string) (*scriptedStream, *redlockv1.KeepAliveRequest) {
+func (k *keptStreams) next(t *testing.T, what string) (*streamScript, *redlockv1.KeepAliveRequest) {
 	t.Helper()
 	st := recv(t, k.opened, what)
 	return st, recv(t, st.reqs, "the first request of "+what)
@@ -110,19 +81,19 @@ func (k *keptStreams) noneOpened(t *testing.T, why string) {
 }
 
 // notEnded fails if st ends within a moment.
-func notEnded(t *testing.T, st *scriptedStream, why string) {
+func notEnded(t *testing.T, st *streamScript, why string) {
 	t.Helper()
 	select {
-	case err := <-st.ended:
+	case err := <-st.recvEnd:
 		t.Fatalf("a stream ended (%v) %s", err, why)
 	case <-time.After(20 * time.Millisecond):
 	}
 }
 
 // cancelled fails unless st ends with a cancel (a half-close would give the grant back).
-func cancelled(t *testing.T, st *scriptedStream, what string) {
+func cancelled(t *testing.T, st *streamScript, what string) {
 	t.Helper()
-	if end := recv(t, st.ended, "the end of "+what); errors.Is(end, io.EOF) || status.Code(end) != codes.Canceled {
+	if end := recv(t, st.recvEnd, "the end of "+what); errors.Is(end, io.EOF) || status.Code(end) != codes.Canceled {
 		t.Fatalf("%s ended %v, want cancelled (a half-close would give the lease back)", what, end)
 	}
 }
@@ -133,8 +104,8 @@ type superseded struct {
 	clk         *fakeClock
 	l           *Lease
 	k           *keptStreams
-	silent      *scriptedStream
-	replacement *scriptedStream
+	silent      *streamScript
+	replacement *streamScript
 }
 
 func supersededOnce(t *testing.T, opts ...Option) superseded {
@@ -197,7 +168,7 @@ func TestALateAnswerOnTheSilentStreamCounts(t *testing.T) {
 func TestAReplacementIsHeldToAThirdOfTheBoundAndEveryReopenAfterASilenceGoesAtOnce(t *testing.T) {
 	x := supersededOnce(t, slowRetry)
 	third := silenceTTL / 4 / replacementDivisor
-	left := []*scriptedStream{x.silent}
+	left := []*streamScript{x.silent}
 	current := x.replacement
 	for i := 0; i < 4; i++ {
 		at := x.clk.Now() // the current stream's first request went out now

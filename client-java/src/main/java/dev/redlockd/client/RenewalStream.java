@@ -325,6 +325,7 @@ abstract class RenewalStream<Req, Resp> {
   private void answer(Call call, Resp response) {
     long moved = SentRequests.UNKNOWN;
     List<Call> done = List.of();
+    boolean stale;
     synchronized (this) {
       boolean onCurrent = call == current;
       if (over || (!onCurrent && !superseded.contains(call))) {
@@ -340,14 +341,11 @@ abstract class RenewalStream<Req, Resp> {
         armSilenceCheckLocked();
         done = takeSupersededLocked();
       }
-      if (sequence < floorSequence) {
-        cancelAll(done, "superseded by a stream that answers");
-        return; // dated before a change: what it reports no longer holds
-      }
-      if (onCurrent) {
+      stale = sequence < floorSequence; // dated before a change: what it reports no longer holds
+      if (onCurrent && !stale) {
         failures = 0;
       }
-      long sentNanos = sent.sentAt(sequence);
+      long sentNanos = stale ? SentRequests.UNKNOWN : sent.sentAt(sequence);
       if (sentNanos != SentRequests.UNKNOWN) {
         long candidate = sentNanos + validityOf(response).toNanos();
         // An answer reporting an earlier renewal (or jeopardy) may arrive after a later one.
@@ -359,6 +357,9 @@ abstract class RenewalStream<Req, Resp> {
       }
     }
     cancelAll(done, "superseded by a stream that answers");
+    if (stale) {
+      return;
+    }
     answered(response, moved);
     synchronized (this) {
       armSilenceCheckLocked(); // the answer may have made the holder one that awaits answers (a leader)
