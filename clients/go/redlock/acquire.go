@@ -71,6 +71,7 @@ func (c *Client) acquire(ctx context.Context, resource string, permits uint32, t
 	var permit uint32 // the permit an answer named: a retry under the same token gets the same one
 	giveBack := func() { c.giveBack(resource, permits, permit, token) }
 	refreshes := 0
+	timeouts := 0 // attempts that ended DEADLINE_EXCEEDED: those the retry policy's attempts count
 	for attempt := 1; ; {
 		// A retry sends the wait that is left. A negative wait goes out as it is: the server
 		// answers INVALID_ARGUMENT, as for any malformed request.
@@ -125,11 +126,20 @@ func (c *Client) acquire(ctx context.Context, resource string, permits uint32, t
 		}
 		code := status.Code(err)
 		unavailable := code == codes.Unavailable
-		unknown := unavailable || code == codes.DeadlineExceeded
+		timedOut := code == codes.DeadlineExceeded
+		if timedOut {
+			timeouts++
+		}
+		unknown := unavailable || timedOut
 		// A pushback's wait comes out of the Acquire's wait too: the retry sends what is left.
 		pause, retry := retryWait(err, c.retry.backoff(attempt))
 		callDeadline := start.Add(wait + c.callTimeout)
-		if unknown && retry && c.retry.retries(attempt, unavailable, time.Now().Add(pause), callDeadline) {
+		if unavailable {
+			retry = retry && c.retry.retriesUnavailable(time.Now().Add(pause), callDeadline)
+		} else {
+			retry = retry && timedOut && c.retry.retriesTimeout(timeouts)
+		}
+		if retry {
 			mayHold = true
 			c.reconnectNow()
 			if serr := sleep(ctx, pause); serr != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -82,8 +83,8 @@ func TestCancelledAcquireReleasesItsToken(t *testing.T) {
 	}
 }
 
-// untilTheDeadline: 4 attempts in any case, 10 ms apart, then UNAVAILABLE retried until the 600 ms
-// call timeout has passed (at most 60 attempts: the fake's channels hold 64).
+// untilTheDeadline: UNAVAILABLE retried 10 ms apart until the 600 ms call timeout has passed (at
+// most 60 attempts: the fake's channels hold 64), past the policy's 4 attempts.
 var untilTheDeadline = []Option{WithRetry(4, 10*time.Millisecond, 10*time.Millisecond), WithCallTimeout(600 * time.Millisecond)}
 
 func TestUnavailableIsRetriedUntilTheCallsDeadlineThenTheTokenIsReleased(t *testing.T) {
@@ -113,6 +114,51 @@ func TestUnavailableIsRetriedUntilTheCallsDeadlineThenTheTokenIsReleased(t *test
 	}
 	if rel := recv(t, f.releases, "the Release of the given-up token"); rel.Token != token {
 		t.Fatal("the Release does not carry the given-up token")
+	}
+}
+
+// Rule 2: an Acquire's UNAVAILABLE is bounded by its deadline, and the policy's attempts count
+// only its DEADLINE_EXCEEDED (each of which has a timeout of its own).
+func TestTheAttemptsOfAnAcquireCountOnlyItsTimeouts(t *testing.T) {
+	f := newFake()
+	var failures []codes.Code
+	var mu sync.Mutex
+	f.acquire = func(_ context.Context, req *redlockv1.AcquireRequest, _ int) (*redlockv1.AcquireResponse, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if len(failures) > 0 {
+			code := failures[0]
+			failures = failures[1:]
+			return nil, status.Error(code, "scripted")
+		}
+		return grant(req, time.Minute, 7), nil
+	}
+	script := func(want ...codes.Code) {
+		mu.Lock()
+		failures = want
+		mu.Unlock()
+	}
+	c := start(t, f, WithRetry(2, time.Millisecond, time.Millisecond))
+	script(codes.Unavailable, codes.Unavailable, codes.DeadlineExceeded, codes.Unavailable)
+	if _, err := c.Acquire(context.Background(), "orders/1", time.Minute, 0); err != nil {
+		t.Fatalf("two attempts, and only one of the four failures timed out: %v", err)
+	}
+	token := recv(t, f.acquires, "attempt 1").Token
+	for i := 2; i <= 5; i++ {
+		if recv(t, f.acquires, "a retry").Token != token {
+			t.Fatal("a retry carried another token")
+		}
+	}
+
+	script(codes.DeadlineExceeded, codes.Unavailable, codes.DeadlineExceeded)
+	if _, err := c.Acquire(context.Background(), "orders/2", time.Minute, 0); status.Code(err) != codes.DeadlineExceeded {
+		t.Fatalf("got %v, want DEADLINE_EXCEEDED after the second timeout", err)
+	}
+	for i := 1; i <= 3; i++ {
+		recv(t, f.acquires, "an attempt")
+	}
+	if len(f.acquires) != 0 {
+		t.Fatal("retried past the policy's attempts of DEADLINE_EXCEEDED")
 	}
 }
 

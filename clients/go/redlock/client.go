@@ -36,13 +36,15 @@ func WithCallTimeout(d time.Duration) Option {
 	return func(c *Client) { c.callTimeout = d }
 }
 
-// WithRetry sets how UNAVAILABLE (and, for Acquire, DEADLINE_EXCEEDED) is retried: maxAttempts
-// calls are made in any case, the backoff doubling from initialBackoff up to maxBackoff (default
-// 4, 50 ms, 1 s); past them UNAVAILABLE goes on being retried for as long as the retry can start
-// before the call's own deadline (the call timeout from the first attempt; for Acquire, its wait
-// plus the call timeout): every call is idempotent, and a replica going away answers UNAVAILABLE
-// while another is up. maxAttempts 1 turns retries off. Retries reuse the token, so they can
-// never take a second lock, and each resets the connection's reconnect backoff first.
+// WithRetry sets how UNAVAILABLE (and, for Acquire, DEADLINE_EXCEEDED) is retried, the backoff
+// doubling from initialBackoff up to maxBackoff (default 4, 50 ms, 1 s). UNAVAILABLE is retried
+// for as long as the wait before the retry ends before the call's own deadline (the call timeout
+// from the first attempt; for Acquire, its wait plus the call timeout), not for a number of
+// attempts: every call is idempotent, and a replica going away answers UNAVAILABLE while another
+// is up. maxAttempts counts an Acquire's attempts that ended DEADLINE_EXCEEDED (each has a
+// timeout of its own, so time cannot bound them) and a candidate's Campaign streams refused in a
+// row; 1 turns retries off. Retries reuse the token, so they can never take a second lock, and
+// each resets the connection's reconnect backoff first.
 func WithRetry(maxAttempts int, initialBackoff, maxBackoff time.Duration) Option {
 	return func(c *Client) {
 		if maxAttempts < 1 {
@@ -115,10 +117,16 @@ func (p retryPolicy) backoff(attempt int) time.Duration {
 	return d
 }
 
-// retries tells whether failed attempt number attempt is followed by another that would start at
-// retryAt: while attempts remain, or, for UNAVAILABLE, while that is before the call's deadline.
-func (p retryPolicy) retries(attempt int, unavailable bool, retryAt, callDeadline time.Time) bool {
-	return attempt < p.maxAttempts || (unavailable && p.maxAttempts > 1 && retryAt.Before(callDeadline))
+// retriesUnavailable tells whether an UNAVAILABLE attempt is followed by a retry at retryAt: if
+// that is before the call's deadline.
+func (p retryPolicy) retriesUnavailable(retryAt, callDeadline time.Time) bool {
+	return p.maxAttempts > 1 && retryAt.Before(callDeadline)
+}
+
+// retriesTimeout tells whether an Acquire of which timeouts attempts ended DEADLINE_EXCEEDED is
+// tried again.
+func (p retryPolicy) retriesTimeout(timeouts int) bool {
+	return timeouts < p.maxAttempts
 }
 
 // sleep waits d or until ctx ends (its error then).
@@ -148,7 +156,7 @@ func (c *Client) unary(ctx context.Context, worthIt func() bool, call func(ctx c
 		}
 		wait, retry := retryWait(err, c.retry.backoff(attempt))
 		if status.Code(err) != codes.Unavailable || !retry ||
-			!c.retry.retries(attempt, true, time.Now().Add(wait), deadline) ||
+			!c.retry.retriesUnavailable(time.Now().Add(wait), deadline) ||
 			ctx.Err() != nil || (worthIt != nil && !worthIt()) {
 			return err
 		}

@@ -28,8 +28,10 @@ var reconnecting = grpc.ConnectParams{
 // froze, powered off, or was cut off), so that calls fail over: a ping after KeepaliveTime without
 // a read while calls are open, the connection closed when it is not answered within a second.
 // grpc-go pings at most every 10 s, whatever is asked; a kept stream does not wait for that: it is
-// reopened when it stays silent for a quarter of its ttl. The server permits client pings every
-// second (its --permit-keepalive-time).
+// superseded when it stays silent for a quarter of its ttl. An unanswered ping closes the
+// connection (http2Client.Close) without ending any stream with END_STREAM, so a replica that was
+// only paused reads a cancel when it wakes and releases nothing. The server permits client pings
+// every second (its --permit-keepalive-time).
 var pinging = keepalive.ClientParameters{Time: KeepaliveTime, Timeout: time.Second, PermitWithoutStream: false}
 
 // KeepaliveTime is how long a connection with calls open may stay quiet before Dial's connections

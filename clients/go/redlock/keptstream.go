@@ -6,17 +6,16 @@ import (
 	"io"
 	"math/rand"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 )
 
-// maxRepicks bounds how many new streams in a row that reached the replica found silent are
-// cancelled at once and opened again, before one is kept anyway (over a single replica, or a
-// proxy in front of them, every stream reaches the same address: those are then wasted).
-const maxRepicks = 2
+// replacementDivisor: a stream opened to replace a silent one is held to this part of the
+// silence bound until its first answer (round_robin may have put it on the silent replica again).
+const replacementDivisor = 3
 
 // sentRing is how many recent request send times a kept stream remembers. An answer echoes the
 // sequence the server had when its renewal began, normally one of the last two or three; one
@@ -55,7 +54,6 @@ type bidi[Req, Resp any] interface {
 	Send(Req) error
 	Recv() (Resp, error)
 	CloseSend() error
-	Context() context.Context // carries the peer: the replica the stream reached
 }
 
 // streamSpec is what one kind of kept stream brings to the shared machinery.
@@ -105,12 +103,14 @@ var errNoStream = errors.New("no stream open")
 // leaves its connection open, ends nothing. While answers are due (a lease; a leadership once
 // it leads: spec.awaitsAnswers), a request left unanswered for a quarter of the ttl (the
 // requests' own period; a healthy replica answers within a Redis round) gets its stream
-// cancelled (never half-closed: that would give the grant back) and a new one opened at once; a
-// second silence before any answer backs off as above. Silence is no loss. round_robin still
-// counts the silent replica ready and hands new streams to the replicas in turn, so a lease and
-// a leadership reopening together could send one of them back to it: until the next answer, a
-// new stream that reached the replica found silent (the same peer address) is cancelled at once
-// and opened again, which takes it to the next one, at most maxRepicks times in a row.
+// superseded: a new one is opened at once, with the same first request. The silent one sends
+// nothing more but is still read (a replica that was only slow may still answer, and that
+// answer counts, dated by the send time of the request it echoes); it is cancelled (a
+// RST_STREAM in grpc-go, never a half-close, which would give the grant back) once the new one
+// has answered, or when the machinery stops. Silence is no loss. round_robin still counts the
+// silent replica ready and hands new streams to the replicas in turn, so a replacement may land
+// on it again: until its first answer it is held to a third of the bound, and every reopen after
+// a silence goes at once (each silence took its bound of time already, which paces them).
 type keptStream[Req, Resp any] struct {
 	c          *Client
 	life       *lifetime
@@ -127,18 +127,23 @@ type keptStream[Req, Resp any] struct {
 	reopenToClose bool            // a holder's half-close that reopens a stream that is down to go out
 	waits         []*seqWait
 
-	streamCancel context.CancelFunc // cancels the open stream
-	streamFirst  uint64             // the sequence of the open stream's first request
-	echoed       uint64             // the highest sequence an answer on the open stream echoed
-	silenceCheck stopper            // on the client's clock: when the oldest unanswered request is due
-	silentEnd    bool               // the open stream was cancelled because it went silent
-	silences     int                // streams found silent since the last answer
-	silentPeer   string             // the replica of the last stream found silent, until the next answer
-	repicks      int                // new streams sent away from silentPeer in a row
+	streamCancel context.CancelFunc      // cancels the open stream
+	streamFirst  uint64                  // the sequence of the open stream's first request
+	echoed       uint64                  // the highest sequence an answer on the open stream echoed
+	silenceCheck stopper                 // on the client's clock: when the oldest unanswered request is due
+	silenced     chan struct{}           // closed when the open stream is superseded for its silence
+	replacing    bool                    // the open stream replaces a silent one and has not answered yet
+	left         []leftStream[Req, Resp] // superseded streams, still read, not cancelled yet
 
 	poke     chan struct{} // restarts the request timer (the ttl changed)
 	final    chan struct{} // closed when the machinery has stopped; finalErr is then set
 	finalErr error         // how the last stream ended (nil: OK), or errNoStream
+}
+
+// leftStream is a stream superseded for its silence: still read, cancelled later.
+type leftStream[Req, Resp any] struct {
+	s      bidi[Req, Resp]
+	cancel context.CancelFunc
 }
 
 // seqWait is a caller waiting for an answer that echoes min or a later sequence.
@@ -153,7 +158,7 @@ func startKept[Req, Resp any](c *Client, life *lifetime, spec streamSpec[Req, Re
 	root, cancel := context.WithCancel(context.Background())
 	ks := &keptStream[Req, Resp]{c: c, life: life, spec: spec, root: root, cancelRoot: cancel,
 		poke: make(chan struct{}, 1), final: make(chan struct{})}
-	s, streamCancel, err := ks.open(false)
+	s, streamCancel, err := ks.open(false, false)
 	if err != nil {
 		cancel()
 		return nil, err
@@ -163,47 +168,31 @@ func startKept[Req, Resp any](c *Client, life *lifetime, spec streamSpec[Req, Re
 	return ks, nil
 }
 
-// open opens a stream and sends its first request (then the half-close, if one is waiting).
-func (ks *keptStream[Req, Resp]) open(reopen bool) (bidi[Req, Resp], context.CancelFunc, error) {
-	for {
-		ctx, cancel := context.WithCancel(ks.root)
-		timeout := time.AfterFunc(ks.c.callTimeout, cancel)
-		s, err := ks.spec.open(ctx, reopen)
-		if !timeout.Stop() && err == nil {
-			err = status.Error(codes.DeadlineExceeded, "the "+ks.spec.what+" stream did not open within the call timeout")
-		}
-		if err != nil {
-			cancel()
-			return nil, nil, err
-		}
-		ks.mu.Lock()
-		if ks.silentPeer != "" && ks.repicks < maxRepicks && peerOf(s) == ks.silentPeer {
-			// round_robin took it back to the replica that just went silent: the next pick is another.
-			ks.repicks++
-			ks.mu.Unlock()
-			cancel()
-			continue
-		}
-		ks.conn, ks.closeSent = s, false
-		ks.streamCancel = cancel
-		ks.streamFirst, ks.echoed = ks.sent.seq+1, ks.sent.seq
-		ks.silentEnd = false
-		ks.sendLocked(true)
-		if ks.closeReq {
-			ks.closeSent = true
-			_ = s.CloseSend()
-		}
-		ks.mu.Unlock()
-		return s, cancel, nil
+// open opens a stream and sends its first request (then the half-close, if one is waiting);
+// replacing: in place of a silent one.
+func (ks *keptStream[Req, Resp]) open(reopen, replacing bool) (bidi[Req, Resp], context.CancelFunc, error) {
+	ctx, cancel := context.WithCancel(ks.root)
+	timeout := time.AfterFunc(ks.c.callTimeout, cancel)
+	s, err := ks.spec.open(ctx, reopen)
+	if !timeout.Stop() && err == nil {
+		err = status.Error(codes.DeadlineExceeded, "the "+ks.spec.what+" stream did not open within the call timeout")
 	}
-}
-
-// peerOf is the address of the replica a stream reached ("" if unknown).
-func peerOf(s interface{ Context() context.Context }) string {
-	if p, ok := peer.FromContext(s.Context()); ok && p.Addr != nil {
-		return p.Addr.String()
+	if err != nil {
+		cancel()
+		return nil, nil, err
 	}
-	return ""
+	ks.mu.Lock()
+	ks.conn, ks.closeSent = s, false
+	ks.streamCancel = cancel
+	ks.streamFirst, ks.echoed = ks.sent.seq+1, ks.sent.seq
+	ks.silenced, ks.replacing = make(chan struct{}), replacing
+	ks.sendLocked(true)
+	if ks.closeReq {
+		ks.closeSent = true
+		_ = s.CloseSend()
+	}
+	ks.mu.Unlock()
+	return s, cancel, nil
 }
 
 // oldestUnansweredLocked is the sequence of the open stream's oldest request that no answer has
@@ -219,10 +208,19 @@ func (ks *keptStream[Req, Resp]) oldestUnansweredLocked() uint64 {
 	return oldest
 }
 
+// silenceBoundLocked is how long the open stream's oldest request may wait for an answer: a
+// quarter of the ttl, a third of that for a replacement that has not answered yet.
+func (ks *keptStream[Req, Resp]) silenceBoundLocked() time.Duration {
+	if ks.replacing {
+		return ks.period() / replacementDivisor
+	}
+	return ks.period()
+}
+
 // armSilenceLocked arms the check that the open stream's oldest unanswered request is answered
-// within a quarter of the ttl of its send time.
+// within the silence bound of its send time.
 func (ks *keptStream[Req, Resp]) armSilenceLocked() {
-	if ks.silenceCheck != nil || ks.conn == nil || ks.closeSent || ks.closeReq || ks.silentEnd ||
+	if ks.silenceCheck != nil || ks.conn == nil || ks.closeSent || ks.closeReq ||
 		(ks.spec.awaitsAnswers != nil && !ks.spec.awaitsAnswers()) {
 		return
 	}
@@ -233,7 +231,7 @@ func (ks *keptStream[Req, Resp]) armSilenceLocked() {
 	now := ks.c.clock.Now()
 	due := now
 	if at, ok := ks.sent.at(oldest); ok {
-		due = at.Add(ks.period())
+		due = at.Add(ks.silenceBoundLocked())
 	}
 	s := ks.conn
 	ks.silenceCheck = ks.c.clock.AfterFunc(due.Sub(now), func() { ks.checkSilence(s) })
@@ -246,8 +244,9 @@ func (ks *keptStream[Req, Resp]) stopSilenceLocked() {
 	}
 }
 
-// checkSilence runs when the oldest unanswered request of s may have waited a quarter of the
-// ttl: if it has, s is cancelled, and run opens the next stream.
+// checkSilence runs when the oldest unanswered request of s may have waited the silence bound:
+// if it has, s is superseded (left to be read, and cancelled later), and run opens the next
+// stream at once.
 func (ks *keptStream[Req, Resp]) checkSilence(s bidi[Req, Resp]) {
 	ks.mu.Lock()
 	defer ks.mu.Unlock()
@@ -259,16 +258,26 @@ func (ks *keptStream[Req, Resp]) checkSilence(s bidi[Req, Resp]) {
 	if oldest == 0 {
 		return
 	}
-	if at, ok := ks.sent.at(oldest); ok && ks.c.clock.Now().Sub(at) < ks.period() {
+	if at, ok := ks.sent.at(oldest); ok && ks.c.clock.Now().Sub(at) < ks.silenceBoundLocked() {
 		ks.armSilenceLocked() // a later request is the oldest now
 		return
 	}
 	if ks.closeSent || ks.closeReq || (ks.spec.awaitsAnswers != nil && !ks.spec.awaitsAnswers()) {
 		return
 	}
-	ks.silentEnd = true
-	ks.silentPeer, ks.repicks = peerOf(s), 0
-	ks.streamCancel() // Recv fails with CANCELED; run reopens
+	ks.left = append(ks.left, leftStream[Req, Resp]{s, ks.streamCancel})
+	ks.conn, ks.streamCancel = nil, nil
+	close(ks.silenced) // run opens the next stream
+}
+
+// isLeftLocked tells whether s was superseded for its silence.
+func (ks *keptStream[Req, Resp]) isLeftLocked(s bidi[Req, Resp]) bool {
+	for _, l := range ks.left {
+		if l.s == s {
+			return true
+		}
+	}
+	return false
 }
 
 // sendLocked sends the next request on the open stream; its sequence, or 0 if none is open.
@@ -342,11 +351,10 @@ func (ks *keptStream[Req, Resp]) run(s bidi[Req, Resp], cancel context.CancelFun
 		if s != nil {
 			began := time.Now()
 			var answered bool
-			ended, answered = ks.pump(s)
-			cancel()
-			ks.mu.Lock()
-			silent = ks.silentEnd
-			ks.mu.Unlock()
+			ended, answered, silent = ks.pump(s)
+			if !silent {
+				cancel() // a superseded stream is cancelled later (see keptStream)
+			}
 			// A stream that stayed up a while starts the count over, unless it stayed up only to be silent.
 			if answered || (!silent && time.Since(began) >= ks.period()) {
 				attempt = 0
@@ -355,11 +363,6 @@ func (ks *keptStream[Req, Resp]) run(s bidi[Req, Resp], cancel context.CancelFun
 		ks.mu.Lock()
 		closeSent := ks.closeSent
 		ks.stopSilenceLocked()
-		ks.silentEnd = false
-		firstSilence := silent && ks.silences == 0
-		if silent {
-			ks.silences++
-		}
 		ks.conn, ks.closeSent = nil, false
 		closing := ks.closeReq && !ks.reopenToClose
 		reclose := ks.closeReq && ks.reopenToClose && !isLoss(ended)
@@ -396,20 +399,24 @@ func (ks *keptStream[Req, Resp]) run(s bidi[Req, Resp], cancel context.CancelFun
 		}
 		// A replica that was restarted may be back while its subchannel still backs off.
 		ks.c.reconnectNow()
-		// The server's pushback (rule 17) replaces the backoff. It may outlast the guarded
-		// deadline: the lifetime's own timer reports the loss then, which ends this wait.
-		pause := ks.c.retry.jittered(attempt)
-		if d, ok := pushbackOf(ended); ok {
-			pause = jitteredPushback(d)
-		} else if firstSilence {
-			pause = 0 // the stream was already given a quarter of the ttl
+		// After a silence the next stream goes at once: the silence took its bound of time
+		// already, which paces them (attempt goes on counting, for the backoff of a later end of
+		// another kind). Otherwise the server's pushback (rule 17) replaces the backoff. It may
+		// outlast the guarded deadline: the lifetime's own timer reports the loss then, which
+		// ends this wait.
+		pause := time.Duration(0)
+		if !silent {
+			pause = ks.c.retry.jittered(attempt)
+			if d, ok := pushbackOf(ended); ok {
+				pause = jitteredPushback(d)
+			}
 		}
 		if sleep(ks.root, pause) != nil {
 			ks.finalErr = errNoStream
 			return
 		}
 		var err error
-		if s, cancel, err = ks.open(true); err != nil {
+		if s, cancel, err = ks.open(true, silent); err != nil {
 			s, ended = nil, err
 		}
 	}
@@ -425,23 +432,45 @@ func isLoss(ended error) bool {
 	return false
 }
 
-// pump sends a request every ttl/4 and takes in the answers until the stream ends; how it ended
-// (nil: OK) and whether any answer was taken in.
-func (ks *keptStream[Req, Resp]) pump(s bidi[Req, Resp]) (error, bool) {
+// pump sends a request every ttl/4 and takes in the answers until the stream ends (how: nil
+// for OK) or is superseded for its silence (silent: its reader goes on reading it, and its end
+// says nothing); whether any answer was taken in.
+func (ks *keptStream[Req, Resp]) pump(s bidi[Req, Resp]) (ended error, answered, silent bool) {
+	ks.mu.Lock()
+	silenced := ks.silenced // this stream's: only run opens streams
+	ks.mu.Unlock()
 	stop := make(chan struct{})
 	defer close(stop)
 	go ks.tick(s, stop)
-	answered := false
+	var took int32
+	end := make(chan error, 1)
+	go func() { end <- ks.read(s, &took) }()
+	select {
+	case ended = <-end:
+		ks.mu.Lock()
+		silent = ks.isLeftLocked(s) // superseded as it ended
+		ks.mu.Unlock()
+	case <-silenced:
+		silent = true
+	}
+	if silent {
+		ended = nil
+	}
+	return ended, atomic.LoadInt32(&took) != 0, silent
+}
+
+// read takes in the answers on s until it ends: how (nil: OK). took is set once one was taken in.
+func (ks *keptStream[Req, Resp]) read(s bidi[Req, Resp], took *int32) error {
 	for {
 		resp, err := s.Recv()
 		if err != nil {
 			if errors.Is(err, io.EOF) {
-				return nil, answered
+				return nil
 			}
-			return err, answered
+			return err
 		}
-		if ks.take(resp) {
-			answered = true
+		if ks.take(s, resp) {
+			atomic.StoreInt32(took, 1)
 		}
 		if h := ks.c.testAnswered; h != nil {
 			h()
@@ -475,18 +504,28 @@ func (ks *keptStream[Req, Resp]) tick(s bidi[Req, Resp], stop <-chan struct{}) {
 	}
 }
 
-// take dates an answer by the sequence it echoes and passes it on; false if it cannot be dated
-// (unknown sequence, or one sent before a ttl change) and was ignored.
-func (ks *keptStream[Req, Resp]) take(resp Resp) bool {
+// take dates an answer on s (the open stream, or a superseded one) by the sequence it echoes
+// and passes it on; false if it cannot be dated (unknown sequence, or one sent before a ttl
+// change) and was ignored.
+func (ks *keptStream[Req, Resp]) take(s bidi[Req, Resp], resp Resp) bool {
 	seq, validity := ks.spec.echo(resp)
 	ks.mu.Lock()
-	// Any answer shows the stream works, even one dated before a ttl change (ignored below).
-	if seq > ks.echoed {
-		ks.echoed = seq
+	if ks.conn != s && !ks.isLeftLocked(s) {
+		ks.mu.Unlock()
+		return false // the open stream's end was being handled: its answers no longer count
 	}
-	ks.silences, ks.silentPeer, ks.repicks = 0, "", 0
-	ks.stopSilenceLocked()
-	ks.armSilenceLocked()
+	var done []leftStream[Req, Resp]
+	if ks.conn == s {
+		// Any answer shows the stream works, even one dated before a ttl change (ignored
+		// below): the silent streams it replaced are not needed any more.
+		if seq > ks.echoed {
+			ks.echoed = seq
+		}
+		ks.replacing = false
+		ks.stopSilenceLocked()
+		ks.armSilenceLocked()
+		done, ks.left = ks.left, nil
+	}
 	sent, ok := ks.sent.at(seq)
 	ok = ok && seq >= ks.minSeq
 	var woken []*seqWait
@@ -502,6 +541,9 @@ func (ks *keptStream[Req, Resp]) take(resp Resp) bool {
 		ks.waits = kept
 	}
 	ks.mu.Unlock()
+	for _, l := range done {
+		l.cancel() // a RST_STREAM: the silent replica releases nothing
+	}
 	if !ok {
 		return false
 	}

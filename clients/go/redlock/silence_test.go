@@ -3,6 +3,7 @@ package redlock
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"sync/atomic"
@@ -17,22 +18,103 @@ import (
 )
 
 // Tests of the silent-stream rule: a kept stream whose oldest unanswered request has waited a
-// quarter of the ttl is cancelled (never half-closed) and reopened at once with the same first
-// request, moved off the replica found silent; a second silence before any answer backs off; a
-// candidate still waiting is left alone. Timed on the client's fake clock.
+// quarter of the ttl is superseded: a new stream with the same first request is opened at once,
+// the silent one is still read (a late answer counts) and is cancelled (a RST_STREAM, never a
+// half-close) only once its replacement has answered. A replacement is held to a third of the
+// bound until its first answer; every reopen after a silence goes at once, while a stream that
+// ends still backs off; a candidate still waiting is left alone. Timed on the client's fake
+// clock; the streams run over a real HTTP/2 transport (bufconn), so the server sees a cancel as
+// grpc-go sends it.
 
 // silenceTTL is long enough that the requests every ttl/4, timed by the real clock, never come
 // during a test: each is a request the test makes happen (the first, or a proclaim's).
 const silenceTTL = 40 * time.Second
 
-// keptSilently is a lease kept on a stream whose first request is left unanswered.
-func keptSilently(t *testing.T) (*fakeClock, *Client, *Lease, *streamScript, string) {
+// slowRetry makes any backoff outlast recv's bound: a stream opened within it was not backed off.
+var slowRetry = WithRetry(4, 20*time.Second, 20*time.Second)
+
+// keptStreams serves each KeepAlive stream with a script of its own, in the order they are
+// opened, so that a test answers on the stream it means and sees how each one ended (recvEnd:
+// io.EOF for a half-close, CANCELED for a cancel).
+type keptStreams struct {
+	opened chan *streamScript
+}
+
+func newKeptStreams(f *fakeServer) *keptStreams {
+	k := &keptStreams{opened: make(chan *streamScript, 64)}
+	f.keepAlive = k.serve
+	return k
+}
+
+func (k *keptStreams) serve(stream redlockv1.LockService_KeepAliveServer) error {
+	st := &streamScript{reqs: make(chan *redlockv1.KeepAliveRequest, 64),
+		answers: make(chan *redlockv1.KeepAliveResponse), end: make(chan error, 1), recvEnd: make(chan error, 1)}
+	k.opened <- st
+	return st.serve(stream)
+}
+
+// send hands v to a stream's handler, failing the test after recv's bound (no handler took it).
+func send[T any](t *testing.T, ch chan<- T, v T, what string) {
+	t.Helper()
+	select {
+	case ch <- v:
+	case <-time.After(5 * time.Second):
+		t.Fatalf("timed out handing over %s", what)
+	}
+}
+
+// next is the next stream opened, with its first request.
+func (k *keptStreams) next(t *testing.T, what string) (*streamScript, *redlockv1.KeepAliveRequest) {
+	t.Helper()
+	st := recv(t, k.opened, what)
+	return st, recv(t, st.reqs, "the first request of "+what)
+}
+
+// noneOpened fails if a stream is opened within a moment.
+func (k *keptStreams) noneOpened(t *testing.T, why string) {
+	t.Helper()
+	select {
+	case <-k.opened:
+		t.Fatalf("a stream was opened %s", why)
+	case <-time.After(20 * time.Millisecond):
+	}
+}
+
+// notEnded fails if st ends within a moment.
+func notEnded(t *testing.T, st *streamScript, why string) {
+	t.Helper()
+	select {
+	case err := <-st.recvEnd:
+		t.Fatalf("a stream ended (%v) %s", err, why)
+	case <-time.After(20 * time.Millisecond):
+	}
+}
+
+// cancelled fails unless st ends with a cancel (a half-close would give the grant back).
+func cancelled(t *testing.T, st *streamScript, what string) {
+	t.Helper()
+	if end := recv(t, st.recvEnd, "the end of "+what); errors.Is(end, io.EOF) || status.Code(end) != codes.Canceled {
+		t.Fatalf("%s ended %v, want cancelled (a half-close would give the lease back)", what, end)
+	}
+}
+
+// superseded is a lease kept on a stream whose first request was left unanswered for a quarter
+// of the ttl: superseded at that moment, and its replacement opened.
+type superseded struct {
+	clk         *fakeClock
+	l           *Lease
+	k           *keptStreams
+	silent      *streamScript
+	replacement *streamScript
+}
+
+func supersededOnce(t *testing.T, opts ...Option) superseded {
 	t.Helper()
 	clk := newFakeClock()
 	f := newFake()
 	f.acquire = grants(silenceTTL)
-	s := newScript(f)
-	c := start(t, f, withClock(clk))
+	k := newKeptStreams(f)
+	c := start(t, f, append([]Option{withClock(clk)}, opts...)...)
 	l, err := c.Acquire(context.Background(), "orders/1", silenceTTL, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -42,57 +124,100 @@ func keptSilently(t *testing.T) (*fakeClock, *Client, *Lease, *streamScript, str
 	if err := l.KeepAlive(); err != nil {
 		t.Fatal(err)
 	}
-	if r := recv(t, s.reqs, "the first request"); r.Sequence != 1 {
-		t.Fatalf("first request: sequence %d", r.Sequence)
+	silent, first := k.next(t, "the first stream")
+	if first.Sequence != 1 {
+		t.Fatalf("first request: sequence %d", first.Sequence)
 	}
-	return clk, c, l, s, token
-}
-
-func TestAStreamUnansweredForAQuarterOfTheTtlIsCancelledAndReopenedAtOnce(t *testing.T) {
-	clk, _, l, s, token := keptSilently(t)
 	start := clk.Now()
-
 	clk.set(start.Add(silenceTTL/4 - time.Nanosecond))
-	select {
-	case r := <-s.reqs:
-		t.Fatalf("a request (sequence %d) before a quarter of the ttl passed", r.Sequence)
-	case <-time.After(20 * time.Millisecond):
-	}
+	k.noneOpened(t, "before a quarter of the ttl passed")
 	clk.set(start.Add(silenceTTL / 4))
-	// Over this one replica the new streams reach the replica found silent: moved on at once
-	// (without a request) up to maxRepicks times, then kept.
-	r := recv(t, s.reqs, "the first request of the reopened stream")
+	replacement, r := k.next(t, "the replacement")
 	if r.Token != token || r.Resource != "orders/1" || r.Sequence != 2 {
-		t.Fatalf("reopened stream's first request: resource %q, sequence %d, same token %v", r.Resource, r.Sequence,
+		t.Fatalf("replacement's first request: resource %q, sequence %d, same token %v", r.Resource, r.Sequence,
 			r.Token == token)
 	}
-	if end := recv(t, s.recvEnd, "the silent stream's end"); errors.Is(end, io.EOF) || status.Code(end) != codes.Canceled {
-		t.Fatalf("the silent stream ended %v, want cancelled (a half-close would give the lease back)", end)
-	}
-	if !l.Valid() || l.Err() != nil {
+	return superseded{clk, l, k, silent, replacement}
+}
+
+func TestASilentStreamIsSupersededAndCancelledOnlyOnceItsReplacementAnswers(t *testing.T) {
+	x := supersededOnce(t)
+	notEnded(t, x.silent, "before its replacement answered")
+	send(t, x.replacement.answers, answer(2, silenceTTL), "the replacement's answer")
+	cancelled(t, x.silent, "the silent stream")
+	if !x.l.Valid() || x.l.Err() != nil {
 		t.Fatal("a silence cost the lease")
 	}
 }
 
-func TestASecondSilenceBeforeAnyAnswerBacksOff(t *testing.T) {
-	clk, _, l, s, _ := keptSilently(t)
-	clk.set(clk.Now().Add(silenceTTL / 4))
-	recv(t, s.reqs, "the first request of the reopened stream")
-
-	clk.set(clk.Now().Add(silenceTTL / 4)) // silent again: now it backs off (50 to 100 ms)
-	select {
-	case r := <-s.reqs:
-		t.Fatalf("reopened (sequence %d) without backing off", r.Sequence)
-	case <-time.After(30 * time.Millisecond):
+func TestALateAnswerOnTheSilentStreamCounts(t *testing.T) {
+	x := supersededOnce(t)
+	sentFirst := x.clk.Now().Add(-silenceTTL / 4)
+	send(t, x.silent.answers, answer(1, 2*silenceTTL), "a late answer on the silent stream")
+	deadline := sentFirst.Add(2 * silenceTTL)
+	for i := 0; !x.l.Deadline().Equal(deadline); i++ {
+		if i == 500 {
+			t.Fatalf("deadline %v, want the late answer's %v", x.l.Deadline(), deadline)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
-	r := recv(t, s.reqs, "the first request of the third stream")
-	s.answers <- answer(r.Sequence, silenceTTL)
-	if !l.Valid() {
+	notEnded(t, x.silent, "for a late answer on it")
+	notEnded(t, x.replacement, "for a late answer on the silent stream")
+}
+
+func TestAReplacementIsHeldToAThirdOfTheBoundAndEveryReopenAfterASilenceGoesAtOnce(t *testing.T) {
+	x := supersededOnce(t, slowRetry)
+	third := silenceTTL / 4 / replacementDivisor
+	left := []*streamScript{x.silent}
+	current := x.replacement
+	for i := 0; i < 4; i++ {
+		at := x.clk.Now() // the current stream's first request went out now
+		x.clk.set(at.Add(third - time.Nanosecond))
+		x.k.noneOpened(t, "within a third of the bound")
+		x.clk.set(at.Add(third))
+		// At once: slowRetry's backoff would outlast recv's bound.
+		next, r := x.k.next(t, "a replacement of a replacement")
+		if r.Sequence != uint64(3+i) {
+			t.Fatalf("sequence %d, want %d", r.Sequence, 3+i)
+		}
+		left = append(left, current)
+		current = next
+	}
+	for _, st := range left {
+		notEnded(t, st, "before a replacement answered")
+	}
+	send(t, current.answers, answer(6, silenceTTL), "the last replacement's answer")
+	for i, st := range left {
+		cancelled(t, st, fmt.Sprintf("superseded stream %d", i+1))
+	}
+	// Answered: held to the whole bound again (from the answer's request, the oldest now answered,
+	// to a request sent now).
+	at := x.clk.Now()
+	x.l.mu.Lock()
+	k := x.l.keeper
+	x.l.mu.Unlock()
+	k.sendNow(nil)
+	recv(t, current.reqs, "a request now")
+	x.clk.set(at.Add(silenceTTL/4 - time.Nanosecond))
+	x.k.noneOpened(t, "within the whole bound, once answered")
+	x.clk.set(at.Add(silenceTTL / 4))
+	x.k.next(t, "the next replacement")
+	if !x.l.Valid() {
 		t.Fatal("the lease went")
 	}
 }
 
-func TestACandidateStillWaitingIsLeftAloneButASilentLeaderResumes(t *testing.T) {
+func TestAStreamThatEndsAfterASilenceStillBacksOff(t *testing.T) {
+	x := supersededOnce(t, slowRetry)
+	x.replacement.end <- status.Error(codes.Unavailable, "the replica is shutting down")
+	x.k.noneOpened(t, "at once after a stream ended UNAVAILABLE (rule 14 backs off)")
+	notEnded(t, x.silent, "when its replacement ended")
+	if !x.l.Valid() {
+		t.Fatal("the lease went")
+	}
+}
+
+func TestACandidateStillWaitingIsLeftAloneButASilentLeaderIsSuperseded(t *testing.T) {
 	clk := newFakeClock()
 	e := &fakeElections{}
 	s := newCampaignScript(e)
@@ -121,8 +246,27 @@ func TestACandidateStillWaitingIsLeftAloneButASilentLeaderResumes(t *testing.T) 
 		t.Fatalf("resumed stream's first request: resume %v, same token %v, sequence %d", resumed.Resume,
 			resumed.Token == first.Token, resumed.Sequence)
 	}
-	if end := recv(t, s.recvEnd, "the silent stream's end"); status.Code(end) != codes.Canceled {
-		t.Fatalf("the silent stream ended %v, want cancelled", end)
+	select {
+	case end := <-s.recvEnd:
+		t.Fatalf("the silent stream ended (%v) before its replacement answered", end)
+	case <-time.After(20 * time.Millisecond):
+	}
+	// Answers go to either stream's handler: the one that reaches the resumed stream has the
+	// silent one cancelled (a half-close would resign).
+	for i := 0; ; i++ {
+		send(t, s.answers, campaignAnswer(resumed.Sequence, 3, "a", silenceTTL), "an answer")
+		select {
+		case end := <-s.recvEnd:
+			if status.Code(end) != codes.Canceled {
+				t.Fatalf("the silent stream ended %v, want cancelled", end)
+			}
+		case <-time.After(20 * time.Millisecond):
+			if i == 100 {
+				t.Fatal("the silent stream was never cancelled")
+			}
+			continue
+		}
+		break
 	}
 	if !res.l.IsLeader() {
 		t.Fatal("a silence cost the leadership")
@@ -152,7 +296,7 @@ func startReplica(t *testing.T) *replica {
 	return r
 }
 
-func TestAStreamReopenedOntoTheReplicaFoundSilentMovesOnAtOnce(t *testing.T) {
+func TestAReplacementThatReachedTheSilentReplicaMovesOnAfterAThirdOfTheBound(t *testing.T) {
 	a, b := startReplica(t), startReplica(t)
 	conn, err := Dial(context.Background(), []string{a.addr, b.addr}, grpc.WithInsecure())
 	if err != nil {
@@ -204,24 +348,24 @@ func TestAStreamReopenedOntoTheReplicaFoundSilentMovesOnAtOnce(t *testing.T) {
 		}
 	}
 
-	clk.set(clk.Now().Add(silenceTTL / 4)) // the silent replica's stream: cancelled, and reopened
-	r := recv(t, other.s.reqs, "the reopened stream's first request, on the other replica")
-	if r.Sequence != 2 { // the stream moved on at once had sent nothing
+	at := clk.Now()
+	clk.set(at.Add(silenceTTL / 4)) // the first stream is superseded; its replacement goes to the silent replica
+	if r := recv(t, silent.s.reqs, "the replacement's first request, on the silent replica"); r.Sequence != 2 {
 		t.Fatalf("sequence %d, want 2", r.Sequence)
 	}
-	l.mu.Lock()
-	k := l.keeper
-	l.mu.Unlock()
-	k.mu.Lock()
-	moved := k.repicks
-	k.mu.Unlock()
-	if moved != 1 {
-		t.Fatalf("%d new streams moved off the silent replica, want 1", moved)
+	clk.set(at.Add(silenceTTL/4 + silenceTTL/4/replacementDivisor))
+	r := recv(t, other.s.reqs, "the next replacement's first request, on the other replica")
+	if r.Sequence != 3 {
+		t.Fatalf("sequence %d, want 3", r.Sequence)
 	}
-	select {
-	case q := <-silent.s.reqs:
-		t.Fatalf("a request (sequence %d) went to the silent replica's second stream", q.Sequence)
-	default:
+	send(t, other.s.answers, answer(3, silenceTTL), "the other replica's answer")
+	for i := 1; i <= 2; i++ {
+		if end := recv(t, silent.s.recvEnd, "a silent stream's end"); errors.Is(end, io.EOF) || status.Code(end) != codes.Canceled {
+			t.Fatalf("silent stream %d ended %v, want cancelled", i, end)
+		}
+	}
+	if !l.Valid() {
+		t.Fatal("the lease went")
 	}
 }
 

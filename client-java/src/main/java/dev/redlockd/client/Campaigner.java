@@ -3,7 +3,6 @@ package dev.redlockd.client;
 import dev.redlockd.proto.v1.CampaignRequest;
 import dev.redlockd.proto.v1.CampaignResponse;
 import dev.redlockd.proto.v1.ElectionServiceGrpc;
-import io.grpc.ClientInterceptor;
 import io.grpc.Status;
 import io.grpc.stub.ClientResponseObserver;
 import java.time.Duration;
@@ -74,8 +73,8 @@ final class Campaigner extends RenewalStream<CampaignRequest, CampaignResponse> 
   }
 
   @Override
-  void open(ClientInterceptor peer, ClientResponseObserver<CampaignRequest, CampaignResponse> observer) {
-    stub.withInterceptors(peer).campaign(observer);
+  void open(ClientResponseObserver<CampaignRequest, CampaignResponse> observer) {
+    stub.campaign(observer);
   }
 
   @Override

@@ -29,8 +29,10 @@ import java.util.concurrent.TimeUnit;
  * connection to a host that went silent without closing it (frozen, powered off, cut off) is
  * closed and its calls fail over; the server permits it (its {@code --permit-keepalive-time},
  * 1 s by default). grpc-java pings at most every {@value #KEEPALIVE_SECONDS} s, whatever is
- * asked; a kept stream does not wait for that: it is reopened when it stays silent for a quarter
- * of its ttl.
+ * asked; a kept stream does not wait for that: it is superseded when it stays silent for a
+ * quarter of its ttl. A ping that goes unanswered resets each stream on the connection
+ * (NettyClientHandler's forceful close: RST_STREAM CANCEL, then the connection closed), never
+ * half-closes one, so a replica that was only paused releases nothing when it wakes.
  */
 public final class Channels {
   /** The name resolver scheme of a fixed list of addresses: {@code redlockd-static:///host:port,host:port}. */

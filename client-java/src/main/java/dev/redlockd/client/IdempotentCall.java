@@ -69,7 +69,7 @@ final class IdempotentCall<S extends AbstractStub<S>, Resp> {
       long pushback = Pushback.of(failure);
       long wait = client.retryWaitNanos(attempt, pushback);
       if (status.getCode() == Status.Code.UNAVAILABLE && pushback != Pushback.STOP && !result.isDone()
-          && client.retryPolicy().retries(attempt, true, client.nanoTime() + wait, deadlineNanos)
+          && client.retryPolicy().retriesUnavailable(client.nanoTime() + wait, deadlineNanos)
           && stillWorthIt.getAsBoolean()) {
         client.retryAfter(() -> attempt(attempt + 1), wait);
         return;

@@ -4,7 +4,6 @@ import dev.redlockd.proto.v1.KeepAliveRequest;
 import dev.redlockd.proto.v1.KeepAliveResponse;
 import dev.redlockd.proto.v1.LeaseState;
 import dev.redlockd.proto.v1.LockServiceGrpc;
-import io.grpc.ClientInterceptor;
 import io.grpc.Status;
 import io.grpc.stub.ClientResponseObserver;
 import java.time.Duration;
@@ -44,8 +43,8 @@ final class LeaseKeeper extends RenewalStream<KeepAliveRequest, KeepAliveRespons
   }
 
   @Override
-  void open(ClientInterceptor peer, ClientResponseObserver<KeepAliveRequest, KeepAliveResponse> observer) {
-    stub.withInterceptors(peer).keepAlive(observer);
+  void open(ClientResponseObserver<KeepAliveRequest, KeepAliveResponse> observer) {
+    stub.keepAlive(observer);
   }
 
   @Override

@@ -1,17 +1,12 @@
 package dev.redlockd.client;
 
-import io.grpc.CallOptions;
-import io.grpc.Channel;
-import io.grpc.ClientCall;
-import io.grpc.ClientInterceptor;
-import io.grpc.Grpc;
-import io.grpc.MethodDescriptor;
 import io.grpc.Status;
 import io.grpc.stub.ClientCallStreamObserver;
 import io.grpc.stub.ClientResponseObserver;
-import java.net.SocketAddress;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.EnumSet;
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledExecutorService;
@@ -45,23 +40,26 @@ import java.util.function.LongSupplier;
  * <p>A stream that stops answering is broken too: a replica whose host froze, or a partition
  * that leaves its connection open, ends nothing. While the holder {@link #awaitsAnswers()
  * awaits answers}, a request left unanswered for a quarter of the ttl (the requests' own
- * period: a healthy replica answers within a Redis round) gets its stream cancelled (never
- * half-closed: that would give the grant back) and a new one opened at once, which may reach
- * another replica; a second silence before any answer backs off as above. Silence is not a
- * loss: only the guarded deadline, or a final status, is.
+ * period: a healthy replica answers within a Redis round) gets its stream <em>superseded</em>:
+ * a new one is opened at once, with the same first request, which may reach another replica.
+ * The silent one sends nothing more but is still read: a replica that was only slow (a cold
+ * JVM, a long pause) may still answer, and that answer counts as any other, dated by the send
+ * time of the request it echoes. It is cancelled (a RST_STREAM in grpc-java, never a
+ * half-close, which would give the grant back) once the new stream has answered, or when the
+ * holder is done. Silence is not a loss: only the guarded deadline, or a final status, is.
  *
- * <p>The channel's round_robin still counts the silent replica as ready (its connection was never
- * closed), and takes each new stream to the next replica in turn: with a lease and a leadership
- * reopening at about the same time, one of them could be sent back to the silent replica, and
- * lose another quarter of the ttl there. So until the next answer, a new stream that reached the
- * replica found silent (the same remote address) is cancelled at once and opened again, which
- * takes it to the next one, at most {@value #MAX_REPICKS} times in a row.
+ * <p>The channel's round_robin still counts the silent replica as ready (its connection was
+ * never closed) and takes each new stream to the next replica in turn, so a replacement may
+ * land on it again (a lease and a leadership reopening together, or a second replica silent
+ * too). So a stream opened to replace a silent one is held to a third of the bound until its
+ * first answer, and every reopen after a silence goes at once: each silence took a bound of
+ * time already, which paces them.
  */
 abstract class RenewalStream<Req, Resp> {
   private static final long FIRST_REOPEN_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
   private static final long MAX_REOPEN_NANOS = TimeUnit.SECONDS.toNanos(1);
-  /** New streams that reached the replica found silent, cancelled at once, before one is kept anyway. */
-  static final int MAX_REPICKS = 2;
+  /** The part of the silence bound a stream replacing a silent one gets until its first answer. */
+  static final int REPLACEMENT_DIVISOR = 3;
   /** The ends that say the grant is gone (or can never be renewed by this holder). */
   private static final Set<Status.Code> FINAL = EnumSet.of(Status.Code.NOT_FOUND, Status.Code.PERMISSION_DENIED,
       Status.Code.UNAUTHENTICATED, Status.Code.INVALID_ARGUMENT);
@@ -90,12 +88,12 @@ abstract class RenewalStream<Req, Resp> {
   /** The highest sequence an answer on the current stream echoed (every request up to it is answered). */
   private long echoedOnStream; // guarded by this
   private ScheduledFuture<?> silenceCheck; // guarded by this
-  /** Streams found silent since the last answer. */
-  private int silences; // guarded by this
-  /** The replica (remote address) of the last stream found silent, until the next answer; or null. */
-  private SocketAddress silentPeer; // guarded by this
-  /** New streams sent away from {@link #silentPeer} in a row. */
-  private int repicks; // guarded by this
+  /** Streams found silent and replaced, still read, not cancelled yet. */
+  private final List<Call> superseded = new ArrayList<>(); // guarded by this
+  /** The next stream opened replaces a silent one. */
+  private boolean replacingNext; // guarded by this
+  /** The current stream replaces a silent one and has not answered yet: a third of the bound. */
+  private boolean replacing; // guarded by this
   /** The server refused a reopen with "do not retry": no stream is left to give the grant back by. */
   private boolean refusedForGood; // guarded by this
 
@@ -105,12 +103,8 @@ abstract class RenewalStream<Req, Resp> {
     this.reconnect = reconnect;
   }
 
-  /**
-   * Starts one gRPC stream (KeepAlive, Campaign) with this observer, its call made through
-   * {@code peer} (a {@link io.grpc.ClientInterceptor} that notes which replica the call reached).
-   * Called under this object's lock.
-   */
-  abstract void open(ClientInterceptor peer, ClientResponseObserver<Req, Resp> observer);
+  /** Starts one gRPC stream (KeepAlive, Campaign) with this observer. Called under this object's lock. */
+  abstract void open(ClientResponseObserver<Req, Resp> observer);
 
   /**
    * The next request to send, carrying {@code sequence}; {@code first}: the first one of a
@@ -229,15 +223,10 @@ abstract class RenewalStream<Req, Resp> {
     current = call;
     streamFirstSequence = nextSequence;
     echoedOnStream = nextSequence - 1;
-    open(call, call);
+    replacing = replacingNext;
+    replacingNext = false;
+    open(call);
     sendLocked(true);
-    if (silentPeer != null && repicks < MAX_REPICKS && silentPeer.equals(call.peer())) {
-      // round_robin took it back to the replica that just went silent: the next pick is another one.
-      repicks++;
-      current = null;
-      call.requests.cancel("reached the replica found silent: opening the stream on the next one", null);
-      openLocked();
-    }
   }
 
   /** The stream's requests are sent one at a time, under this lock. */
@@ -272,9 +261,14 @@ abstract class RenewalStream<Req, Resp> {
     }
     long sentNanos = sent.sentAt(oldest);
     long now = nanoClock.getAsLong();
-    long due = sentNanos == SentRequests.UNKNOWN ? now : sentNanos + periodNanos;
+    long due = sentNanos == SentRequests.UNKNOWN ? now : sentNanos + silenceBoundLocked();
     Call call = current;
     silenceCheck = scheduler.schedule(() -> checkSilence(call), Math.max(0, due - now), TimeUnit.NANOSECONDS);
+  }
+
+  /** How long the current stream's oldest request may wait for an answer. */
+  private long silenceBoundLocked() {
+    return replacing ? periodNanos / REPLACEMENT_DIVISOR : periodNanos;
   }
 
   private void cancelSilenceCheckLocked() {
@@ -284,10 +278,11 @@ abstract class RenewalStream<Req, Resp> {
     }
   }
 
-  /** The oldest unanswered request may have waited a quarter of the ttl: if so, the stream is broken. */
+  /**
+   * The oldest unanswered request may have waited the silence bound: if so, the stream is
+   * superseded (still read, sends nothing more) and a new one opened at once.
+   */
   private void checkSilence(Call call) {
-    ClientCallStreamObserver<Req> silent;
-    long period;
     synchronized (this) {
       if (silenceCheck == null || call != current) {
         return; // re-armed, or the stream is gone already
@@ -295,7 +290,8 @@ abstract class RenewalStream<Req, Resp> {
       silenceCheck = null;
       long oldest = oldestUnansweredLocked();
       long sentNanos = oldest == 0 ? 0 : sent.sentAt(oldest);
-      if (oldest == 0 || (sentNanos != SentRequests.UNKNOWN && nanoClock.getAsLong() - sentNanos < periodNanos)) {
+      if (oldest == 0
+          || (sentNanos != SentRequests.UNKNOWN && nanoClock.getAsLong() - sentNanos < silenceBoundLocked())) {
         armSilenceCheckLocked(); // answered meanwhile, or a later request is now the oldest
         return;
       }
@@ -303,36 +299,53 @@ abstract class RenewalStream<Req, Resp> {
         return;
       }
       current = null;
-      silent = call.requests;
-      period = periodNanos;
-      silentPeer = call.peer();
-      repicks = 0;
+      superseded.add(call);
+      replacingNext = true;
       scheduleReopenLocked(Pushback.ABSENT, true);
     }
-    reconnect.run();
-    silent.cancel("no answer within " + TimeUnit.NANOSECONDS.toMillis(period)
-        + " ms (a quarter of the ttl): reopening the stream, perhaps on another replica", null);
+  }
+
+  /** The superseded streams, to cancel (outside the lock); none are left. */
+  private List<Call> takeSupersededLocked() {
+    if (superseded.isEmpty()) {
+      return List.of();
+    }
+    List<Call> taken = List.copyOf(superseded);
+    superseded.clear();
+    return taken;
+  }
+
+  /** A RST_STREAM each (grpc-java's cancel), never a half-close: their replicas release nothing. */
+  private void cancelAll(List<Call> calls, String why) {
+    for (Call call : calls) {
+      call.requests.cancel(why, null);
+    }
   }
 
   private void answer(Call call, Resp response) {
     long moved = SentRequests.UNKNOWN;
+    List<Call> done = List.of();
+    boolean stale;
     synchronized (this) {
-      if (call != current || over) {
+      boolean onCurrent = call == current;
+      if (over || (!onCurrent && !superseded.contains(call))) {
         return;
       }
       long sequence = sequenceOf(response);
-      // Any answer shows the stream works, even one dated before a change (ignored below).
-      silences = 0;
-      silentPeer = null;
-      repicks = 0;
-      echoedOnStream = Math.max(echoedOnStream, sequence);
-      cancelSilenceCheckLocked();
-      armSilenceCheckLocked();
-      if (sequence < floorSequence) {
-        return; // dated before a change: what it reports no longer holds
+      if (onCurrent) {
+        // Any answer shows the stream works, even one dated before a change (ignored below):
+        // the silent streams it replaced are not needed any more.
+        replacing = false;
+        echoedOnStream = Math.max(echoedOnStream, sequence);
+        cancelSilenceCheckLocked();
+        armSilenceCheckLocked();
+        done = takeSupersededLocked();
       }
-      failures = 0;
-      long sentNanos = sent.sentAt(sequence);
+      stale = sequence < floorSequence; // dated before a change: what it reports no longer holds
+      if (onCurrent && !stale) {
+        failures = 0;
+      }
+      long sentNanos = stale ? SentRequests.UNKNOWN : sent.sentAt(sequence);
       if (sentNanos != SentRequests.UNKNOWN) {
         long candidate = sentNanos + validityOf(response).toNanos();
         // An answer reporting an earlier renewal (or jeopardy) may arrive after a later one.
@@ -342,6 +355,10 @@ abstract class RenewalStream<Req, Resp> {
           deadlineMoved(candidate);
         }
       }
+    }
+    cancelAll(done, "superseded by a stream that answers");
+    if (stale) {
+      return;
     }
     answered(response, moved);
     synchronized (this) {
@@ -353,9 +370,10 @@ abstract class RenewalStream<Req, Resp> {
   private void ended(Call call, Status status, long pushbackNanos) {
     boolean lost = false;
     boolean reopen = false;
+    List<Call> done = List.of();
     synchronized (this) {
-      if (call != current || over) {
-        return;
+      if (superseded.remove(call) || call != current || over) {
+        return; // a superseded stream's end says nothing: the stream that replaced it will
       }
       current = null;
       cancelSilenceCheckLocked();
@@ -368,8 +386,10 @@ abstract class RenewalStream<Req, Resp> {
         refusedForGood = pushbackNanos == Pushback.STOP && !closing;
         stopRequestsLocked();
         lost = !closing;
+        done = takeSupersededLocked();
       }
     }
+    cancelAll(done, "the grant is over");
     if (reopen) {
       reconnect.run();
       return;
@@ -381,8 +401,9 @@ abstract class RenewalStream<Req, Resp> {
   }
 
   /**
-   * Schedules the next stream: after the pushback, or at once after a first silence (the
-   * stream was already given a quarter of the ttl), or else after the backoff.
+   * Schedules the next stream: at once after a silence (each silence took its bound of time
+   * already, which paces them; the failures go on counting, for the backoff of a later end of
+   * another kind), after the pushback, or else after the backoff.
    */
   private void scheduleReopenLocked(long pushbackNanos, boolean silent) {
     failures++;
@@ -390,10 +411,10 @@ abstract class RenewalStream<Req, Resp> {
     // A pushback may outlast the guarded deadline: the lifetime's own timer reports the loss
     // then, and the reopen finds nothing worth resuming.
     long wait;
-    if (pushbackNanos >= 0) {
-      wait = Pushback.jittered(pushbackNanos);
-    } else if (silent && silences++ == 0) {
+    if (silent) {
       wait = 0;
+    } else if (pushbackNanos >= 0) {
+      wait = Pushback.jittered(pushbackNanos);
     } else {
       wait = backoff / 2 + ThreadLocalRandom.current().nextLong(backoff / 2 + 1);
     }
@@ -432,7 +453,9 @@ abstract class RenewalStream<Req, Resp> {
    * ended. While no stream is up, a new one names the grant and is half-closed at once.
    */
   final CompletableFuture<Status> halfClose() {
+    List<Call> done;
     synchronized (this) {
+      done = takeSupersededLocked();
       if (over || closing) {
         closing = true;
         return ended;
@@ -452,6 +475,7 @@ abstract class RenewalStream<Req, Resp> {
         ended.complete(Status.CANCELLED.withDescription("the stream was already gone"));
       }
     }
+    cancelAll(done, "the grant is given back");
     return ended;
   }
 
@@ -475,9 +499,11 @@ abstract class RenewalStream<Req, Resp> {
   final void cancel(String why) {
     ClientCallStreamObserver<Req> call = null;
     boolean complete = false;
+    List<Call> done;
     synchronized (this) {
       closing = true;
       stopRequestsLocked();
+      done = takeSupersededLocked();
       if (current != null) {
         call = current.requests;
       } else if (!over) {
@@ -485,6 +511,7 @@ abstract class RenewalStream<Req, Resp> {
         complete = true;
       }
     }
+    cancelAll(done, why);
     if (call != null) {
       call.cancel(why, null);
     }
@@ -505,25 +532,11 @@ abstract class RenewalStream<Req, Resp> {
   }
 
   /**
-   * One gRPC stream; what a stream that is no longer the current one says is ignored. As the
-   * interceptor its call is made through, it keeps the call, to tell which replica it reached.
+   * One gRPC stream; what a stream that is neither the current one nor a superseded one says
+   * is ignored.
    */
-  private final class Call implements ClientResponseObserver<Req, Resp>, ClientInterceptor {
+  private final class Call implements ClientResponseObserver<Req, Resp> {
     private volatile ClientCallStreamObserver<Req> requests;
-    private volatile ClientCall<?, ?> grpcCall;
-
-    @Override
-    public <Q, R> ClientCall<Q, R> interceptCall(MethodDescriptor<Q, R> method, CallOptions options, Channel next) {
-      ClientCall<Q, R> made = next.newCall(method, options);
-      grpcCall = made;
-      return made;
-    }
-
-    /** The replica's address, once the call has been placed on a connection; else null. */
-    SocketAddress peer() {
-      ClientCall<?, ?> made = grpcCall;
-      return made == null ? null : made.getAttributes().get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR);
-    }
 
     @Override
     public void beforeStart(ClientCallStreamObserver<Req> requestStream) {

@@ -7,12 +7,14 @@ import java.time.Duration;
  * token, so a retry can never take a second lock. Backoff doubles from {@code initialBackoff}
  * up to {@code maxBackoff}.
  *
- * <p>{@code maxAttempts} attempts are made in any case. Past them, UNAVAILABLE goes on being
- * retried for as long as the retry can start before the call's own deadline (the call timeout,
- * counted from the first attempt; for Acquire, its wait plus the call timeout): every call the
- * client makes is idempotent, and a replica that is restarting answers UNAVAILABLE while another
- * one is up, so giving up after a fixed count would fail calls that the next replica serves. A
- * {@code maxAttempts} of 1 turns retries off altogether.
+ * <p>UNAVAILABLE is retried for as long as the wait before the retry ends before the call's own
+ * deadline (the call timeout, counted from the first attempt; for Acquire, its wait plus the call
+ * timeout), not for a number of attempts: every call the client makes is idempotent, and a
+ * replica that is restarting answers UNAVAILABLE while another one is up, so giving up after a
+ * fixed count would fail calls that the next replica serves. {@code maxAttempts} counts the
+ * attempts of an Acquire that ended DEADLINE_EXCEEDED (each has a timeout of its own, so time
+ * cannot bound them), and a candidate's Campaign streams refused in a row. A {@code maxAttempts}
+ * of 1 turns retries off altogether.
  */
 public record RetryPolicy(int maxAttempts, Duration initialBackoff, Duration maxBackoff) {
   public RetryPolicy {
@@ -38,12 +40,13 @@ public record RetryPolicy(int maxAttempts, Duration initialBackoff, Duration max
     return Duration.ofNanos(Math.min(nanos, maxBackoff.toNanos()));
   }
 
-  /**
-   * Whether failed attempt number {@code attempt} is followed by another that would start at
-   * {@code retryAtNanos}: while attempts remain, or, for UNAVAILABLE ({@code unavailable}), while
-   * that is before the call's deadline {@code callDeadlineNanos}.
-   */
-  boolean retries(int attempt, boolean unavailable, long retryAtNanos, long callDeadlineNanos) {
-    return attempt < maxAttempts || (unavailable && maxAttempts > 1 && retryAtNanos - callDeadlineNanos < 0);
+  /** Whether an UNAVAILABLE attempt is followed by a retry at {@code retryAtNanos}: if that is before the call's deadline. */
+  boolean retriesUnavailable(long retryAtNanos, long callDeadlineNanos) {
+    return maxAttempts > 1 && retryAtNanos - callDeadlineNanos < 0;
+  }
+
+  /** Whether an Acquire of which {@code timeouts} attempts ended DEADLINE_EXCEEDED is tried again. */
+  boolean retriesTimeout(int timeouts) {
+    return timeouts < maxAttempts;
   }
 }

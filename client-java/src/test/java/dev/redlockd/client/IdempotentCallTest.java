@@ -23,9 +23,9 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * Release, Extend and Leader, and the Release a client sends to give a lease back, are retried
- * on UNAVAILABLE (a replica going away while another is up) until the call's deadline, not only
- * for the retry policy's attempts, each retry after resetting the channel's reconnect backoff:
+ * Release, Extend, Leader and Acquire, and the Release a client sends to give a lease back, are
+ * retried on UNAVAILABLE (a replica going away while another is up) until the call's deadline,
+ * not for the retry policy's attempts, each retry after resetting the channel's reconnect backoff:
  * on the channel given to the client, or on the one named for it under an intercepted channel.
  */
 class IdempotentCallTest {
@@ -140,6 +140,25 @@ class IdempotentCallTest {
       assertThat(elections.client.leader("scheduler")).isEmpty();
       assertThat(elections.fake.failNextLeader).isEmpty();
     }
+  }
+
+  /**
+   * Rule 2: an Acquire's UNAVAILABLE is bounded by its deadline, and the policy's attempts count
+   * only its DEADLINE_EXCEEDED (each of which has a timeout of its own).
+   */
+  @Test
+  void theAttemptsOfAnAcquireCountOnlyItsTimeouts() {
+    LockClient client = builder(channel).build();
+    fake.failNextAcquire.addAll(java.util.List.of(GOING_AWAY, GOING_AWAY, Status.DEADLINE_EXCEEDED, GOING_AWAY));
+    client.acquire("orders/1", TTL, Duration.ZERO);
+    assertThat(fake.acquires).as("two attempts, but only one of the four failures timed out").hasSize(5);
+    assertThat(fake.acquires).extracting(a -> a.getToken()).containsOnly(fake.acquires.get(0).getToken());
+
+    fake.failNextAcquire.addAll(java.util.List.of(Status.DEADLINE_EXCEEDED, GOING_AWAY, Status.DEADLINE_EXCEEDED));
+    LockServiceException e = catchThrowableOfType(
+        () -> client.acquire("orders/2", TTL, Duration.ZERO), LockServiceException.class);
+    assertThat(e.status().getCode()).isEqualTo(Status.Code.DEADLINE_EXCEEDED);
+    assertThat(fake.acquires).hasSize(8);
   }
 
   /** Rule 7: the Release that gives a lost lease back goes through the same retries. */

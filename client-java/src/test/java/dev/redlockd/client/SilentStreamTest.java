@@ -7,6 +7,7 @@ import dev.redlockd.proto.v1.CampaignRequest;
 import dev.redlockd.proto.v1.KeepAliveRequest;
 import io.grpc.ManagedChannel;
 import io.grpc.Server;
+import io.grpc.Status;
 import io.grpc.inprocess.InProcessChannelBuilder;
 import io.grpc.inprocess.InProcessServerBuilder;
 import java.time.Duration;
@@ -20,22 +21,22 @@ import org.junit.jupiter.api.Test;
 
 /**
  * A kept stream that stops answering (a replica frozen, or cut off with its connection left
- * open) is treated as broken after a quarter of the ttl: cancelled, never half-closed, and
- * reopened at once with the same first request (a second silence before any answer backs
- * off), without a loss. A candidate still waiting hears nothing and is left alone. Timed on the
- * client's injected clock and timers; gRPC in process.
+ * open) is superseded after a quarter of the ttl: a new stream with the same first request is
+ * opened at once, the silent one is still read (a late answer counts) and is cancelled, never
+ * half-closed, only once its replacement has answered. A replacement is held to a third of the
+ * bound until its first answer, and every reopen after a silence goes at once. No loss. A
+ * candidate still waiting hears nothing and is left alone. Timed on the client's injected clock
+ * and timers; gRPC in process (whose cancel the server sees as a cancel, as it sees grpc-java's
+ * RST_STREAM over a real connection).
  */
 class SilentStreamTest {
   private static final String R = "orders/1";
   private static final Duration TTL = Duration.ofSeconds(4);
   /** A quarter of the ttl: the requests' period, and the silence a stream is allowed. */
   private static final Duration QUARTER = TTL.dividedBy(4);
+  /** The silence a stream replacing a silent one is allowed until its first answer. */
+  private static final Duration THIRD = QUARTER.dividedBy(RenewalStream.REPLACEMENT_DIVISOR);
   private static final Duration NANO = Duration.ofNanos(1);
-  /**
-   * Streams opened per reopen after a silence: over this one replica, each new stream reaches the
-   * replica found silent again, and is moved on at once, up to twice, before one is kept.
-   */
-  private static final int PER_REOPEN = 1 + RenewalStream.MAX_REPICKS;
 
   private final FakeLockService fake = new FakeLockService();
   private final FakeElectionService elections = new FakeElectionService();
@@ -78,64 +79,98 @@ class SilentStreamTest {
     return lease;
   }
 
+  /** The first request of the {@code index}-th stream, once the server has it. */
   private KeepAliveRequest firstRequestOfStream(int index) {
     await().atMost(Duration.ofSeconds(5)).until(() -> fake.keepAliveFirsts.size() > index);
     return fake.keepAliveFirsts.get(index);
   }
 
-  /** The highest sequence a stream began with so far, once a stream begun after {@code sequence} has. */
-  private long streamBegunAfter(long sequence) {
-    await().atMost(Duration.ofSeconds(5)).until(() -> fake.keepAliveFirsts.stream()
-        .anyMatch(first -> first.getSequence() > sequence));
-    return fake.keepAliveFirsts.stream().mapToLong(KeepAliveRequest::getSequence).max().orElseThrow();
-  }
-
-  @Test
-  void aStreamThatStopsAnsweringIsCancelledAndReopenedAtOnceAfterAQuarterOfTheTtl() {
+  /** A kept lease whose first stream went silent a quarter of the ttl ago and was superseded. */
+  private Lease supersededOnce() {
     Lease lease = keptLease();
-    String token = firstRequestOfStream(0).getToken();
     fake.keepAliveSilent = true;
-
     timers.advance(QUARTER); // the next request goes out, and is not answered
     await().atMost(Duration.ofSeconds(5)).until(() -> fake.keepAliveLog.size() == 2);
     timers.advance(QUARTER.minus(NANO));
     assertThat(channel.calls("KeepAlive")).as("still within a quarter of the ttl").isEqualTo(1);
     timers.advance(NANO);
-    assertThat(channel.calls("KeepAlive")).as("reopened at once").isEqualTo(1 + PER_REOPEN);
+    assertThat(channel.calls("KeepAlive")).as("a new stream at once").isEqualTo(2);
+    firstRequestOfStream(1);
+    return lease;
+  }
 
-    streamBegunAfter(fake.keepAliveLog.get(1).getSequence());
-    // Each new stream names the same lease, with a sequence above every earlier request's.
-    assertThat(fake.keepAliveFirsts).allSatisfy(first -> {
-      assertThat(first.getToken()).isEqualTo(token);
-      assertThat(first.getResource()).isEqualTo(R);
-    });
-    assertThat(fake.keepAliveFirsts).extracting(KeepAliveRequest::getSequence).isSorted().doesNotHaveDuplicates();
-    // Cancelled, not half-closed: the server released nothing, and the old stream is gone.
-    await().atMost(Duration.ofSeconds(5)).until(() -> fake.streams.size() == 1);
-    assertThat(fake.locks.get(R).token()).isEqualTo(token);
+  @Test
+  void aSilentStreamIsSupersededAtOnceAndCancelledOnlyOnceItsReplacementAnswers() {
+    Lease lease = supersededOnce();
+    KeepAliveRequest resumed = firstRequestOfStream(1);
+    assertThat(resumed.getToken()).isEqualTo(firstRequestOfStream(0).getToken());
+    assertThat(resumed.getResource()).isEqualTo(R);
+    assertThat(resumed.getSequence()).isGreaterThan(fake.keepAliveLog.get(1).getSequence());
+    assertThat(fake.streams).as("the silent stream is still open, and read").hasSize(2);
+    assertThat(fake.cancelled).isEmpty();
+
+    fake.answerKeepAliveOn(1, R, resumed.getSequence(), TTL);
+    await().atMost(Duration.ofSeconds(5)).until(() -> fake.cancelled.contains(fake.opened.get(0)));
+    assertThat(fake.halfClosed).as("cancelled, never half-closed: the server released nothing").isEmpty();
+    assertThat(fake.locks.get(R).token()).isEqualTo(resumed.getToken());
+    assertThat(fake.streams).containsExactly(fake.opened.get(1));
     assertThat(channel.backoffResets.get()).as("reconnect backoff reset before reopening").isPositive();
     assertThat(lease.isValid()).isTrue();
     assertThat(losses).isEmpty();
   }
 
   @Test
-  void aSecondSilenceBeforeAnyAnswerBacksOffAndAnAnswerEndsIt() {
-    Lease lease = keptLease();
-    fake.keepAliveSilent = true;
-    timers.advance(QUARTER.multipliedBy(2)); // a request unanswered for a quarter of the ttl: reopened
-    assertThat(channel.calls("KeepAlive")).isEqualTo(1 + PER_REOPEN);
-    long reopenedAt = streamBegunAfter(1);
+  void aLateAnswerOnTheSilentStreamCounts() {
+    long start = timers.nanoTime();
+    Lease lease = supersededOnce();
+    // keptLease advanced 1 ms before the first request; the unanswered one went out a quarter later.
+    long secondSent = start + Duration.ofMillis(1).plus(QUARTER).toNanos();
+    fake.answerKeepAliveOn(0, R, fake.keepAliveLog.get(1).getSequence(), TTL);
 
-    timers.advance(QUARTER); // the reopened stream's first request is unanswered as long
-    assertThat(channel.calls("KeepAlive")).as("backing off (50 to 100 ms)").isEqualTo(1 + PER_REOPEN);
-    timers.advance(Duration.ofMillis(100));
-    assertThat(channel.calls("KeepAlive")).isEqualTo(1 + 2 * PER_REOPEN);
+    await().atMost(Duration.ofSeconds(5)).until(() -> lease.deadlineNanos() == secondSent + TTL.toNanos());
+    assertThat(fake.cancelled).as("a late answer cancels nothing: the replacement stays, and so does it").isEmpty();
+    assertThat(fake.streams).hasSize(2);
+    assertThat(losses).isEmpty();
+  }
 
-    long sequence = streamBegunAfter(reopenedAt);
-    fake.answerKeepAlive(R, sequence, TTL);
-    long renewedUntil = timers.nanoTime() + TTL.toNanos();
-    await().atMost(Duration.ofSeconds(5)).until(() -> lease.deadlineNanos() >= renewedUntil - QUARTER.toNanos());
+  @Test
+  void aReplacementIsHeldToAThirdOfTheBoundAndEveryReopenAfterASilenceGoesAtOnce() {
+    Lease lease = supersededOnce();
+    for (int streams = 2; streams < 6; streams++) {
+      timers.advance(THIRD.minus(NANO));
+      assertThat(channel.calls("KeepAlive")).as("replacement %d within a third of the bound", streams)
+          .isEqualTo(streams);
+      timers.advance(NANO);
+      assertThat(channel.calls("KeepAlive")).as("reopened at once, no backoff").isEqualTo(streams + 1);
+      firstRequestOfStream(streams);
+    }
+    assertThat(fake.streams).as("every silent stream still open").hasSize(6);
+    assertThat(fake.cancelled).isEmpty();
+
+    fake.answerKeepAliveOn(5, R, fake.keepAliveFirsts.get(5).getSequence(), TTL);
+    await().atMost(Duration.ofSeconds(5)).until(() -> fake.cancelled.size() == 5);
+    assertThat(fake.halfClosed).isEmpty();
+    // Answered: the stream is held to the whole bound again. Its next request goes out on the
+    // period (every quarter from the first stream's first request, the 4th one from now on).
+    Duration untilNextRequest = QUARTER.multipliedBy(2).minus(THIRD.multipliedBy(4));
+    timers.advance(untilNextRequest.plus(QUARTER).minus(NANO));
+    assertThat(channel.calls("KeepAlive")).isEqualTo(6);
+    timers.advance(NANO);
+    assertThat(channel.calls("KeepAlive")).isEqualTo(7);
     assertThat(lease.isValid()).isTrue();
+    assertThat(losses).isEmpty();
+  }
+
+  @Test
+  void aStreamThatEndsAfterASilenceStillBacksOff() {
+    supersededOnce();
+    fake.endStreams(Status.UNAVAILABLE.withDescription("replica going away"));
+    await().atMost(Duration.ofSeconds(5)).until(() -> fake.streams.isEmpty());
+    // The silence and this end are two failures in a row: a backoff of 100 ms, jittered down to 50.
+    timers.advance(Duration.ofMillis(50).minus(NANO));
+    assertThat(channel.calls("KeepAlive")).isEqualTo(2);
+    timers.advance(Duration.ofMillis(50).plus(NANO));
+    assertThat(channel.calls("KeepAlive")).isEqualTo(3);
     assertThat(losses).isEmpty();
   }
 
@@ -165,10 +200,14 @@ class SilentStreamTest {
     timers.advance(NANO);
     assertThat(losses).hasSize(1);
     assertThat(lease.isValid()).isFalse();
+    // The loss gives the lease back by half-closing the open stream; the superseded ones are cancelled.
+    int superseded = channel.calls("KeepAlive") - 1;
+    await().atMost(Duration.ofSeconds(5)).until(() -> fake.cancelled.size() == superseded);
+    assertThat(fake.opened.subList(0, superseded)).noneMatch(fake.halfClosed::contains);
   }
 
   @Test
-  void aCandidateStillWaitingIsLeftAloneButASilentLeaderResumesAtOnce() throws Exception {
+  void aCandidateStillWaitingIsLeftAloneButASilentLeaderIsSupersededAtOnce() throws Exception {
     CompletableFuture<Leadership> campaign = client.campaignAsync("scheduler", "a", TTL, null);
     await().atMost(Duration.ofSeconds(5)).until(() -> !elections.candidates.isEmpty());
     FakeElectionService.Candidate waiting = elections.candidates.get(0);
@@ -183,16 +222,20 @@ class SilentStreamTest {
     timers.advance(QUARTER);
     await().atMost(Duration.ofSeconds(5)).until(() -> waiting.requests.size() == 6);
     timers.advance(QUARTER);
-    assertThat(channel.calls("Campaign")).isEqualTo(1 + PER_REOPEN);
+    assertThat(channel.calls("Campaign")).isEqualTo(2);
 
-    // The streams moved on at once may have been cancelled before their request got through.
-    await().atMost(Duration.ofSeconds(5)).until(() -> elections.candidates.stream().skip(1)
-        .anyMatch(c -> !c.requests.isEmpty()));
-    CampaignRequest resumed = elections.candidates.stream().skip(1).filter(c -> !c.requests.isEmpty())
-        .findFirst().orElseThrow().requests.get(0);
-    assertThat(resumed.getResume()).isTrue();
-    assertThat(resumed.getToken()).isEqualTo(waiting.requests.get(0).getToken());
-    assertThat(resumed.getElection()).isEqualTo("scheduler");
+    await().atMost(Duration.ofSeconds(5)).until(() -> elections.candidates.size() == 2
+        && !elections.candidates.get(1).requests.isEmpty());
+    FakeElectionService.Candidate resumed = elections.candidates.get(1);
+    CampaignRequest first = resumed.requests.get(0);
+    assertThat(first.getResume()).isTrue();
+    assertThat(first.getToken()).isEqualTo(waiting.requests.get(0).getToken());
+    assertThat(first.getElection()).isEqualTo("scheduler");
+    assertThat(waiting.cancelled).as("superseded, not cancelled, before its replacement answers").isFalse();
+
+    resumed.lead(7);
+    await().atMost(Duration.ofSeconds(5)).until(() -> waiting.cancelled);
+    assertThat(waiting.halfClosed).as("a half-close would resign").isFalse();
     assertThat(leadership.isLeader()).isTrue();
     assertThat(losses).isEmpty();
   }
