@@ -21,6 +21,7 @@ import dev.redlockd.testing.ServerProcess;
 import io.grpc.Status;
 import java.io.IOException;
 import java.net.ServerSocket;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -200,6 +201,12 @@ class ConformanceTest {
           server.thaw();
           for (Lane lane : lanes) {
             lane.close();
+            lane.keepTranscript(root);
+          }
+          if (replicas != null) {
+            // Beside each runner's transcript: what a failure's replica logs said, the whole of it.
+            Files.writeString(Files.createDirectories(Lane.transcripts(root)).resolve(scenario + "-replicas.log"),
+                replicas.logs());
           }
         }
         oracle.close();
