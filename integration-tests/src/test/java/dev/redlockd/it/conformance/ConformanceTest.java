@@ -77,8 +77,8 @@ class ConformanceTest {
   /**
    * Not in the suite yet, though its harness side is here ({@link #replicaGoesSilent}; run it with
    * {@code -Dconformance.scenarios=replica-minority}): {@code replica-minority}. In 4 runs of every
-   * language the Node client lost its lease in one and its leadership in another (each at its
-   * guarded deadline, never resumed through the replica that reached every node), while Java, Go
+   * language the Node client lost its lease in one and its leadership in another (neither
+   * resumed through the replica that reached every node before its deadline), while Java, Go
    * and Python kept theirs in every run. The budget is tight for any client: a replica cut from 3
    * of 5 nodes hands a kept stream on only once less than half the ttl (3 s) is left, and a reopen
    * that round_robin sends back to the cut replica gets no answer there for two missed renewals
