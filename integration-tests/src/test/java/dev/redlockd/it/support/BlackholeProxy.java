@@ -43,8 +43,10 @@ public final class BlackholeProxy implements AutoCloseable {
 
   /** Forwards again, for new connections; the connections open now are closed. */
   public void restore() throws IOException {
-    List<Socket> before = List.copyOf(sockets);
+    // A connection is listed before it reads its generation: every one of an older generation is in
+    // the copy taken after the raise, and is closed.
     generation.incrementAndGet();
+    List<Socket> before = List.copyOf(sockets);
     dropping = false;
     for (Socket s : before) {
       sockets.remove(s);
