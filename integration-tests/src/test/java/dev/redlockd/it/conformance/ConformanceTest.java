@@ -838,9 +838,11 @@ class ConformanceTest {
     }
     System.out.println(lane.scenario + ": replica " + silent + " silent (" + silence.verb + "); replica " + other
         + " carried all " + lanes + " lanes' leases and leaderships " + resumedMs + " ms after the fault");
-    // The silent replica hears its streams' ends once it runs again or its connections are closed;
-    // one whose reader is gone stops renewing for it after a ttl (and then ends the stream).
-    Duration letGo = KEPT_TTL.plus(KEPT_TTL.dividedBy(4));
+    // The silent replica hears its streams' ends once it runs again or its connections are closed.
+    // A stream its client left open without a cancel (Node's, rule 19) it ends itself: at its first
+    // renewal (every ttl/3, taking up to a node timeout) after a ttl without a request, the last
+    // of which it may read only now, queued while it was frozen.
+    Duration letGo = KEPT_TTL.plus(KEPT_TTL.dividedBy(3)).plus(ReplicaSet.NODE_TIMEOUT);
     if (!OpenStreams.await(replicas.metricsPort(silent), 0, 0, letGo, OpenStreams.KEEP_ALIVE, OpenStreams.CAMPAIGN)) {
       shortfalls.put(where, "replica " + silent + " still had " + OpenStreams.describe(replicas.metricsPort(silent),
           OpenStreams.KEEP_ALIVE, OpenStreams.CAMPAIGN) + " streams open " + letGo.toMillis() + " ms after it was "

@@ -24,6 +24,8 @@ import java.util.stream.IntStream;
  * nodes by proxies between it and them ({@link #linkedThroughProxies}).
  */
 final class ReplicaSet implements AutoCloseable {
+  /** Each replica's --node-timeout: see {@link #startOn}. */
+  static final Duration NODE_TIMEOUT = Duration.ofMillis(250);
   private final List<String> redisFlags;
   private final List<Integer> ports;
   private final List<Integer> metricsPorts;
@@ -140,7 +142,8 @@ final class ReplicaSet implements AutoCloseable {
    * server keeps the default).
    */
   private static ServerProcess startOn(int port, int metricsPort, String redisFlag) {
-    return ServerProcess.start("--port", Integer.toString(port), "--redis", redisFlag, "--node-timeout", "250ms",
+    return ServerProcess.start("--port", Integer.toString(port), "--redis", redisFlag, "--node-timeout",
+        NODE_TIMEOUT.toMillis() + "ms",
         "--metrics-port", Integer.toString(metricsPort));
   }
 
