@@ -844,9 +844,17 @@ class ConformanceTest {
     // of which it may read only now, queued while it was frozen.
     Duration letGo = KEPT_TTL.plus(KEPT_TTL.dividedBy(3)).plus(ReplicaSet.NODE_TIMEOUT);
     if (!OpenStreams.await(replicas.metricsPort(silent), 0, 0, letGo, OpenStreams.KEEP_ALIVE, OpenStreams.CAMPAIGN)) {
-      shortfalls.put(where, "replica " + silent + " still had " + OpenStreams.describe(replicas.metricsPort(silent),
-          OpenStreams.KEEP_ALIVE, OpenStreams.CAMPAIGN) + " streams open " + letGo.toMillis() + " ms after it was "
-          + "given back, although every lane's had resumed through replica " + other);
+      String still = OpenStreams.describe(replicas.metricsPort(silent), OpenStreams.KEEP_ALIVE, OpenStreams.CAMPAIGN);
+      // For the report only: whether it lets go later after all, and what it stopped and why.
+      long later = System.nanoTime();
+      boolean eventually = OpenStreams.await(replicas.metricsPort(silent), 0, 0, KEPT_TTL.multipliedBy(3),
+          OpenStreams.KEEP_ALIVE, OpenStreams.CAMPAIGN);
+      shortfalls.put(where, "replica " + silent + " still had " + still + " streams open " + letGo.toMillis()
+          + " ms after it was given back, although every lane's had resumed through replica " + other + "; "
+          + (eventually ? "it let go " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - later) + " ms later"
+          : "still open " + KEPT_TTL.multipliedBy(3).toMillis() + " ms later") + "; its streams stopped: "
+          + Scrape.of(replicas.metricsPort(silent)).series().stream()
+              .filter(x -> x.name().startsWith("redlockd_kept_streams_stopped")).toList());
       return;
     }
     awaitQuorum(lane, replicas.server(silent));
