@@ -127,8 +127,8 @@ class SilentReplicaRun {
       try (RunnerProcess runner = RunnerProcess.start(command, Runtimes.repositoryRoot());
           Keys keys = new Keys(cluster, "redlock:{" + resource + "}:lock", "redlock:election:{" + resource + "}:lock")) {
         runner.expectAwait("kept", Duration.ofMinutes(1));
-        int leaseOn = carrying(metrics, "KeepAlive", runner);
-        boolean leaderThere = Scrape.of(metrics[leaseOn]).value("redlockd_streams_open", "kind", "Campaign") > 0;
+        int leaseOn = carrying(metrics, OpenStreams.KEEP_ALIVE, runner);
+        boolean leaderThere = OpenStreams.count(metrics[leaseOn], OpenStreams.CAMPAIGN) > 0;
         keys.sample();
         long fault = System.nanoTime();
         if (FAULT.equals("blackhole")) {
@@ -155,22 +155,14 @@ class SilentReplicaRun {
     }
   }
 
-  /**
-   * The replica whose metrics show a stream of this kind open (the round's runner is the only
-   * client); a stream just opened may take a moment to show.
-   */
+  /** The replica whose metrics show the KeepAlive stream open (the round's runner is the only client). */
   private static int carrying(int[] metrics, String kind, RunnerProcess runner) throws InterruptedException {
-    long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-    while (System.nanoTime() < until) {
-      for (int i = 0; i < metrics.length; i++) {
-        if (Scrape.of(metrics[i]).value("redlockd_streams_open", "kind", kind) > 0) {
-          return i;
-        }
-      }
-      Thread.sleep(50);
+    int i = OpenStreams.carrying(List.of(metrics[0], metrics[1]), kind, Duration.ofSeconds(5));
+    if (i < 0) {
+      throw new AssertionError("no replica carries the " + kind + " stream:\n" + Scrape.of(metrics[0]).text() + "\n"
+          + Scrape.of(metrics[1]).text() + "\n" + runner.transcript());
     }
-    throw new AssertionError("no replica carries the " + kind + " stream:\n" + Scrape.of(metrics[0]).text() + "\n"
-        + Scrape.of(metrics[1]).text() + "\n" + runner.transcript());
+    return i;
   }
 
   private static long ms(long atNanos, long sinceNanos) {
