@@ -20,6 +20,13 @@ import java.time.Duration;
  * has no validity to report and nothing to wait for: it is handed on when the engine's quiet
  * retry, a tenth of the ttl later, misses too ({@link #UNCONFIRMED_MISSES}), so that one slow
  * round, which a busy replica has now and then, moves no stream.
+ *
+ * <p>A stream that opens while this replica's node monitor sees no quorum (a holder resuming here,
+ * perhaps just handed on by this very replica) is refused at once with UNAVAILABLE, before anything
+ * is renewed or released: taking it on would leave its holder unanswered for two missed renewals
+ * (a node timeout, a tenth of the ttl, a node timeout) before the hand-on, time its resume through
+ * a replica that has a quorum needs. The monitor learns of a lost quorum from the first round
+ * that misses a node it believed up (it probes at once) and of its return within a probe interval.
  */
 final class HandOn {
   /** Misses of a stream's first renewals before it is handed on: the first, then its retry. */
@@ -30,6 +37,12 @@ final class HandOn {
   /** Whether a confirmed lease in jeopardy, with {@code left} of its validity left, is handed on now. */
   static boolean due(Duration left, Duration ttl) {
     return ttl == null || left.compareTo(ttl.dividedBy(2)) < 0;
+  }
+
+  /** The status a stream opened without a quorum ends with at once: UNAVAILABLE, nothing taken on. */
+  static Status refused() {
+    return Status.UNAVAILABLE.withDescription("this replica reaches no quorum of Redis nodes now: "
+        + "resume through another replica; nothing was released");
   }
 
   /** The status the stream ends with: UNAVAILABLE, saying why and that nothing was released. */

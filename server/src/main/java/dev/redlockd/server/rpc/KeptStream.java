@@ -21,6 +21,7 @@ abstract class KeptStream<R> extends ServerStream<R> {
   private final String kind;
   private final String kept;
   private final ReaderSilence reader;
+  private final java.util.function.BooleanSupplier quorum;
   /** The ttl the client asked for last: what its silence and the hand-on are measured against. */
   private volatile Duration ttl;
   /** First renewals missed so far (the engine reports them one at a time). */
@@ -32,6 +33,7 @@ abstract class KeptStream<R> extends ServerStream<R> {
     this.kind = kind;
     this.kept = kept;
     this.reader = new ReaderSilence(registry.nanoClock());
+    this.quorum = registry::quorum;
   }
 
   /** Stops renewing what the stream keeps, releasing nothing. */
@@ -69,6 +71,19 @@ abstract class KeptStream<R> extends ServerStream<R> {
     Status gone = Status.DEADLINE_EXCEEDED.withDescription(reader.describe(asked, kept));
     log.debug("{} stream ends: {}", kind, gone.getDescription());
     end(gone);
+    return true;
+  }
+
+  /**
+   * Before the first request is taken on: if this replica sees no quorum now, the stream ends
+   * UNAVAILABLE at once, nothing renewed or released ({@link HandOn#refused}); true then.
+   */
+  protected final boolean refusedWithoutQuorum() {
+    if (quorum.getAsBoolean()) {
+      return false;
+    }
+    log.debug("{} stream refused: this replica reaches no quorum now", kind);
+    end(HandOn.refused());
     return true;
   }
 
