@@ -5,6 +5,7 @@ import dev.redlockd.server.metrics.LeaseMeter;
 import io.grpc.Status;
 import io.grpc.stub.ServerCallStreamObserver;
 import java.time.Duration;
+import java.util.function.BooleanSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -21,7 +22,7 @@ abstract class KeptStream<R> extends ServerStream<R> {
   private final String kind;
   private final String kept;
   private final ReaderSilence reader;
-  private final java.util.function.BooleanSupplier quorum;
+  private final BooleanSupplier quorum;
   /** The ttl the client asked for last: what its silence and the hand-on are measured against. */
   private volatile Duration ttl;
   /** First renewals missed so far (the engine reports them one at a time). */
