@@ -58,11 +58,6 @@ final class CampaignStream extends KeptStream<CampaignResponse>
           return;
         }
         if (candidacy == null) {
-          // A leader resuming here: refused at once while this replica reaches no quorum. A
-          // candidate still waiting has no leadership to lose and waits here as anywhere.
-          if (request.getResume() && refusedWithoutQuorum()) {
-            return;
-          }
           electionName = election;
           candidacy = elections.campaign(election, request.getValue(), ttl, request.getToken(),
               request.getResume(), request.getSequence(), this);

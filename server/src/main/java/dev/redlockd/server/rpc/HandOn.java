@@ -21,12 +21,15 @@ import java.time.Duration;
  * retry, a tenth of the ttl later, misses too ({@link #UNCONFIRMED_MISSES}), so that one slow
  * round, which a busy replica has now and then, moves no stream.
  *
- * <p>A stream that opens while this replica's node monitor sees no quorum (a holder resuming here,
- * perhaps just handed on by this very replica) is refused at once with UNAVAILABLE, before anything
- * is renewed or released: taking it on would leave its holder unanswered for two missed renewals
- * (a node timeout, a tenth of the ttl, a node timeout) before the hand-on, time its resume through
- * a replica that has a quorum needs. The monitor learns of a lost quorum from the first round
- * that misses a node it believed up (it probes at once) and of its return within a probe interval.
+ * <p>A first renewal that misses while this replica's node monitor sees no quorum is not one
+ * slow round but a replica cut off from the nodes: the stream is handed on at that miss, without
+ * the retry. A holder handed on by this replica that round_robin sends back to it then hears
+ * UNAVAILABLE after one node timeout instead of two and a tenth of the ttl (longer than the
+ * silence bound its client holds a stream to), time its resume through a replica that has a
+ * quorum needs. The first renewal is still tried rather than the stream refused at its open: the
+ * monitor learns that the quorum is back only at its next probe, and a replica alone would
+ * refuse its holders until then. A confirmed lease keeps the half-ttl wait: the monitor's probe
+ * misses during a pause of this replica too, and every stream would move at once.
  */
 final class HandOn {
   /** Misses of a stream's first renewals before it is handed on: the first, then its retry. */
@@ -37,12 +40,6 @@ final class HandOn {
   /** Whether a confirmed lease in jeopardy, with {@code left} of its validity left, is handed on now. */
   static boolean due(Duration left, Duration ttl) {
     return ttl == null || left.compareTo(ttl.dividedBy(2)) < 0;
-  }
-
-  /** The status a stream opened without a quorum ends with at once: UNAVAILABLE, nothing taken on. */
-  static Status refused() {
-    return Status.UNAVAILABLE.withDescription("this replica reaches no quorum of Redis nodes now: "
-        + "resume through another replica; nothing was released");
   }
 
   /** The status the stream ends with: UNAVAILABLE, saying why and that nothing was released. */

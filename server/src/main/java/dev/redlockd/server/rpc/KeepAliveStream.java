@@ -59,9 +59,6 @@ final class KeepAliveStream extends KeptStream<KeepAliveResponse>
           return;
         }
         if (lease == null) {
-          if (refusedWithoutQuorum()) {
-            return;
-          }
           lease = engine.keep(resource, request.getPermit(), request.getToken(), ttl, this);
           ttlAsked(ttl);
           current = lease;

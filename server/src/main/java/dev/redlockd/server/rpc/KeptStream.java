@@ -75,19 +75,6 @@ abstract class KeptStream<R> extends ServerStream<R> {
     return true;
   }
 
-  /**
-   * Before the first request is taken on: if this replica sees no quorum now, the stream ends
-   * UNAVAILABLE at once, nothing renewed or released ({@link HandOn#refused}); true then.
-   */
-  protected final boolean refusedWithoutQuorum() {
-    if (quorum.getAsBoolean()) {
-      return false;
-    }
-    log.debug("{} stream refused: this replica reaches no quorum now", kind);
-    end(HandOn.refused());
-    return true;
-  }
-
   /** After a JEOPARDY answer went out: hands the stream on once too little of {@code left} remains. */
   protected final void inJeopardy(Duration left, LockEngineException cause) {
     if (HandOn.due(left, ttl)) {
@@ -95,11 +82,14 @@ abstract class KeptStream<R> extends ServerStream<R> {
     }
   }
 
-  /** A first renewal missed the quorum: handed on once its retry has missed too ({@link HandOn}). */
+  /**
+   * A first renewal missed the quorum: handed on once its retry has missed too, or at once when
+   * this replica's node monitor sees no quorum ({@link HandOn}).
+   */
   protected final void unconfirmed(LockEngineException cause) {
     boolean again;
     synchronized (this) {
-      again = ++unconfirmedMisses >= HandOn.UNCONFIRMED_MISSES;
+      again = ++unconfirmedMisses >= HandOn.UNCONFIRMED_MISSES || !quorum.getAsBoolean();
     }
     if (again) {
       handOn(cause);

@@ -48,7 +48,8 @@ public final class OpenStreams {
 
   /**
    * Where this replica learns whether it reaches a quorum of nodes now (the engine's node
-   * monitor): a kept stream opened while it does not is refused at once ({@link HandOn#refused}).
+   * monitor): a kept stream whose first renewal misses while it does not is handed on at once
+   * ({@link HandOn}).
    * Until this is called, every stream is taken on.
    */
   public void quorumFrom(BooleanSupplier quorum) {
