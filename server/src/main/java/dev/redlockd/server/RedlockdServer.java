@@ -185,6 +185,7 @@ public final class RedlockdServer implements AutoCloseable {
       HealthStatusManager health = new HealthStatusManager();
       new HealthPublisher(health, engine);
       OpenStreams streams = new OpenStreams(config.maxStreams, metrics.leases());
+      streams.quorumFrom(engine::quorumAvailable);
       elections = new Elections(engine);
       metrics.watch(engine, streams::size, streams::byKind, config.nodeTimeout);
       metrics.serve(config.bindAddress(), config.metricsPort);

@@ -75,23 +75,20 @@ import org.opentest4j.TestAbortedException;
 class ConformanceTest {
   private static final Duration STEP = Duration.ofSeconds(30);
   /**
-   * Not in the suite yet, though its harness side is here ({@link #replicaGoesSilent}; run it with
-   * {@code -Dconformance.scenarios=replica-minority}): {@code replica-minority}. In 5 runs of every
-   * language the Node client lost its lease in one and its leadership in another (neither resumed
-   * through the replica that reached every node before its deadline), while Java and Go kept
-   * theirs in all 5, and Python in the 2 where its own check passed. The budget is tight for any
-   * client: a replica cut from 3 of 5 nodes hands a kept stream on only once less than half the
-   * ttl (3 s) is left, and a reopen that round_robin sends back to the cut replica gets no answer
-   * there for two missed renewals (node timeout, a tenth of the ttl, node timeout), longer than
-   * the silence bound ttl/4, before it is handed on again.
+   * {@code replica-minority} has been in the suite since a replica whose node monitor sees no
+   * quorum hands a stream on at its first missed renewal when that stream was opened there (a
+   * resume that round_robin sends back to the cut replica hears UNAVAILABLE after one node timeout,
+   * not after two and a tenth of the ttl, longer than the silence bound ttl/4): before, the Node
+   * client lost its lease or its leadership in 2 of 5 runs; since, every language kept both in 5
+   * runs in a row.
    */
   private static final List<String> SCENARIOS = List.of("acquire-contended", "release-twice", "extend", "keep-alive",
       "majority-frozen", "lost-answer", "invalid-argument", "concurrent-holders", "campaign-handover", "observe",
       "extend-while-kept", "replica-restart", "shutdown-race", "lead", "permits", "replica-blackhole",
-      "rolling-restart-fast", "release-during-restart");
+      "rolling-restart-fast", "release-during-restart", "replica-minority");
   /**
    * Scenarios with a harness side that are left out of {@link #SCENARIOS} for now, run when named:
-   * replica-minority (above), and replica-silent. Every client kept its lease and leadership in
+   * replica-silent. Every client kept its lease and leadership in
    * every run of replica-silent, but in 3 of 9 runs the replica thawed after the second SIGSTOP
    * still had one KeepAlive stream open when the harness stopped waiting: once after 3.75 s (a
    * first, tighter bound), twice after 4.25 s, which is a ttl + a renewal period (ttl/3) + a node
@@ -100,7 +97,7 @@ class ConformanceTest {
    * Until that stream is explained (a client that goes on sending on a stream it left, or a
    * server that does not stop one), the second fault cannot tell a lane that resumed from it.
    */
-  private static final List<String> NOT_YET = List.of("replica-minority", "replica-silent");
+  private static final List<String> NOT_YET = List.of("replica-silent");
   /** The permits scenario's N: the runner's N + 3 workers share that many permits. */
   private static final int PERMITS = 3;
   /** shutdown-race's SIGTERMs, each one met by every runner at once. */

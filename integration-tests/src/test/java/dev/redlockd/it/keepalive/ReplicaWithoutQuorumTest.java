@@ -34,10 +34,13 @@ import org.junit.jupiter.api.Test;
  * connections stay open), so A sees 2 nodes while replica B sees all 5. A kept lease and a
  * leadership streaming through A are handed on: A ends their streams UNAVAILABLE, releasing
  * nothing, while half their validity is still left, and they resume through B with the same
- * fencing token and term. Real Redis, both replicas over real sockets, raw stubs.
+ * fencing token and term. A resume through A meanwhile is handed on at its first missed renewal
+ * (A's node monitor sees no quorum), so that the holder's next reopen goes on to B in time. Real Redis, both replicas over real
+ * sockets, raw stubs.
  */
 class ReplicaWithoutQuorumTest {
   private static final Duration TTL = Duration.ofSeconds(3);
+  private static final Duration NODE_TIMEOUT = Duration.ofMillis(250);
   private static RedisCluster cluster;
   private static final List<BlackholeProxy> proxies = new ArrayList<>();
   private static RedlockdServer a;
@@ -63,9 +66,9 @@ class ReplicaWithoutQuorumTest {
     // A roomy node timeout: on a busy test machine a healthy node may miss 50 ms, and this test is
     // about nodes that never answer.
     a = RedlockdServer.start(ServerConfig.parse("--port", "0", "--redis", String.join(",", viaProxies),
-        "--metrics-port", Integer.toString(metricsA), "--node-timeout", "250ms"));
+        "--metrics-port", Integer.toString(metricsA), "--node-timeout", NODE_TIMEOUT.toMillis() + "ms"));
     b = RedlockdServer.start(ServerConfig.parse("--port", "0", "--redis", cluster.redisFlag(),
-        "--node-timeout", "250ms"));
+        "--node-timeout", NODE_TIMEOUT.toMillis() + "ms"));
     toA = channel(a);
     toB = channel(b);
   }
@@ -139,6 +142,26 @@ class ReplicaWithoutQuorumTest {
     assertThat(keptEnded).isLessThan(leaseDeadline);
     assertThat(leaderEnded).isLessThan(leadershipDeadline);
 
+    // Resuming through A again (round_robin may pick it) is handed on at its first miss, since A's
+    // node monitor sees no quorum, nothing released: without that, only after the retry missed too
+    // (a node timeout, a tenth of the ttl, a node timeout), time the holder needs to reach B.
+    Duration retried = NODE_TIMEOUT.multipliedBy(2).plus(TTL.dividedBy(10));
+    StreamProbe again = StreamProbe.open(LockServiceGrpc.newStub(toA));
+    long resentAt = System.nanoTime();
+    again.send(r, lease.getToken(), TTL, sequence);
+    Status handedOn = again.awaitEnd(Duration.ofSeconds(2));
+    assertThat(handedOn.getCode()).isEqualTo(Status.Code.UNAVAILABLE);
+    assertThat(handedOn.getDescription()).contains("no quorum").contains("nothing was released");
+    assertThat(again.endedAt - resentAt).isLessThan(retried.toNanos());
+    assertThat(again.responses).isEmpty();
+    CampaignProbe leaderAgain = CampaignProbe.open(ElectionServiceGrpc.newStub(toA));
+    resentAt = System.nanoTime();
+    leaderAgain.send(election, "a", TTL, candidate, true, sequence);
+    Status leaderHandedOn = leaderAgain.end.get(2, TimeUnit.SECONDS);
+    assertThat(leaderHandedOn.getCode()).isEqualTo(Status.Code.UNAVAILABLE);
+    assertThat(leaderHandedOn.getDescription()).contains("no quorum");
+    assertThat(leaderAgain.endedAt - resentAt).isLessThan(retried.toNanos());
+
     StreamProbe resumed = StreamProbe.open(LockServiceGrpc.newStub(toB));
     resumed.send(r, lease.getToken(), TTL, sequence);
     KeepAliveResponse renewed = resumed.next(Duration.ofSeconds(2));
@@ -162,9 +185,9 @@ class ReplicaWithoutQuorumTest {
     assertThat(holding).isGreaterThanOrEqualTo(3);
     Scrape metrics = Scrape.of(metricsA);
     assertThat(metrics.value("redlockd_kept_streams_stopped_total", "stream", "KeepAlive", "reason", "no_quorum"))
-        .isEqualTo(1);
+        .isEqualTo(2);
     assertThat(metrics.value("redlockd_kept_streams_stopped_total", "stream", "Campaign", "reason", "no_quorum"))
-        .isEqualTo(1);
+        .isEqualTo(2);
 
     resumed.halfClose();
     assertThat(resumed.awaitEnd(Duration.ofSeconds(2)).getCode()).isEqualTo(Status.Code.OK);

@@ -20,6 +20,16 @@ import java.time.Duration;
  * has no validity to report and nothing to wait for: it is handed on when the engine's quiet
  * retry, a tenth of the ttl later, misses too ({@link #UNCONFIRMED_MISSES}), so that one slow
  * round, which a busy replica has now and then, moves no stream.
+ *
+ * <p>A first renewal that misses while this replica's node monitor sees no quorum is not one
+ * slow round but a replica cut off from the nodes: the stream is handed on at that miss, without
+ * the retry. A holder handed on by this replica that round_robin sends back to it then hears
+ * UNAVAILABLE after one node timeout instead of two and a tenth of the ttl (longer than the
+ * silence bound its client holds a stream to), time its resume through a replica that has a
+ * quorum needs. The first renewal is still tried rather than the stream refused at its open: the
+ * monitor learns that the quorum is back only at its next probe, and a replica alone would
+ * refuse its holders until then. A confirmed lease keeps the half-ttl wait: the monitor's probe
+ * misses during a pause of this replica too, and every stream would move at once.
  */
 final class HandOn {
   /** Misses of a stream's first renewals before it is handed on: the first, then its retry. */

@@ -5,6 +5,7 @@ import dev.redlockd.server.metrics.LeaseMeter;
 import io.grpc.Status;
 import io.grpc.stub.ServerCallStreamObserver;
 import java.time.Duration;
+import java.util.function.BooleanSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -21,6 +22,7 @@ abstract class KeptStream<R> extends ServerStream<R> {
   private final String kind;
   private final String kept;
   private final ReaderSilence reader;
+  private final BooleanSupplier quorum;
   /** The ttl the client asked for last: what its silence and the hand-on are measured against. */
   private volatile Duration ttl;
   /** First renewals missed so far (the engine reports them one at a time). */
@@ -32,6 +34,7 @@ abstract class KeptStream<R> extends ServerStream<R> {
     this.kind = kind;
     this.kept = kept;
     this.reader = new ReaderSilence(registry.nanoClock());
+    this.quorum = registry::quorum;
   }
 
   /** Stops renewing what the stream keeps, releasing nothing. */
@@ -79,11 +82,14 @@ abstract class KeptStream<R> extends ServerStream<R> {
     }
   }
 
-  /** A first renewal missed the quorum: handed on once its retry has missed too ({@link HandOn}). */
+  /**
+   * A first renewal missed the quorum: handed on once its retry has missed too, or at once when
+   * this replica's node monitor sees no quorum ({@link HandOn}).
+   */
   protected final void unconfirmed(LockEngineException cause) {
     boolean again;
     synchronized (this) {
-      again = ++unconfirmedMisses >= HandOn.UNCONFIRMED_MISSES;
+      again = ++unconfirmedMisses >= HandOn.UNCONFIRMED_MISSES || !quorum.getAsBoolean();
     }
     if (again) {
       handOn(cause);

@@ -5,6 +5,7 @@ import dev.redlockd.server.metrics.LeaseMeter;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.BooleanSupplier;
 import java.util.function.LongSupplier;
 
 /**
@@ -21,6 +22,8 @@ public final class OpenStreams {
   private final int max;
   private final LeaseMeter leases;
   private final LongSupplier nanoClock;
+  /** Whether this replica reaches a quorum of nodes now, as its node monitor last saw: see {@link #quorum()}. */
+  private volatile BooleanSupplier quorum = () -> true;
   private final Set<OpenStream> open = ConcurrentHashMap.newKeySet();
 
   public OpenStreams(int max) {
@@ -41,6 +44,21 @@ public final class OpenStreams {
 
   LeaseMeter leases() {
     return leases;
+  }
+
+  /**
+   * Where this replica learns whether it reaches a quorum of nodes now (the engine's node
+   * monitor): a kept stream whose first renewal misses while it does not is handed on at once
+   * ({@link HandOn}).
+   * Until this is called, every stream is taken on.
+   */
+  public void quorumFrom(BooleanSupplier quorum) {
+    this.quorum = quorum;
+  }
+
+  /** Whether this replica reaches a quorum of nodes now. */
+  boolean quorum() {
+    return quorum.getAsBoolean();
   }
 
   LongSupplier nanoClock() {
