@@ -21,7 +21,8 @@ const maxRefreshes = 3
 //
 // It returns an error wrapping ErrNotAcquired (code ABORTED) when the lock was still held by
 // someone else after wait, and an *Error with the call's gRPC status for every other failure.
-// UNAVAILABLE and DEADLINE_EXCEEDED are retried with the same token and the wait that is left.
+// UNAVAILABLE and DEADLINE_EXCEEDED are retried with the same token and the wait that is left
+// (UNAVAILABLE until the call's own deadline, the wait plus the call timeout: see WithRetry).
 // If the Acquire is given up while a grant may have happened (retries exhausted, ctx ended),
 // a Release of its token is sent in the background: nobody else could ever release it.
 func (c *Client) Acquire(ctx context.Context, resource string, ttl, wait time.Duration) (*Lease, error) {
@@ -70,6 +71,7 @@ func (c *Client) acquire(ctx context.Context, resource string, permits uint32, t
 	var permit uint32 // the permit an answer named: a retry under the same token gets the same one
 	giveBack := func() { c.giveBack(resource, permits, permit, token) }
 	refreshes := 0
+	timeouts := 0 // attempts that ended DEADLINE_EXCEEDED: those the retry policy's attempts count
 	for attempt := 1; ; {
 		// A retry sends the wait that is left. A negative wait goes out as it is: the server
 		// answers INVALID_ARGUMENT, as for any malformed request.
@@ -123,11 +125,23 @@ func (c *Client) acquire(ctx context.Context, resource string, permits uint32, t
 			return nil, abandonedError("acquire", resource, ctxErr, err)
 		}
 		code := status.Code(err)
-		unknown := code == codes.Unavailable || code == codes.DeadlineExceeded
+		unavailable := code == codes.Unavailable
+		timedOut := code == codes.DeadlineExceeded
+		if timedOut {
+			timeouts++
+		}
+		unknown := unavailable || timedOut
 		// A pushback's wait comes out of the Acquire's wait too: the retry sends what is left.
 		pause, retry := retryWait(err, c.retry.backoff(attempt))
-		if unknown && attempt < c.retry.maxAttempts && retry {
+		callDeadline := start.Add(wait + c.callTimeout)
+		if unavailable {
+			retry = retry && c.retry.retriesUnavailable(time.Now().Add(pause), callDeadline)
+		} else {
+			retry = retry && timedOut && c.retry.retriesTimeout(timeouts)
+		}
+		if retry {
 			mayHold = true
+			c.reconnectNow()
 			if serr := sleep(ctx, pause); serr != nil {
 				giveBack()
 				return nil, abandonedError("acquire", resource, serr, nil)

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -82,27 +83,98 @@ func TestCancelledAcquireReleasesItsToken(t *testing.T) {
 	}
 }
 
-func TestExhaustedRetriesReleaseTheToken(t *testing.T) {
+// untilTheDeadline: UNAVAILABLE retried 10 ms apart until the 600 ms call timeout has passed (at
+// most 60 attempts: the fake's channels hold 64), past the policy's 4 attempts.
+var untilTheDeadline = []Option{WithRetry(4, 10*time.Millisecond, 10*time.Millisecond), WithCallTimeout(600 * time.Millisecond)}
+
+func TestUnavailableIsRetriedUntilTheCallsDeadlineThenTheTokenIsReleased(t *testing.T) {
 	f := newFake()
 	f.acquire = func(context.Context, *redlockv1.AcquireRequest, int) (*redlockv1.AcquireResponse, error) {
 		return nil, status.Error(codes.Unavailable, "1 of 5 nodes answered")
 	}
-	c := start(t, f, fastRetry)
+	c := start(t, f, untilTheDeadline...)
+	began := time.Now()
 	_, err := c.Acquire(context.Background(), "orders/1", time.Second, 0)
 	if status.Code(err) != codes.Unavailable {
 		t.Fatalf("got %v, want UNAVAILABLE", err)
 	}
+	if took := time.Since(began); took < 590*time.Millisecond {
+		t.Fatalf("gave up after %s, before the 600 ms call timeout", took)
+	}
 	token := recv(t, f.acquires, "attempt 1").Token
-	for i := 2; i <= 4; i++ {
+	attempts := 1
+	for len(f.acquires) > 0 {
+		if recv(t, f.acquires, "a retry").Token != token {
+			t.Fatal("a retry carried another token")
+		}
+		attempts++
+	}
+	if attempts <= 4 {
+		t.Fatalf("%d attempts: UNAVAILABLE must be retried past the policy's 4 until the call timeout", attempts)
+	}
+	if rel := recv(t, f.releases, "the Release of the given-up token"); rel.Token != token {
+		t.Fatal("the Release does not carry the given-up token")
+	}
+}
+
+// Rule 2: an Acquire's UNAVAILABLE is bounded by its deadline, and the policy's attempts count
+// only its DEADLINE_EXCEEDED (each of which has a timeout of its own).
+func TestTheAttemptsOfAnAcquireCountOnlyItsTimeouts(t *testing.T) {
+	f := newFake()
+	var failures []codes.Code
+	var mu sync.Mutex
+	f.acquire = func(_ context.Context, req *redlockv1.AcquireRequest, _ int) (*redlockv1.AcquireResponse, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if len(failures) > 0 {
+			code := failures[0]
+			failures = failures[1:]
+			return nil, status.Error(code, "scripted")
+		}
+		return grant(req, time.Minute, 7), nil
+	}
+	script := func(want ...codes.Code) {
+		mu.Lock()
+		failures = want
+		mu.Unlock()
+	}
+	c := start(t, f, WithRetry(2, time.Millisecond, time.Millisecond))
+	script(codes.Unavailable, codes.Unavailable, codes.DeadlineExceeded, codes.Unavailable)
+	if _, err := c.Acquire(context.Background(), "orders/1", time.Minute, 0); err != nil {
+		t.Fatalf("two attempts, and only one of the four failures timed out: %v", err)
+	}
+	token := recv(t, f.acquires, "attempt 1").Token
+	for i := 2; i <= 5; i++ {
 		if recv(t, f.acquires, "a retry").Token != token {
 			t.Fatal("a retry carried another token")
 		}
 	}
-	if len(f.acquires) != 0 {
-		t.Fatal("more than 4 attempts")
+
+	script(codes.DeadlineExceeded, codes.Unavailable, codes.DeadlineExceeded)
+	if _, err := c.Acquire(context.Background(), "orders/2", time.Minute, 0); status.Code(err) != codes.DeadlineExceeded {
+		t.Fatalf("got %v, want DEADLINE_EXCEEDED after the second timeout", err)
 	}
-	if rel := recv(t, f.releases, "the Release of the given-up token"); rel.Token != token {
-		t.Fatal("the Release does not carry the given-up token")
+	for i := 1; i <= 3; i++ {
+		recv(t, f.acquires, "an attempt")
+	}
+	if len(f.acquires) != 0 {
+		t.Fatal("retried past the policy's attempts of DEADLINE_EXCEEDED")
+	}
+}
+
+func TestARetryPolicyOfOneAttemptRetriesNothing(t *testing.T) {
+	f := newFake()
+	f.acquire = func(context.Context, *redlockv1.AcquireRequest, int) (*redlockv1.AcquireResponse, error) {
+		return nil, status.Error(codes.Unavailable, "1 of 5 nodes answered")
+	}
+	_, err := start(t, f, WithRetry(1, 0, 0)).Acquire(context.Background(), "orders/1", time.Second, 0)
+	if status.Code(err) != codes.Unavailable {
+		t.Fatalf("got %v, want UNAVAILABLE", err)
+	}
+	recv(t, f.acquires, "attempt 1")
+	recv(t, f.releases, "the Release of the given-up token")
+	if len(f.acquires) != 0 {
+		t.Fatal("retried")
 	}
 }
 

@@ -36,9 +36,15 @@ func WithCallTimeout(d time.Duration) Option {
 	return func(c *Client) { c.callTimeout = d }
 }
 
-// WithRetry sets how UNAVAILABLE (and, for Acquire, DEADLINE_EXCEEDED) is retried: up to
-// maxAttempts calls in all, the backoff doubling from initialBackoff up to maxBackoff
-// (default 4, 50 ms, 1 s). Retries reuse the token, so they can never take a second lock.
+// WithRetry sets how UNAVAILABLE (and, for Acquire, DEADLINE_EXCEEDED) is retried, the backoff
+// doubling from initialBackoff up to maxBackoff (default 4, 50 ms, 1 s). UNAVAILABLE is retried
+// for as long as the wait before the retry ends before the call's own deadline (the call timeout
+// from the first attempt; for Acquire, its wait plus the call timeout), not for a number of
+// attempts: every call is idempotent, and a replica going away answers UNAVAILABLE while another
+// is up. maxAttempts counts an Acquire's attempts that ended DEADLINE_EXCEEDED (each has a
+// timeout of its own, so time cannot bound them) and a candidate's Campaign streams refused in a
+// row; 1 turns retries off. Retries reuse the token, so they can never take a second lock, and
+// each resets the connection's reconnect backoff first.
 func WithRetry(maxAttempts int, initialBackoff, maxBackoff time.Duration) Option {
 	return func(c *Client) {
 		if maxAttempts < 1 {
@@ -111,6 +117,18 @@ func (p retryPolicy) backoff(attempt int) time.Duration {
 	return d
 }
 
+// retriesUnavailable tells whether an UNAVAILABLE attempt is followed by a retry at retryAt: if
+// that is before the call's deadline.
+func (p retryPolicy) retriesUnavailable(retryAt, callDeadline time.Time) bool {
+	return p.maxAttempts > 1 && retryAt.Before(callDeadline)
+}
+
+// retriesTimeout tells whether an Acquire of which timeouts attempts ended DEADLINE_EXCEEDED is
+// tried again.
+func (p retryPolicy) retriesTimeout(timeouts int) bool {
+	return timeouts < p.maxAttempts
+}
+
 // sleep waits d or until ctx ends (its error then).
 func sleep(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
@@ -123,9 +141,12 @@ func sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// unary runs call with the call timeout, retrying UNAVAILABLE by the policy while worthIt
-// (nil: always) holds. Returns the last call's error unwrapped.
+// unary runs call with the call timeout, retrying UNAVAILABLE under the retry policy (until the
+// call's deadline: the call timeout from the first attempt) while worthIt (nil: always) holds,
+// resetting the connection's reconnect backoff before each retry. Returns the last call's error
+// unwrapped.
 func (c *Client) unary(ctx context.Context, worthIt func() bool, call func(ctx context.Context) error) error {
+	deadline := time.Now().Add(c.callTimeout)
 	for attempt := 1; ; attempt++ {
 		callCtx, cancel := context.WithTimeout(ctx, c.callTimeout)
 		err := call(callCtx)
@@ -134,22 +155,35 @@ func (c *Client) unary(ctx context.Context, worthIt func() bool, call func(ctx c
 			return nil
 		}
 		wait, retry := retryWait(err, c.retry.backoff(attempt))
-		if status.Code(err) != codes.Unavailable || attempt >= c.retry.maxAttempts || !retry ||
+		if status.Code(err) != codes.Unavailable || !retry ||
+			!c.retry.retriesUnavailable(time.Now().Add(wait), deadline) ||
 			ctx.Err() != nil || (worthIt != nil && !worthIt()) {
 			return err
 		}
+		c.reconnectNow()
 		if sleep(ctx, wait) != nil {
 			return err
 		}
 	}
 }
 
-// releaseQuietly sends a Release nobody waits for, on a context of its own: for a token whose
-// Acquire was given up while its outcome was unknown. If it fails the lease runs out at its ttl.
+// reconnectNow wakes the connection's subchannels that back off after failing to connect, so that
+// a replica back a moment ago is used at once (gRPC's own backoff grows to minutes).
+func (c *Client) reconnectNow() {
+	if c.reconnect != nil {
+		c.reconnect()
+	}
+}
+
+// releaseQuietly sends a Release nobody waits for, on a context of its own, retried as any other
+// (so that a lease given up is freed through whichever replica is up): for a token whose Acquire
+// was given up while its outcome was unknown, or a lease lost. If it fails the lease runs out at
+// its ttl.
 func (c *Client) releaseQuietly(resource string, permit uint32, token string) {
 	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), c.callTimeout)
-		defer cancel()
-		_, _ = c.svc.Release(ctx, &redlockv1.ReleaseRequest{Resource: resource, Permit: permit, Token: token})
+		_ = c.unary(context.Background(), nil, func(ctx context.Context) error {
+			_, err := c.svc.Release(ctx, &redlockv1.ReleaseRequest{Resource: resource, Permit: permit, Token: token})
+			return err
+		})
 	}()
 }

@@ -9,6 +9,7 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/backoff"
+	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/resolver"
 )
 
@@ -23,6 +24,20 @@ var reconnecting = grpc.ConnectParams{
 	MinConnectTimeout: 5 * time.Second,
 }
 
+// pinging closes a connection to a replica that stopped answering without closing it (its host
+// froze, powered off, or was cut off), so that calls fail over: a ping after KeepaliveTime without
+// a read while calls are open, the connection closed when it is not answered within a second.
+// grpc-go pings at most every 10 s, whatever is asked; a kept stream does not wait for that: it is
+// superseded when it stays silent for a quarter of its ttl. An unanswered ping closes the
+// connection (http2Client.Close) without ending any stream with END_STREAM, so a replica that was
+// only paused reads a cancel when it wakes and releases nothing. The server permits client pings
+// every second (its --permit-keepalive-time).
+var pinging = keepalive.ClientParameters{Time: KeepaliveTime, Timeout: time.Second, PermitWithoutStream: false}
+
+// KeepaliveTime is how long a connection with calls open may stay quiet before Dial's connections
+// ping it: grpc-go's floor.
+const KeepaliveTime = 10 * time.Second
+
 // staticScheme names the resolver Dial gives a list of addresses to; it is registered with each
 // connection only (grpc.WithResolvers), never globally.
 const staticScheme = "redlock-static"
@@ -31,14 +46,16 @@ const staticScheme = "redlock-static"
 // fine too), or is a single gRPC target with a scheme that resolves to several (for example
 // "dns:///redlockd.internal:50051"). Calls and streams are spread over the addresses with
 // gRPC's round_robin balancer, so that a kept stream whose replica shut down is reopened on
-// another one. opts come after the client's own (round_robin), so they may replace them; pass
+// another one, and connections are pinged while calls are open (see KeepaliveTime). opts come
+// after the client's own (round_robin, reconnect backoff, keepalive), so they may replace them; pass
 // the credentials here (grpc.WithInsecure() for a plaintext dev server, or TLS credentials:
 // each address is verified under its own host name). The caller closes the connection.
 func Dial(ctx context.Context, addrs []string, opts ...grpc.DialOption) (*grpc.ClientConn, error) {
 	if len(addrs) == 0 {
 		return nil, errors.New("redlock: Dial needs at least one server address")
 	}
-	all := append([]grpc.DialOption{grpc.WithDefaultServiceConfig(roundRobin), grpc.WithConnectParams(reconnecting)}, opts...)
+	all := append([]grpc.DialOption{grpc.WithDefaultServiceConfig(roundRobin), grpc.WithConnectParams(reconnecting),
+		grpc.WithKeepaliveParams(pinging)}, opts...)
 	if len(addrs) == 1 && strings.Contains(addrs[0], ":///") {
 		return grpc.DialContext(ctx, addrs[0], all...)
 	}

@@ -134,6 +134,11 @@ func (l *Leadership) campaignSpec() streamSpec[*redlockv1.CampaignRequest, *redl
 			return r.GetSequence(), r.GetValidity().AsDuration()
 		},
 		answered: l.answered,
+		awaitsAnswers: func() bool {
+			l.mu.Lock()
+			defer l.mu.Unlock()
+			return l.leading
+		},
 	}
 }
 

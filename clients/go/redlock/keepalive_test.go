@@ -16,11 +16,13 @@ import (
 
 // streamScript is a KeepAlive handler the test drives: requests come out on reqs, answers go
 // in on answers, an error on end ends the stream with it, and a client half-close ends it with
-// onHalfClose (nil: OK).
+// onHalfClose (nil: OK). When the client's side of a stream ends, recvEnd gets how (io.EOF:
+// half-closed; else cancelled).
 type streamScript struct {
 	reqs        chan *redlockv1.KeepAliveRequest
 	answers     chan *redlockv1.KeepAliveResponse
 	end         chan error
+	recvEnd     chan error
 	onHalfClose error
 }
 
@@ -29,6 +31,7 @@ func newScript(f *fakeServer) *streamScript {
 		reqs:    make(chan *redlockv1.KeepAliveRequest, 64),
 		answers: make(chan *redlockv1.KeepAliveResponse),
 		end:     make(chan error, 1),
+		recvEnd: make(chan error, 16),
 	}
 	f.keepAlive = s.serve
 	return s
@@ -41,6 +44,10 @@ func (s *streamScript) serve(stream redlockv1.LockService_KeepAliveServer) error
 		for {
 			r, err := stream.Recv()
 			if err != nil {
+				select {
+				case s.recvEnd <- err:
+				default:
+				}
 				return
 			}
 			s.reqs <- r
@@ -124,11 +131,12 @@ func TestKeepAliveSendsRisingSequences(t *testing.T) {
 	if err := l.KeepAlive(); err != nil { // a no-op: one stream per lease
 		t.Fatal(err)
 	}
-	for want := uint64(1); want <= 3; want++ { // one every ttl/4 = 10ms
+	for want := uint64(1); want <= 3; want++ { // one every ttl/4 = 10ms, each answered (else it is silent)
 		r := recv(t, s.reqs, "a KeepAlive request")
 		if r.Sequence != want || r.Resource != "orders/1" || r.Ttl.AsDuration() != 40*time.Millisecond {
 			t.Fatalf("request %d: sequence %d, resource %q, ttl %s", want, r.Sequence, r.Resource, r.Ttl.AsDuration())
 		}
+		s.answers <- answer(r.Sequence, 10*time.Second)
 	}
 	if ok, err := l.Release(context.Background()); !ok || err != nil {
 		t.Fatalf("release: %v, %v", ok, err)

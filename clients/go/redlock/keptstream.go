@@ -6,11 +6,16 @@ import (
 	"io"
 	"math/rand"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
+
+// replacementDivisor: a stream opened to replace a silent one is held to this part of the
+// silence bound until its first answer (round_robin may have put it on the silent replica again).
+const replacementDivisor = 3
 
 // sentRing is how many recent request send times a kept stream remembers. An answer echoes the
 // sequence the server had when its renewal began, normally one of the last two or three; one
@@ -67,6 +72,9 @@ type streamSpec[Req, Resp any] struct {
 	answered func(resp Resp, deadline time.Time)
 	// giveBack gives the grant back when it is lost with no stream open (nil: nothing to do).
 	giveBack func()
+	// awaitsAnswers tells whether answers are due, so that a silent stream is reopened (nil:
+	// always; a candidate still waiting hears nothing until it leads). Called under the lock.
+	awaitsAnswers func() bool
 }
 
 // errNoStream: a half-close found no stream to close.
@@ -90,6 +98,19 @@ var errNoStream = errors.New("no stream open")
 // first request, backing off with jitter, until the grant's guarded deadline passes (its
 // lifetime then reports the loss). Sequences keep rising across streams; the deadline does not
 // move while the stream is down.
+//
+// A stream that stops answering is broken too: a replica whose host froze, or a partition that
+// leaves its connection open, ends nothing. While answers are due (a lease; a leadership once
+// it leads: spec.awaitsAnswers), a request left unanswered for a quarter of the ttl (the
+// requests' own period; a healthy replica answers within a Redis round) gets its stream
+// superseded: a new one is opened at once, with the same first request. The silent one sends
+// nothing more but is still read (a replica that was only slow may still answer, and that
+// answer counts, dated by the send time of the request it echoes); it is cancelled (a
+// RST_STREAM in grpc-go, never a half-close, which would give the grant back) once the new one
+// has answered, or when the machinery stops. Silence is no loss. round_robin still counts the
+// silent replica ready and hands new streams to the replicas in turn, so a replacement may land
+// on it again: until its first answer it is held to a third of the bound, and every reopen after
+// a silence goes at once (each silence took its bound of time already, which paces them).
 type keptStream[Req, Resp any] struct {
 	c          *Client
 	life       *lifetime
@@ -106,9 +127,23 @@ type keptStream[Req, Resp any] struct {
 	reopenToClose bool            // a holder's half-close that reopens a stream that is down to go out
 	waits         []*seqWait
 
+	streamCancel context.CancelFunc      // cancels the open stream
+	streamFirst  uint64                  // the sequence of the open stream's first request
+	echoed       uint64                  // the highest sequence an answer on the open stream echoed
+	silenceCheck stopper                 // on the client's clock: when the oldest unanswered request is due
+	silenced     chan struct{}           // closed when the open stream is superseded for its silence
+	replacing    bool                    // the open stream replaces a silent one and has not answered yet
+	left         []leftStream[Req, Resp] // superseded streams, still read, not cancelled yet
+
 	poke     chan struct{} // restarts the request timer (the ttl changed)
 	final    chan struct{} // closed when the machinery has stopped; finalErr is then set
 	finalErr error         // how the last stream ended (nil: OK), or errNoStream
+}
+
+// leftStream is a stream superseded for its silence: still read, cancelled later.
+type leftStream[Req, Resp any] struct {
+	s      bidi[Req, Resp]
+	cancel context.CancelFunc
 }
 
 // seqWait is a caller waiting for an answer that echoes min or a later sequence.
@@ -123,7 +158,7 @@ func startKept[Req, Resp any](c *Client, life *lifetime, spec streamSpec[Req, Re
 	root, cancel := context.WithCancel(context.Background())
 	ks := &keptStream[Req, Resp]{c: c, life: life, spec: spec, root: root, cancelRoot: cancel,
 		poke: make(chan struct{}, 1), final: make(chan struct{})}
-	s, streamCancel, err := ks.open(false)
+	s, streamCancel, err := ks.open(false, false)
 	if err != nil {
 		cancel()
 		return nil, err
@@ -133,8 +168,9 @@ func startKept[Req, Resp any](c *Client, life *lifetime, spec streamSpec[Req, Re
 	return ks, nil
 }
 
-// open opens a stream and sends its first request (then the half-close, if one is waiting).
-func (ks *keptStream[Req, Resp]) open(reopen bool) (bidi[Req, Resp], context.CancelFunc, error) {
+// open opens a stream and sends its first request (then the half-close, if one is waiting);
+// replacing: in place of a silent one.
+func (ks *keptStream[Req, Resp]) open(reopen, replacing bool) (bidi[Req, Resp], context.CancelFunc, error) {
 	ctx, cancel := context.WithCancel(ks.root)
 	timeout := time.AfterFunc(ks.c.callTimeout, cancel)
 	s, err := ks.spec.open(ctx, reopen)
@@ -147,6 +183,9 @@ func (ks *keptStream[Req, Resp]) open(reopen bool) (bidi[Req, Resp], context.Can
 	}
 	ks.mu.Lock()
 	ks.conn, ks.closeSent = s, false
+	ks.streamCancel = cancel
+	ks.streamFirst, ks.echoed = ks.sent.seq+1, ks.sent.seq
+	ks.silenced, ks.replacing = make(chan struct{}), replacing
 	ks.sendLocked(true)
 	if ks.closeReq {
 		ks.closeSent = true
@@ -156,12 +195,98 @@ func (ks *keptStream[Req, Resp]) open(reopen bool) (bidi[Req, Resp], context.Can
 	return s, cancel, nil
 }
 
+// oldestUnansweredLocked is the sequence of the open stream's oldest request that no answer has
+// echoed, or 0.
+func (ks *keptStream[Req, Resp]) oldestUnansweredLocked() uint64 {
+	oldest := ks.echoed + 1
+	if oldest < ks.streamFirst {
+		oldest = ks.streamFirst
+	}
+	if oldest > ks.sent.seq {
+		return 0
+	}
+	return oldest
+}
+
+// silenceBoundLocked is how long the open stream's oldest request may wait for an answer: a
+// quarter of the ttl, a third of that for a replacement that has not answered yet.
+func (ks *keptStream[Req, Resp]) silenceBoundLocked() time.Duration {
+	if ks.replacing {
+		return ks.period() / replacementDivisor
+	}
+	return ks.period()
+}
+
+// armSilenceLocked arms the check that the open stream's oldest unanswered request is answered
+// within the silence bound of its send time.
+func (ks *keptStream[Req, Resp]) armSilenceLocked() {
+	if ks.silenceCheck != nil || ks.conn == nil || ks.closeSent || ks.closeReq ||
+		(ks.spec.awaitsAnswers != nil && !ks.spec.awaitsAnswers()) {
+		return
+	}
+	oldest := ks.oldestUnansweredLocked()
+	if oldest == 0 {
+		return
+	}
+	now := ks.c.clock.Now()
+	due := now
+	if at, ok := ks.sent.at(oldest); ok {
+		due = at.Add(ks.silenceBoundLocked())
+	}
+	s := ks.conn
+	ks.silenceCheck = ks.c.clock.AfterFunc(due.Sub(now), func() { ks.checkSilence(s) })
+}
+
+func (ks *keptStream[Req, Resp]) stopSilenceLocked() {
+	if ks.silenceCheck != nil {
+		ks.silenceCheck.Stop()
+		ks.silenceCheck = nil
+	}
+}
+
+// checkSilence runs when the oldest unanswered request of s may have waited the silence bound:
+// if it has, s is superseded (left to be read, and cancelled later), and run opens the next
+// stream at once.
+func (ks *keptStream[Req, Resp]) checkSilence(s bidi[Req, Resp]) {
+	ks.mu.Lock()
+	defer ks.mu.Unlock()
+	if ks.conn != s {
+		return
+	}
+	ks.silenceCheck = nil
+	oldest := ks.oldestUnansweredLocked()
+	if oldest == 0 {
+		return
+	}
+	if at, ok := ks.sent.at(oldest); ok && ks.c.clock.Now().Sub(at) < ks.silenceBoundLocked() {
+		ks.armSilenceLocked() // a later request is the oldest now
+		return
+	}
+	if ks.closeSent || ks.closeReq || (ks.spec.awaitsAnswers != nil && !ks.spec.awaitsAnswers()) {
+		return
+	}
+	ks.left = append(ks.left, leftStream[Req, Resp]{s, ks.streamCancel})
+	ks.conn, ks.streamCancel = nil, nil
+	close(ks.silenced) // run opens the next stream
+}
+
+// isLeftLocked tells whether s was superseded for its silence.
+func (ks *keptStream[Req, Resp]) isLeftLocked(s bidi[Req, Resp]) bool {
+	for _, l := range ks.left {
+		if l.s == s {
+			return true
+		}
+	}
+	return false
+}
+
 // sendLocked sends the next request on the open stream; its sequence, or 0 if none is open.
 func (ks *keptStream[Req, Resp]) sendLocked(first bool) uint64 {
 	if ks.conn == nil || ks.closeSent {
 		return 0
 	}
 	seq := ks.sent.next(ks.c.clock.Now())
+	ks.armSilenceLocked() // before the request leaves: its answer may come at once
 	// An error means the stream has ended; its Recv reports how.
 	_ = ks.conn.Send(ks.spec.request(seq, first))
 	return seq
@@ -222,17 +347,22 @@ func (ks *keptStream[Req, Resp]) run(s bidi[Req, Resp], cancel context.CancelFun
 	attempt := 0 // reopening attempts since a stream last worked
 	for {
 		var ended error
+		silent := false
 		if s != nil {
 			began := time.Now()
 			var answered bool
-			ended, answered = ks.pump(s)
-			cancel()
-			if answered || time.Since(began) >= ks.period() {
+			ended, answered, silent = ks.pump(s)
+			if !silent {
+				cancel() // a superseded stream is cancelled later (see keptStream)
+			}
+			// A stream that stayed up a while starts the count over, unless it stayed up only to be silent.
+			if answered || (!silent && time.Since(began) >= ks.period()) {
 				attempt = 0
 			}
 		}
 		ks.mu.Lock()
 		closeSent := ks.closeSent
+		ks.stopSilenceLocked()
 		ks.conn, ks.closeSent = nil, false
 		closing := ks.closeReq && !ks.reopenToClose
 		reclose := ks.closeReq && ks.reopenToClose && !isLoss(ended)
@@ -244,7 +374,7 @@ func (ks *keptStream[Req, Resp]) run(s bidi[Req, Resp], cancel context.CancelFun
 		case ks.root.Err() != nil:
 			ks.finalErr = errNoStream
 			return
-		case s != nil && (isLoss(ended) || refusedForGood(ended)): // "do not retry" (rule 17): a loss
+		case s != nil && !silent && (isLoss(ended) || refusedForGood(ended)): // "do not retry" (rule 17): a loss
 			ks.finalErr = ended
 			st := status.Convert(ended)
 			if ended == nil {
@@ -267,22 +397,26 @@ func (ks *keptStream[Req, Resp]) run(s bidi[Req, Resp], cancel context.CancelFun
 			ks.finalErr = ended
 			return
 		}
-		if ks.c.reconnect != nil {
-			// A replica that was restarted may be back while its subchannel still backs off.
-			ks.c.reconnect()
-		}
-		// The server's pushback (rule 17) replaces the backoff. It may outlast the guarded
-		// deadline: the lifetime's own timer reports the loss then, which ends this wait.
-		pause := ks.c.retry.jittered(attempt)
-		if d, ok := pushbackOf(ended); ok {
-			pause = jitteredPushback(d)
+		// A replica that was restarted may be back while its subchannel still backs off.
+		ks.c.reconnectNow()
+		// After a silence the next stream goes at once: the silence took its bound of time
+		// already, which paces them (attempt goes on counting, for the backoff of a later end of
+		// another kind). Otherwise the server's pushback (rule 17) replaces the backoff. It may
+		// outlast the guarded deadline: the lifetime's own timer reports the loss then, which
+		// ends this wait.
+		pause := time.Duration(0)
+		if !silent {
+			pause = ks.c.retry.jittered(attempt)
+			if d, ok := pushbackOf(ended); ok {
+				pause = jitteredPushback(d)
+			}
 		}
 		if sleep(ks.root, pause) != nil {
 			ks.finalErr = errNoStream
 			return
 		}
 		var err error
-		if s, cancel, err = ks.open(true); err != nil {
+		if s, cancel, err = ks.open(true, silent); err != nil {
 			s, ended = nil, err
 		}
 	}
@@ -298,23 +432,45 @@ func isLoss(ended error) bool {
 	return false
 }
 
-// pump sends a request every ttl/4 and takes in the answers until the stream ends; how it ended
-// (nil: OK) and whether any answer was taken in.
-func (ks *keptStream[Req, Resp]) pump(s bidi[Req, Resp]) (error, bool) {
+// pump sends a request every ttl/4 and takes in the answers until the stream ends (how: nil
+// for OK) or is superseded for its silence (silent: its reader goes on reading it, and its end
+// says nothing); whether any answer was taken in.
+func (ks *keptStream[Req, Resp]) pump(s bidi[Req, Resp]) (ended error, answered, silent bool) {
+	ks.mu.Lock()
+	silenced := ks.silenced // this stream's: only run opens streams
+	ks.mu.Unlock()
 	stop := make(chan struct{})
 	defer close(stop)
 	go ks.tick(s, stop)
-	answered := false
+	var took int32
+	end := make(chan error, 1)
+	go func() { end <- ks.read(s, &took) }()
+	select {
+	case ended = <-end:
+		ks.mu.Lock()
+		silent = ks.isLeftLocked(s) // superseded as it ended
+		ks.mu.Unlock()
+	case <-silenced:
+		silent = true
+	}
+	if silent {
+		ended = nil
+	}
+	return ended, atomic.LoadInt32(&took) != 0, silent
+}
+
+// read takes in the answers on s until it ends: how (nil: OK). took is set once one was taken in.
+func (ks *keptStream[Req, Resp]) read(s bidi[Req, Resp], took *int32) error {
 	for {
 		resp, err := s.Recv()
 		if err != nil {
 			if errors.Is(err, io.EOF) {
-				return nil, answered
+				return nil
 			}
-			return err, answered
+			return err
 		}
-		if ks.take(resp) {
-			answered = true
+		if ks.take(s, resp) {
+			atomic.StoreInt32(took, 1)
 		}
 		if h := ks.c.testAnswered; h != nil {
 			h()
@@ -348,11 +504,28 @@ func (ks *keptStream[Req, Resp]) tick(s bidi[Req, Resp], stop <-chan struct{}) {
 	}
 }
 
-// take dates an answer by the sequence it echoes and passes it on; false if it cannot be dated
-// (unknown sequence, or one sent before a ttl change) and was ignored.
-func (ks *keptStream[Req, Resp]) take(resp Resp) bool {
+// take dates an answer on s (the open stream, or a superseded one) by the sequence it echoes
+// and passes it on; false if it cannot be dated (unknown sequence, or one sent before a ttl
+// change) and was ignored.
+func (ks *keptStream[Req, Resp]) take(s bidi[Req, Resp], resp Resp) bool {
 	seq, validity := ks.spec.echo(resp)
 	ks.mu.Lock()
+	if ks.conn != s && !ks.isLeftLocked(s) {
+		ks.mu.Unlock()
+		return false // the open stream's end was being handled: its answers no longer count
+	}
+	var done []leftStream[Req, Resp]
+	if ks.conn == s {
+		// Any answer shows the stream works, even one dated before a ttl change (ignored
+		// below): the silent streams it replaced are not needed any more.
+		if seq > ks.echoed {
+			ks.echoed = seq
+		}
+		ks.replacing = false
+		ks.stopSilenceLocked()
+		ks.armSilenceLocked()
+		done, ks.left = ks.left, nil
+	}
 	sent, ok := ks.sent.at(seq)
 	ok = ok && seq >= ks.minSeq
 	var woken []*seqWait
@@ -368,6 +541,9 @@ func (ks *keptStream[Req, Resp]) take(resp Resp) bool {
 		ks.waits = kept
 	}
 	ks.mu.Unlock()
+	for _, l := range done {
+		l.cancel() // a RST_STREAM: the silent replica releases nothing
+	}
 	if !ok {
 		return false
 	}
@@ -375,6 +551,9 @@ func (ks *keptStream[Req, Resp]) take(resp Resp) bool {
 	for _, w := range woken {
 		close(w.done)
 	}
+	ks.mu.Lock()
+	ks.armSilenceLocked() // the answer may have made a leader of a candidate: answers are due now
+	ks.mu.Unlock()
 	return true
 }
 

@@ -156,18 +156,21 @@ func (l *Lease) extendKept(ctx context.Context, k *keepAliveStream, ttl time.Dur
 }
 
 // Release gives the lease up (stopping its keep-alive). Idempotent: true only on the call that
-// released a lease a quorum still held; every later call returns (false, nil). A kept lease is
-// released by half-closing its stream; if that does not end cleanly, by a Release call.
+// released a lease a quorum still held; every later call returns (false, nil), and so does a call
+// on a lease lost before (its loss gave it back already). A kept lease is released by
+// half-closing its stream; if that does not end cleanly, by a Release call.
 func (l *Lease) Release(ctx context.Context) (bool, error) {
 	first, wasLost := l.life.end()
-	if !first {
+	if !first || wasLost {
+		// A lost lease was given back when it was lost (a half-close, or a Release through any
+		// replica): nothing more to send, and nothing to wait for.
 		return false, nil
 	}
 	l.mu.Lock()
 	k := l.keeper
 	l.mu.Unlock()
 
-	if k != nil && !wasLost {
+	if k != nil {
 		if ended, ok := k.halfClose(ctx, l.c.callTimeout, false); ok {
 			switch status.Code(ended) {
 			case codes.OK:

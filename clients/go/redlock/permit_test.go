@@ -163,7 +163,7 @@ func TestAnAbandonedPermitAcquireWhosePermitNoAnswerNamedReleasesEachPermit(t *t
 	f.acquire = func(context.Context, *redlockv1.AcquireRequest, int) (*redlockv1.AcquireResponse, error) {
 		return nil, status.Error(codes.Unavailable, "1 of 5 nodes answered")
 	}
-	_, err := start(t, f, fastRetry).AcquirePermit(context.Background(), "partner-api", 4, time.Second, 0)
+	_, err := start(t, f, untilTheDeadline...).AcquirePermit(context.Background(), "partner-api", 4, time.Second, 0)
 	if status.Code(err) != codes.Unavailable {
 		t.Fatalf("got %v, want UNAVAILABLE", err)
 	}

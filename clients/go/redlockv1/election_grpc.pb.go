@@ -26,13 +26,16 @@ type ElectionServiceClient interface {
 	// with it) or the ttl. Client half-close resigns at once (or withdraws the candidacy) and
 	// ends the stream OK; the next candidate is woken on every replica. Client cancel or
 	// disconnect stops the renewals and the leadership runs out at its validity. The stream ends
-	// with NOT_FOUND when the leadership is lost, and with UNAVAILABLE when no quorum answered
-	// before its validity ran out. One candidacy per stream; candidates are served in the order
-	// they arrived on each replica (see docs/guarantees.md for the order across replicas).
+	// with NOT_FOUND when the leadership is lost. One candidacy per stream; candidates are served
+	// in the order they arrived on each replica (see docs/guarantees.md for the order across
+	// replicas). A leader sends a request at least once per ttl, as on KeepAlive: a leader silent
+	// for longer than its ttl is taken for gone, renewals stop and the stream ends
+	// DEADLINE_EXCEEDED.
 	//
 	// A server shutting down ends its Campaign streams with UNAVAILABLE and resigns nothing: a
 	// leader reopens the stream (through any replica) with its token and `resume`, and leads on
-	// with the same term. See CampaignRequest.token.
+	// with the same term. See CampaignRequest.token. A replica whose renewals of the leadership
+	// reach no quorum hands the stream on the same way, as KeepAlive does.
 	Campaign(ctx context.Context, opts ...grpc.CallOption) (ElectionService_CampaignClient, error)
 	// Leader reports the current leader, or none. A snapshot read like LockService.Describe:
 	// UNAVAILABLE when too few nodes answered to tell.
@@ -139,13 +142,16 @@ type ElectionServiceServer interface {
 	// with it) or the ttl. Client half-close resigns at once (or withdraws the candidacy) and
 	// ends the stream OK; the next candidate is woken on every replica. Client cancel or
 	// disconnect stops the renewals and the leadership runs out at its validity. The stream ends
-	// with NOT_FOUND when the leadership is lost, and with UNAVAILABLE when no quorum answered
-	// before its validity ran out. One candidacy per stream; candidates are served in the order
-	// they arrived on each replica (see docs/guarantees.md for the order across replicas).
+	// with NOT_FOUND when the leadership is lost. One candidacy per stream; candidates are served
+	// in the order they arrived on each replica (see docs/guarantees.md for the order across
+	// replicas). A leader sends a request at least once per ttl, as on KeepAlive: a leader silent
+	// for longer than its ttl is taken for gone, renewals stop and the stream ends
+	// DEADLINE_EXCEEDED.
 	//
 	// A server shutting down ends its Campaign streams with UNAVAILABLE and resigns nothing: a
 	// leader reopens the stream (through any replica) with its token and `resume`, and leads on
-	// with the same term. See CampaignRequest.token.
+	// with the same term. See CampaignRequest.token. A replica whose renewals of the leadership
+	// reach no quorum hands the stream on the same way, as KeepAlive does.
 	Campaign(ElectionService_CampaignServer) error
 	// Leader reports the current leader, or none. A snapshot read like LockService.Describe:
 	// UNAVAILABLE when too few nodes answered to tell.

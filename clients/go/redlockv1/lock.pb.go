@@ -35,7 +35,8 @@ const (
 	// LEASE_STATE_HELD: the last renewal reached a quorum.
 	LeaseState_LEASE_STATE_HELD LeaseState = 1
 	// LEASE_STATE_JEOPARDY: the last renewal did not reach a quorum but the lease's validity
-	// remains; the server keeps trying until it runs out, then ends the stream with UNAVAILABLE.
+	// remains; the server retries faster, and ends the stream with UNAVAILABLE (releasing nothing)
+	// once less than half the ttl is left, so that the holder resumes through another replica.
 	LeaseState_LEASE_STATE_JEOPARDY LeaseState = 2
 )
 

@@ -35,7 +35,11 @@ type LockServiceClient interface {
 	// an error: the answer says `released = false`.
 	Release(ctx context.Context, in *ReleaseRequest, opts ...grpc.CallOption) (*ReleaseResponse, error)
 	// KeepAlive binds a lease to this stream: the server renews it every ttl/3 while the
-	// stream lives and answers after each renewal (the first answer promptly).
+	// stream lives and answers after each renewal (the first answer promptly). The client sends a
+	// request at least once per ttl (the clients send one every ttl/4): a stream with no request
+	// for longer than its ttl is taken for a client that is gone (frozen, or cut off with its
+	// connection left open), since no renewal could move its deadline any more; renewals stop, the
+	// stream ends DEADLINE_EXCEEDED and the lease runs out at its validity, nothing released.
 	//
 	// The first request names the lease by its resource and token: any lease whose token still
 	// holds it on a quorum, whichever replica granted it or kept it before. So a holder whose
@@ -47,9 +51,11 @@ type LockServiceClient interface {
 	// stream OK. Client cancel or disconnect stops the renewals and the lease runs out at its
 	// validity (the holder may still be alive behind a partition). A server shutting down ends
 	// every KeepAlive stream with UNAVAILABLE and releases nothing, so that the holder resumes
-	// elsewhere. The stream ends with NOT_FOUND when the lease is lost, and with UNAVAILABLE when
-	// no quorum answered before the validity ran out (or the server is shutting down). One lease
-	// per stream.
+	// elsewhere. So does a replica whose renewals reach no quorum (others may reach one): it
+	// answers LEASE_STATE_JEOPARDY, and ends the stream UNAVAILABLE, releasing nothing, once less
+	// than half the ttl of validity is left, or when the stream's first renewal and its retry (a
+	// tenth of the ttl later) both miss the quorum; the holder resumes through another replica. The stream ends with NOT_FOUND when the
+	// lease is lost. One lease per stream.
 	KeepAlive(ctx context.Context, opts ...grpc.CallOption) (LockService_KeepAliveClient, error)
 	// Describe reports who holds a resource, for operators. It never returns the token.
 	//
@@ -177,7 +183,11 @@ type LockServiceServer interface {
 	// an error: the answer says `released = false`.
 	Release(context.Context, *ReleaseRequest) (*ReleaseResponse, error)
 	// KeepAlive binds a lease to this stream: the server renews it every ttl/3 while the
-	// stream lives and answers after each renewal (the first answer promptly).
+	// stream lives and answers after each renewal (the first answer promptly). The client sends a
+	// request at least once per ttl (the clients send one every ttl/4): a stream with no request
+	// for longer than its ttl is taken for a client that is gone (frozen, or cut off with its
+	// connection left open), since no renewal could move its deadline any more; renewals stop, the
+	// stream ends DEADLINE_EXCEEDED and the lease runs out at its validity, nothing released.
 	//
 	// The first request names the lease by its resource and token: any lease whose token still
 	// holds it on a quorum, whichever replica granted it or kept it before. So a holder whose
@@ -189,9 +199,11 @@ type LockServiceServer interface {
 	// stream OK. Client cancel or disconnect stops the renewals and the lease runs out at its
 	// validity (the holder may still be alive behind a partition). A server shutting down ends
 	// every KeepAlive stream with UNAVAILABLE and releases nothing, so that the holder resumes
-	// elsewhere. The stream ends with NOT_FOUND when the lease is lost, and with UNAVAILABLE when
-	// no quorum answered before the validity ran out (or the server is shutting down). One lease
-	// per stream.
+	// elsewhere. So does a replica whose renewals reach no quorum (others may reach one): it
+	// answers LEASE_STATE_JEOPARDY, and ends the stream UNAVAILABLE, releasing nothing, once less
+	// than half the ttl of validity is left, or when the stream's first renewal and its retry (a
+	// tenth of the ttl later) both miss the quorum; the holder resumes through another replica. The stream ends with NOT_FOUND when the
+	// lease is lost. One lease per stream.
 	KeepAlive(LockService_KeepAliveServer) error
 	// Describe reports who holds a resource, for operators. It never returns the token.
 	//

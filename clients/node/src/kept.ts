@@ -18,7 +18,9 @@
 //   still read (a late answer counts, dated as any other), and is never cancelled while the grant
 //   is held (grpc-js's cancel half-closes first, which the replica, once it wakes, would take for
 //   a release): only when the grant is over (released, resigned, lost), when a half-close gives
-//   back nothing still believed in.
+//   back nothing still believed in. The new stream is held to a third of the bound until its
+//   first answer (a second replica may be silent too), and every reopen after a silence goes at
+//   once (each silence took its bound of time already).
 //
 // The server counts a renewal's validity from when it finished, and its answer may then spend
 // any time on the way. So a deadline is counted from the send time of the request whose
@@ -65,6 +67,13 @@ export function isFinalEnd(code: number): boolean {
 export function silenceMs(ttlMs: number): number {
   return ttlMs / 4;
 }
+
+/**
+ * A stream opened to replace a silent one is held to this part of the silence bound until its
+ * first answer: another replica may be silent too (round_robin may also have put it on the
+ * silent one again), and the next stream goes to another.
+ */
+export const REPLACEMENT_BOUND = 1 / 3;
 
 /**
  * The metadata a grant's stream is opened with: wait for a connection to a replica rather than
@@ -320,6 +329,10 @@ export class KeptStream<Req, Res> {
   #echoed = 0;
   /** The connection generation the open stream was opened on. */
   #openedOn = 0;
+  /** The open stream replaces a silent one and has not answered yet: held to a part of the bound. */
+  #replacing = false;
+  /** The next stream opened replaces a silent one. */
+  #replaceNext = false;
   /** The pending silence check, with the clock that started it. */
   #silence: { clock: Clock; timer: ClockTimer } | undefined;
   /**
@@ -456,6 +469,8 @@ export class KeptStream<Req, Res> {
     this.#openedAt = now();
     this.#firstOfCall = this.#nextSequence;
     this.#echoed = 0;
+    this.#replacing = this.#replaceNext;
+    this.#replaceNext = false;
     call.on('data', (response: Res) => this.#answered(call, response));
     // Every failure also comes as 'status'; without a listener 'error' would be thrown.
     call.on('error', () => {});
@@ -511,8 +526,11 @@ export class KeptStream<Req, Res> {
       return;
     }
     const sequence = Number(this.#spec.sequenceOf(response));
-    if (current && sequence > this.#echoed) {
-      this.#echoed = sequence; // it answers every earlier request too: the server renews for the latest
+    if (current) {
+      this.#replacing = false;
+      if (sequence > this.#echoed) {
+        this.#echoed = sequence; // it answers every earlier request too: the server renews for the latest
+      }
     }
     const sentAt = this.#sent.get(sequence);
     // Not an answer this client can date (a sequence it never sent, or sent on another
@@ -591,10 +609,11 @@ export class KeptStream<Req, Res> {
     if (this.#call === undefined || this.#closing) {
       return undefined;
     }
-    const bound = this.#spec.silenceMs();
-    if (bound === undefined) {
+    const whole = this.#spec.silenceMs();
+    if (whole === undefined) {
       return undefined;
     }
+    const bound = this.#replacing ? whole * REPLACEMENT_BOUND : whole;
     // The oldest request of this stream that no answer echoed (one too old to be remembered
     // was sent earlier still: a later send time only delays the silence by a period).
     for (let sequence = Math.max(this.#firstOfCall, this.#echoed + 1); sequence < this.#nextSequence; sequence++) {
@@ -652,6 +671,7 @@ export class KeptStream<Req, Res> {
       this.#timer = undefined;
     }
     this.#spec.connection?.renew(this.#openedOn);
+    this.#replaceNext = true;
     const bound = this.#spec.silenceMs() ?? 0;
     this.#broken({ code: Status.UNAVAILABLE,
       details: `no answer within ${Math.round(bound)} ms: the ${this.#spec.what} was silent` }, true);

@@ -2,7 +2,8 @@
 // request has waited ttl/4, the client leaves it (open: grpc-js's cancel would half-close it,
 // which a paused replica takes for a release when it wakes), makes new connections and opens a
 // new stream at once with the same first request, without a loss; the silent stream is let go
-// only when the grant is over. A candidate still waiting to lead is not held to it. The silence
+// only when the grant is over. A replacement is held to a third of the bound until it answers,
+// and every reopen after a silence goes at once. A candidate still waiting to lead is not held to it. The silence
 // is a step of a clock the test moves (ManualClock), not a sleep.
 import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
@@ -97,6 +98,38 @@ test('a late answer of the silent stream still counts, dated by the request it e
   await answered.processed(1);
   assert.equal(held.deadline, firstSent + 0.99 * 4000);
   assert.equal(held.valid, true);
+  assert.equal(await held.release(), true);
+});
+
+test('a replacement is held to a third of the bound until it answers, and every reopen after a silence goes at once', async (t) => {
+  const clock = manualClock(t);
+  const { fake, client } = await setup(t, {
+    acquire: (call, cb) => cb(null, { lease: lease(call.request.resource, call.request.token, 0.99 * millis(call.request.ttl)) }),
+    keepAlive(stream, request) {
+      if (fake.seen.streams.indexOf(stream) >= 4) {
+        answer(stream, request); // the first four streams say nothing
+      }
+    },
+  });
+  const held = await client.acquire('orders/1', { ttlMs: 6000 }); // bound 1.5 s, a third of it 500 ms
+  const lost = [];
+  held.keepAlive().onLost((e) => lost.push(e));
+  assert.ok(await eventually(() => fake.seen.keepAlive.length === 1));
+  clock.advance(1501); // the first stream is silent: a replacement at once
+  assert.ok(await eventually(() => fake.seen.keepAlive.length === 2));
+  for (let streams = 2; streams <= 4; streams++) {
+    clock.advance(499);
+    await settled();
+    assert.equal(fake.seen.streams.length, streams, `replacement ${streams - 1} within a third of the bound`);
+    clock.advance(2);
+    // The retry's backoff here is 2 s of real time: a stream within a second waited none.
+    const at = performance.now();
+    assert.ok(await eventually(() => fake.seen.keepAlive.length === streams + 1), `stream ${streams + 1}`);
+    assert.ok(fake.seen.keepAlive[streams].at - at < 1000, 'at once, no backoff');
+  }
+  assert.ok(await eventually(() => held.deadline > clock.now() + 5000), 'renewed through the fifth stream');
+  assert.equal(held.valid, true);
+  assert.deepEqual(lost, []);
   assert.equal(await held.release(), true);
 });
 

@@ -114,8 +114,10 @@ class AsyncLeaseTest(AioCase):
                 holder["cancelled_at"] = time.monotonic()
                 raise
 
+        # ttl 2 s: its guard (ttl/20, 100 ms) is the margin the cancellation must beat, which a
+        # busy machine's event loop missed at ttl 0.5 s (a 25 ms guard).
         with self.assertRaises(LeaseLost) as caught:
-            await self.client.with_lock("r", 0.5, 1, work)
+            await self.client.with_lock("r", 2, 1, work)
         self.assertEqual(caught.exception.code, grpc.StatusCode.DEADLINE_EXCEEDED)
         self.assertLess(holder["cancelled_at"], holder["lease"].deadline)
         self.assertTrue(holder["lease"].lost.is_set())

@@ -27,8 +27,10 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	"redlockd.dev/go/redlock"
+	"redlockd.dev/go/redlockv1"
 )
 
 // start is the origin of every time reported; time.Since reads the monotonic clock.
@@ -40,6 +42,7 @@ var (
 	servers []string
 	// hold-many's load (the rolling-restart run).
 	holdCount, holdElections int
+	holdTTL                  time.Duration
 )
 
 type fact = map[string]interface{}
@@ -50,7 +53,9 @@ func main() {
 	resource := flag.String("resource", "", "resource to lock")
 	flag.IntVar(&holdCount, "count", 0, "hold-many: how many leases")
 	flag.IntVar(&holdElections, "elections", 0, "hold-many: how many leaderships")
+	ttlMs := flag.Int("ttl-ms", 10000, "hold-many: the ttl of every lease and leadership, in milliseconds")
 	flag.Parse()
+	holdTTL = time.Duration(*ttlMs) * time.Millisecond
 	for _, a := range strings.Split(*server, ",") {
 		if a = strings.TrimSpace(a); a != "" {
 			servers = append(servers, a)
@@ -87,10 +92,16 @@ var scenarios = map[string]func(r string) (fact, error){
 	"observe":            observe,
 	"extend-while-kept":  extendWhileKept,
 	"replica-restart":    replicaRestart,
-	"shutdown-race":      shutdownRace,
-	"hold-many":          holdMany,
-	"lead":               lead,
-	"permits":            permits,
+	// The harness brings a different fault while the runner waits at "kept"; the runner's part is the same.
+	"replica-silent":         replicaRestart,
+	"replica-blackhole":      replicaRestart,
+	"replica-minority":       replicaRestart,
+	"rolling-restart-fast":   replicaRestart,
+	"release-during-restart": releaseDuringRestart,
+	"shutdown-race":          shutdownRace,
+	"hold-many":              holdMany,
+	"lead":                   lead,
+	"permits":                permits,
 }
 
 func acquireContended(r string) (fact, error) {
@@ -708,6 +719,79 @@ func replicaRestart(r string) (fact, error) {
 		"leadership_lost_calls": leadershipLost.calls(), "released": released, "resigned": resigned}, nil
 }
 
+// releaseDuringRestart: three rounds of a lease (not kept) and, right after the harness's SIGTERM
+// of a replica, an Extend, a Describe and a Release of it, each noted. No beliefs: the lease is
+// released within the round.
+func releaseDuringRestart(r string) (fact, error) {
+	ctx := context.Background()
+	conn, err := redlock.Dial(ctx, servers, grpc.WithInsecure()) // given the three replicas
+	if err != nil {
+		return nil, err
+	}
+	c := redlock.New(conn)
+	var extended, described, released []interface{}
+	for round := 1; round <= 3; round++ {
+		l, err := c.Acquire(ctx, r, 10*time.Second, 0)
+		if err != nil {
+			return nil, err
+		}
+		await("held")
+		if err := l.Extend(ctx, 10*time.Second); err != nil {
+			extended = append(extended, errorFact(err))
+		} else {
+			extended = append(extended, "ok")
+		}
+		if held, err := describeRetried(ctx, conn, r); err != nil {
+			described = append(described, errorFact(err))
+		} else {
+			described = append(described, held)
+		}
+		if ok, err := l.Release(ctx); err != nil {
+			released = append(released, errorFact(err))
+		} else {
+			released = append(released, ok)
+		}
+	}
+	return fact{"extends": extended, "describes": described, "releases": released}, nil
+}
+
+// describeRetried is a Describe of r on the client's connection (the Go client has no Describe of
+// its own), retried as the client retries its idempotent calls: UNAVAILABLE, backoff 50 ms doubling
+// up to 1 s, past the 4 attempts until the 5 s call timeout has passed since the first, the
+// connection's reconnect backoff reset before each retry.
+func describeRetried(ctx context.Context, conn *grpc.ClientConn, r string) (bool, error) {
+	const callTimeout = 5 * time.Second
+	stub := redlockv1.NewLockServiceClient(conn)
+	deadline := time.Now().Add(callTimeout)
+	backoff := 50 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		callCtx, cancel := context.WithTimeout(ctx, callTimeout)
+		resp, err := stub.Describe(callCtx, &redlockv1.DescribeRequest{Resource: r}, grpc.ForceCodec(codec{}))
+		cancel()
+		if err == nil {
+			return resp.GetHeld(), nil
+		}
+		if status.Code(err) != codes.Unavailable || (attempt >= 4 && !time.Now().Add(backoff).Before(deadline)) {
+			return false, err
+		}
+		conn.ResetConnectBackoff()
+		time.Sleep(backoff)
+		if backoff *= 2; backoff > time.Second {
+			backoff = time.Second
+		}
+	}
+}
+
+// codec marshals with google.golang.org/protobuf, as the client's own calls do (Debian's grpc 1.33
+// default codec cannot marshal these messages).
+type codec struct{}
+
+func (codec) Marshal(v interface{}) ([]byte, error) { return proto.Marshal(v.(proto.Message)) }
+func (codec) Unmarshal(data []byte, v interface{}) error {
+	return proto.Unmarshal(data, v.(proto.Message))
+}
+func (codec) Name() string { return "proto" }
+
 func shutdownRace(r string) (fact, error) {
 	ctx := context.Background()
 	l, err := newClient().Acquire(ctx, r, 2*time.Second, 0) // given the three replicas
@@ -749,7 +833,7 @@ func holdMany(r string) (fact, error) {
 	}
 	var leases []held
 	for i := 0; i < holdCount; i++ {
-		l, err := c.Acquire(ctx, fmt.Sprintf("%s/%d", r, i), 10*time.Second, 10*time.Second)
+		l, err := c.Acquire(ctx, fmt.Sprintf("%s/%d", r, i), holdTTL, 10*time.Second)
 		if err != nil {
 			return nil, err
 		}
@@ -762,7 +846,7 @@ func holdMany(r string) (fact, error) {
 	errs := make(chan error, holdElections)
 	for i := 0; i < holdElections; i++ {
 		go func(i int) {
-			p, err := c.Campaign(ctx, fmt.Sprintf("%s/e%d", r, i), "go", 10*time.Second)
+			p, err := c.Campaign(ctx, fmt.Sprintf("%s/e%d", r, i), "go", holdTTL)
 			if err == nil {
 				leaderships[i] = led{p, p.Term(), countLosses(p.OnLost)}
 			}

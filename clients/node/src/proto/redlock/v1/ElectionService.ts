@@ -26,13 +26,16 @@ export interface ElectionServiceClient extends grpc.Client {
    * with it) or the ttl. Client half-close resigns at once (or withdraws the candidacy) and
    * ends the stream OK; the next candidate is woken on every replica. Client cancel or
    * disconnect stops the renewals and the leadership runs out at its validity. The stream ends
-   * with NOT_FOUND when the leadership is lost, and with UNAVAILABLE when no quorum answered
-   * before its validity ran out. One candidacy per stream; candidates are served in the order
-   * they arrived on each replica (see docs/guarantees.md for the order across replicas).
+   * with NOT_FOUND when the leadership is lost. One candidacy per stream; candidates are served
+   * in the order they arrived on each replica (see docs/guarantees.md for the order across
+   * replicas). A leader sends a request at least once per ttl, as on KeepAlive: a leader silent
+   * for longer than its ttl is taken for gone, renewals stop and the stream ends
+   * DEADLINE_EXCEEDED.
    * 
    * A server shutting down ends its Campaign streams with UNAVAILABLE and resigns nothing: a
    * leader reopens the stream (through any replica) with its token and `resume`, and leads on
-   * with the same term. See CampaignRequest.token.
+   * with the same term. See CampaignRequest.token. A replica whose renewals of the leadership
+   * reach no quorum hands the stream on the same way, as KeepAlive does.
    */
   Campaign(metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientDuplexStream<_redlock_v1_CampaignRequest, _redlock_v1_CampaignResponse__Output>;
   Campaign(options?: grpc.CallOptions): grpc.ClientDuplexStream<_redlock_v1_CampaignRequest, _redlock_v1_CampaignResponse__Output>;
@@ -46,13 +49,16 @@ export interface ElectionServiceClient extends grpc.Client {
    * with it) or the ttl. Client half-close resigns at once (or withdraws the candidacy) and
    * ends the stream OK; the next candidate is woken on every replica. Client cancel or
    * disconnect stops the renewals and the leadership runs out at its validity. The stream ends
-   * with NOT_FOUND when the leadership is lost, and with UNAVAILABLE when no quorum answered
-   * before its validity ran out. One candidacy per stream; candidates are served in the order
-   * they arrived on each replica (see docs/guarantees.md for the order across replicas).
+   * with NOT_FOUND when the leadership is lost. One candidacy per stream; candidates are served
+   * in the order they arrived on each replica (see docs/guarantees.md for the order across
+   * replicas). A leader sends a request at least once per ttl, as on KeepAlive: a leader silent
+   * for longer than its ttl is taken for gone, renewals stop and the stream ends
+   * DEADLINE_EXCEEDED.
    * 
    * A server shutting down ends its Campaign streams with UNAVAILABLE and resigns nothing: a
    * leader reopens the stream (through any replica) with its token and `resume`, and leads on
-   * with the same term. See CampaignRequest.token.
+   * with the same term. See CampaignRequest.token. A replica whose renewals of the leadership
+   * reach no quorum hands the stream on the same way, as KeepAlive does.
    */
   campaign(metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientDuplexStream<_redlock_v1_CampaignRequest, _redlock_v1_CampaignResponse__Output>;
   campaign(options?: grpc.CallOptions): grpc.ClientDuplexStream<_redlock_v1_CampaignRequest, _redlock_v1_CampaignResponse__Output>;
@@ -114,13 +120,16 @@ export interface ElectionServiceHandlers extends grpc.UntypedServiceImplementati
    * with it) or the ttl. Client half-close resigns at once (or withdraws the candidacy) and
    * ends the stream OK; the next candidate is woken on every replica. Client cancel or
    * disconnect stops the renewals and the leadership runs out at its validity. The stream ends
-   * with NOT_FOUND when the leadership is lost, and with UNAVAILABLE when no quorum answered
-   * before its validity ran out. One candidacy per stream; candidates are served in the order
-   * they arrived on each replica (see docs/guarantees.md for the order across replicas).
+   * with NOT_FOUND when the leadership is lost. One candidacy per stream; candidates are served
+   * in the order they arrived on each replica (see docs/guarantees.md for the order across
+   * replicas). A leader sends a request at least once per ttl, as on KeepAlive: a leader silent
+   * for longer than its ttl is taken for gone, renewals stop and the stream ends
+   * DEADLINE_EXCEEDED.
    * 
    * A server shutting down ends its Campaign streams with UNAVAILABLE and resigns nothing: a
    * leader reopens the stream (through any replica) with its token and `resume`, and leads on
-   * with the same term. See CampaignRequest.token.
+   * with the same term. See CampaignRequest.token. A replica whose renewals of the leadership
+   * reach no quorum hands the stream on the same way, as KeepAlive does.
    */
   Campaign: grpc.handleBidiStreamingCall<_redlock_v1_CampaignRequest__Output, _redlock_v1_CampaignResponse>;
   

@@ -14,7 +14,8 @@ export const LeaseState = {
   LEASE_STATE_HELD: 'LEASE_STATE_HELD',
   /**
    * LEASE_STATE_JEOPARDY: the last renewal did not reach a quorum but the lease's validity
-   * remains; the server keeps trying until it runs out, then ends the stream with UNAVAILABLE.
+   * remains; the server retries faster, and ends the stream with UNAVAILABLE (releasing nothing)
+   * once less than half the ttl is left, so that the holder resumes through another replica.
    */
   LEASE_STATE_JEOPARDY: 'LEASE_STATE_JEOPARDY',
 } as const;
@@ -35,7 +36,8 @@ export type LeaseState =
   | 1
   /**
    * LEASE_STATE_JEOPARDY: the last renewal did not reach a quorum but the lease's validity
-   * remains; the server keeps trying until it runs out, then ends the stream with UNAVAILABLE.
+   * remains; the server retries faster, and ends the stream with UNAVAILABLE (releasing nothing)
+   * once less than half the ttl is left, so that the holder resumes through another replica.
    */
   | 'LEASE_STATE_JEOPARDY'
   | 2

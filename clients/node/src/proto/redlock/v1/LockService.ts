@@ -142,7 +142,11 @@ export interface LockServiceClient extends grpc.Client {
   
   /**
    * KeepAlive binds a lease to this stream: the server renews it every ttl/3 while the
-   * stream lives and answers after each renewal (the first answer promptly).
+   * stream lives and answers after each renewal (the first answer promptly). The client sends a
+   * request at least once per ttl (the clients send one every ttl/4): a stream with no request
+   * for longer than its ttl is taken for a client that is gone (frozen, or cut off with its
+   * connection left open), since no renewal could move its deadline any more; renewals stop, the
+   * stream ends DEADLINE_EXCEEDED and the lease runs out at its validity, nothing released.
    * 
    * The first request names the lease by its resource and token: any lease whose token still
    * holds it on a quorum, whichever replica granted it or kept it before. So a holder whose
@@ -154,15 +158,21 @@ export interface LockServiceClient extends grpc.Client {
    * stream OK. Client cancel or disconnect stops the renewals and the lease runs out at its
    * validity (the holder may still be alive behind a partition). A server shutting down ends
    * every KeepAlive stream with UNAVAILABLE and releases nothing, so that the holder resumes
-   * elsewhere. The stream ends with NOT_FOUND when the lease is lost, and with UNAVAILABLE when
-   * no quorum answered before the validity ran out (or the server is shutting down). One lease
-   * per stream.
+   * elsewhere. So does a replica whose renewals reach no quorum (others may reach one): it
+   * answers LEASE_STATE_JEOPARDY, and ends the stream UNAVAILABLE, releasing nothing, once less
+   * than half the ttl of validity is left, or when the stream's first renewal and its retry (a
+   * tenth of the ttl later) both miss the quorum; the holder resumes through another replica. The stream ends with NOT_FOUND when the
+   * lease is lost. One lease per stream.
    */
   KeepAlive(metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientDuplexStream<_redlock_v1_KeepAliveRequest, _redlock_v1_KeepAliveResponse__Output>;
   KeepAlive(options?: grpc.CallOptions): grpc.ClientDuplexStream<_redlock_v1_KeepAliveRequest, _redlock_v1_KeepAliveResponse__Output>;
   /**
    * KeepAlive binds a lease to this stream: the server renews it every ttl/3 while the
-   * stream lives and answers after each renewal (the first answer promptly).
+   * stream lives and answers after each renewal (the first answer promptly). The client sends a
+   * request at least once per ttl (the clients send one every ttl/4): a stream with no request
+   * for longer than its ttl is taken for a client that is gone (frozen, or cut off with its
+   * connection left open), since no renewal could move its deadline any more; renewals stop, the
+   * stream ends DEADLINE_EXCEEDED and the lease runs out at its validity, nothing released.
    * 
    * The first request names the lease by its resource and token: any lease whose token still
    * holds it on a quorum, whichever replica granted it or kept it before. So a holder whose
@@ -174,9 +184,11 @@ export interface LockServiceClient extends grpc.Client {
    * stream OK. Client cancel or disconnect stops the renewals and the lease runs out at its
    * validity (the holder may still be alive behind a partition). A server shutting down ends
    * every KeepAlive stream with UNAVAILABLE and releases nothing, so that the holder resumes
-   * elsewhere. The stream ends with NOT_FOUND when the lease is lost, and with UNAVAILABLE when
-   * no quorum answered before the validity ran out (or the server is shutting down). One lease
-   * per stream.
+   * elsewhere. So does a replica whose renewals reach no quorum (others may reach one): it
+   * answers LEASE_STATE_JEOPARDY, and ends the stream UNAVAILABLE, releasing nothing, once less
+   * than half the ttl of validity is left, or when the stream's first renewal and its retry (a
+   * tenth of the ttl later) both miss the quorum; the holder resumes through another replica. The stream ends with NOT_FOUND when the
+   * lease is lost. One lease per stream.
    */
   keepAlive(metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientDuplexStream<_redlock_v1_KeepAliveRequest, _redlock_v1_KeepAliveResponse__Output>;
   keepAlive(options?: grpc.CallOptions): grpc.ClientDuplexStream<_redlock_v1_KeepAliveRequest, _redlock_v1_KeepAliveResponse__Output>;
@@ -263,7 +275,11 @@ export interface LockServiceHandlers extends grpc.UntypedServiceImplementation {
   
   /**
    * KeepAlive binds a lease to this stream: the server renews it every ttl/3 while the
-   * stream lives and answers after each renewal (the first answer promptly).
+   * stream lives and answers after each renewal (the first answer promptly). The client sends a
+   * request at least once per ttl (the clients send one every ttl/4): a stream with no request
+   * for longer than its ttl is taken for a client that is gone (frozen, or cut off with its
+   * connection left open), since no renewal could move its deadline any more; renewals stop, the
+   * stream ends DEADLINE_EXCEEDED and the lease runs out at its validity, nothing released.
    * 
    * The first request names the lease by its resource and token: any lease whose token still
    * holds it on a quorum, whichever replica granted it or kept it before. So a holder whose
@@ -275,9 +291,11 @@ export interface LockServiceHandlers extends grpc.UntypedServiceImplementation {
    * stream OK. Client cancel or disconnect stops the renewals and the lease runs out at its
    * validity (the holder may still be alive behind a partition). A server shutting down ends
    * every KeepAlive stream with UNAVAILABLE and releases nothing, so that the holder resumes
-   * elsewhere. The stream ends with NOT_FOUND when the lease is lost, and with UNAVAILABLE when
-   * no quorum answered before the validity ran out (or the server is shutting down). One lease
-   * per stream.
+   * elsewhere. So does a replica whose renewals reach no quorum (others may reach one): it
+   * answers LEASE_STATE_JEOPARDY, and ends the stream UNAVAILABLE, releasing nothing, once less
+   * than half the ttl of validity is left, or when the stream's first renewal and its retry (a
+   * tenth of the ttl later) both miss the quorum; the holder resumes through another replica. The stream ends with NOT_FOUND when the
+   * lease is lost. One lease per stream.
    */
   KeepAlive: grpc.handleBidiStreamingCall<_redlock_v1_KeepAliveRequest__Output, _redlock_v1_KeepAliveResponse>;
   

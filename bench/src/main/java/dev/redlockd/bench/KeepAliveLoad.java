@@ -101,6 +101,17 @@ public final class KeepAliveLoad {
     System.exit((load.openRates != null ? OpenRateSweep.run(load) : load.run()) ? 0 : 1);
   }
 
+  /**
+   * Sends each holder's requests every ttl/4, as the redlockd clients do: a stream without a
+   * request for longer than its ttl is taken for a client that is gone, and no longer renewed.
+   */
+  private static final java.util.concurrent.ScheduledExecutorService ASKS =
+      java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "keepalive-asks");
+        t.setDaemon(true);
+        return t;
+      });
+
   private final class Holder implements ClientResponseObserver<KeepAliveRequest, KeepAliveResponse> {
     /** Warm-up holders are left out of every figure. */
     final boolean counted;
@@ -161,13 +172,33 @@ public final class KeepAliveLoad {
       finished(status);
     }
 
-    /** Opens (or opens again) the KeepAlive stream of the granted lease. */
+    /** Opens (or opens again) the KeepAlive stream of the granted lease, and asks every ttl/4. */
     synchronized void open() {
       stub.keepAlive(this);
-      requests.onNext(keep);
+      requests.onNext(keep.toBuilder().setSequence(++sequence).build());
       live = true;
       if (closing) {
         requests.onCompleted(); // the half-close came while it waited to open again
+        return;
+      }
+      if (asking == null) {
+        asking = ASKS.scheduleAtFixedRate(this::ask, ttlMs / 4, ttlMs / 4, TimeUnit.MILLISECONDS);
+      }
+    }
+
+    private long sequence; // guarded by this
+    private java.util.concurrent.ScheduledFuture<?> asking; // guarded by this
+
+    /** One more request on the live stream: the server renews at once. */
+    private synchronized void ask() {
+      if (live && !closing) {
+        requests.onNext(keep.toBuilder().setSequence(++sequence).build());
+      }
+    }
+
+    private synchronized void stopAsking() {
+      if (asking != null) {
+        asking.cancel(false);
       }
     }
 
@@ -198,6 +229,7 @@ public final class KeepAliveLoad {
     volatile boolean answered;
 
     void finished(Status status) {
+      stopAsking();
       if (counted && !closing) {
         endedEarly.incrementAndGet();
       }
@@ -336,7 +368,7 @@ public final class KeepAliveLoad {
         | figure | value |
         | --- | --- |
         | open KeepAlive streams | %,d |
-        | ttl (renewal every ttl/3) | %d ms |
+        | ttl (each holder asks for a renewal every ttl/4, as the clients do) | %d ms |
         | Redis nodes | %d |
         | measured for | %.0f s (after all streams answered, plus one ttl) |
         | renewals per second (HELD responses) | %,.0f (expected %,.0f) |
@@ -356,7 +388,7 @@ public final class KeepAliveLoad {
         | server heap in use after a full GC | %d MiB |
         | server peak RSS | %d MiB |
         | time to open all streams (paced) and get their first answer | %.1f s |
-        """, streams, ttlMs, nodes, elapsed, renewals / elapsed, streams / (ttlMs / 3000.0), warmupSeconds, rate,
+        """, streams, ttlMs, nodes, elapsed, renewals / elapsed, streams / (ttlMs / 4000.0), warmupSeconds, rate,
         acquireTimes, firstAnswerTimes, acquireRetries.get(), jeopardyWhileOpening, jeopardyWhileHeld,
         jeopardyAroundGc, lost, stillHeld, sample, notRefused.isEmpty() ? "" : "; the others: " + notRefused, okEnds, streams, cpuCores, machineCores,
         Runtime.getRuntime().availableProcessors(), GcPauses.read(gcLog).describe(), heap, maxRss, openSeconds);

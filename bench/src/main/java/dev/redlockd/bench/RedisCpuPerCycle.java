@@ -21,6 +21,11 @@ import java.util.function.IntFunction;
  * The node's own CPU counters (INFO cpu) over many cycles, divided by the cycles.
  *
  * <pre>java -cp bench/target/redlockd-bench.jar dev.redlockd.bench.RedisCpuPerCycle [cycles]</pre>
+ *
+ * <p>With {@code --clock-watch}, only what reading TIME in every granting and renewing script
+ * costs: acquire.lua + release.lua cycles and one-lease extend.lua renewals, as the scripts were
+ * before the clock watch (resources under {@code before-clock-watch/}, copied from commit 85dce2f)
+ * and as they are now, alternately, three times each, in the same run on the same node.
  */
 public final class RedisCpuPerCycle {
   private static final int IN_FLIGHT = 256;
@@ -33,11 +38,16 @@ public final class RedisCpuPerCycle {
       "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0");
   /** What any script costs before it does anything: the floor under a cycle of two scripts. */
   private static final LuaScript EMPTY = LuaScript.of("empty", "return {1, '0', 1}");
+  private static final LuaScript EXTEND = LuaScript.load(LockEngine.class, "extend");
+  private static final LuaScript ACQUIRE_BEFORE = LuaScript.load(RedisCpuPerCycle.class, "before-clock-watch/acquire");
+  private static final LuaScript EXTEND_BEFORE = LuaScript.load(RedisCpuPerCycle.class, "before-clock-watch/extend");
 
   private RedisCpuPerCycle() {}
 
   public static void main(String[] args) throws Exception {
-    int cycles = args.length > 0 ? Integer.parseInt(args[0]) : 500_000;
+    List<String> options = List.of(args);
+    boolean clockWatch = options.contains("--clock-watch");
+    int cycles = options.stream().filter(a -> !a.startsWith("--")).findFirst().map(Integer::parseInt).orElse(500_000);
     try (DevCluster cluster = DevCluster.start(1)) {
       String uri = cluster.uris().get(0);
       RedisNode node = new NettyRedisNode(NodeAddress.parse(uri), Duration.ofSeconds(5));
@@ -45,6 +55,10 @@ public final class RedisCpuPerCycle {
         node.command("SET", PREFIX + "node:incarnation", "bench").join();
         System.out.printf("Redis %s (%s), %,d cycles per row, %d in flight, load average %s%n",
             RedisAdmin.version(uri), cluster.binaryDescription(), cycles, IN_FLIGHT, Machine.loadAverage());
+        if (clockWatch) {
+          clockWatchRows(node, cycles);
+          return;
+        }
         double floor = row(node, "SET NX PX + compare-and-delete", cycles, i -> plainCycle(node, "plain:" + i));
         row(node, "redlockd acquire.lua + release.lua, a resource never locked before", cycles, floor,
             i -> redlockdCycle(node, "fresh-" + i));
@@ -66,6 +80,39 @@ public final class RedisCpuPerCycle {
         node.close();
       }
     }
+  }
+
+  /**
+   * The scripts before and after they read TIME, alternately, so that a drift of the machine
+   * over the run falls on both alike; the floor is a SET NX PX + compare-and-delete cycle.
+   */
+  private static void clockWatchRows(RedisNode node, int cycles) throws Exception {
+    double floor = row(node, "SET NX PX + compare-and-delete", cycles, i -> plainCycle(node, "plain:" + i));
+    // Renewals of 1,000 held leases, over and over, as a kept lease's are.
+    for (int i = 0; i < 1_000; i++) {
+      node.eval(ACQUIRE, acquireKeys("held-" + i), List.of(TOKEN, TTL_MS, "", "r1")).join();
+    }
+    for (int n = 1; n <= 3; n++) {
+      int run = n;
+      row(node, "acquire.lua + release.lua, before the clock watch (no TIME), run " + run, cycles, floor,
+          i -> scriptCycle(node, ACQUIRE_BEFORE, RELEASE, "before-" + run + "-" + i));
+      row(node, "acquire.lua + release.lua, reading TIME, run " + run, cycles, floor,
+          i -> scriptCycle(node, ACQUIRE, RELEASE, "now-" + run + "-" + i));
+      row(node, "extend.lua of one held lease, before the clock watch (no TIME), run " + run, cycles, floor,
+          i -> renewal(node, EXTEND_BEFORE, "held-" + (i % 1_000)));
+      row(node, "extend.lua of one held lease, reading TIME, run " + run, cycles, floor,
+          i -> renewal(node, EXTEND, "held-" + (i % 1_000)));
+    }
+  }
+
+  private static CompletableFuture<?> renewal(RedisNode node, LuaScript extend, String resource) {
+    return node.eval(extend, List.of(PREFIX + "node:incarnation", PREFIX + "{" + resource + "}:lock"),
+        List.of(TOKEN, TTL_MS));
+  }
+
+  private static List<String> acquireKeys(String resource) {
+    return List.of(PREFIX + "{" + resource + "}:lock", PREFIX + "node:incarnation", PREFIX + "{" + resource + "}:fence",
+        PREFIX + "node:fence-max");
   }
 
   private static double row(RedisNode node, String name, int cycles, IntFunction<CompletableFuture<?>> cycle)

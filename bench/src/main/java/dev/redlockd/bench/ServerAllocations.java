@@ -188,6 +188,13 @@ public final class ServerAllocations {
         });
   }
 
+  private static final java.util.concurrent.ScheduledExecutorService ASKS =
+      java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "keepalive-asks");
+        t.setDaemon(true);
+        return t;
+      });
+
   /** Opens the streams, lets the renewals settle, then measures bytes per HELD renewal. */
   private void renewals(LockServiceGrpc.LockServiceStub stub) throws Exception {
     AtomicLong held = new AtomicLong();
@@ -195,6 +202,7 @@ public final class ServerAllocations {
     com.google.protobuf.Duration ttl = com.google.protobuf.Duration.newBuilder()
         .setSeconds(ttlMs / 1000).setNanos((int) (ttlMs % 1000) * 1_000_000).build();
     List<ClientCallStreamObserver<KeepAliveRequest>> open = new ArrayList<>();
+    List<java.util.concurrent.ScheduledFuture<?>> asks = new ArrayList<>();
     List<CompletableFuture<Void>> first = new ArrayList<>();
     for (int i = 0; i < streams; i++) {
       String resource = "alloc-kept:" + i;
@@ -224,9 +232,19 @@ public final class ServerAllocations {
         @Override
         public void onCompleted() {}
       });
-      requests.get().onNext(KeepAliveRequest.newBuilder().setResource(resource)
-          .setToken(granted.getLease().getToken()).setTtl(ttl).build());
-      open.add(requests.get());
+      KeepAliveRequest keep = KeepAliveRequest.newBuilder().setResource(resource)
+          .setToken(granted.getLease().getToken()).setTtl(ttl).build();
+      ClientCallStreamObserver<KeepAliveRequest> stream = requests.get();
+      stream.onNext(keep);
+      open.add(stream);
+      // A request every ttl/4, as the clients send them: a stream silent for longer than its ttl
+      // is taken for a client that is gone, and no longer renewed.
+      AtomicLong sequence = new AtomicLong();
+      asks.add(ASKS.scheduleAtFixedRate(() -> {
+        synchronized (stream) {
+          stream.onNext(keep.toBuilder().setSequence(sequence.incrementAndGet()).build());
+        }
+      }, ttlMs / 4, ttlMs / 4, TimeUnit.MILLISECONDS));
     }
     CompletableFuture.allOf(first.toArray(CompletableFuture[]::new)).get(1, TimeUnit.MINUTES);
     Thread.sleep(Math.max(2 * ttlMs, 2000)); // past the first renewals, and C2 at work on them
@@ -240,7 +258,12 @@ public final class ServerAllocations {
       System.out.printf(Locale.ROOT, "round %d: %,d bytes per KeepAlive renewal (%,d renewals, %d not HELD)%n",
           round, renewed == 0 ? 0 : bytes / renewed, renewed, other.get() - otherBefore);
     }
-    open.forEach(StreamObserver::onCompleted);
+    asks.forEach(ask -> ask.cancel(false));
+    for (ClientCallStreamObserver<KeepAliveRequest> stream : open) {
+      synchronized (stream) {
+        stream.onCompleted();
+      }
+    }
   }
 
   private static AcquireResponse blockingAcquire(LockServiceGrpc.LockServiceStub stub, AcquireRequest request)

@@ -84,6 +84,12 @@ final class Campaigner extends RenewalStream<CampaignRequest, CampaignResponse> 
     return named.toBuilder().setSequence(sequence).setToken(token).setResume(first && leadership != null).build();
   }
 
+  /** A leader awaits an answer to each request; a candidate hears nothing until it leads. */
+  @Override
+  boolean awaitsAnswers() {
+    return leadership != null;
+  }
+
   @Override
   boolean worthResuming() {
     return leadership != null ? leadership.isOpen() : !result.isDone();

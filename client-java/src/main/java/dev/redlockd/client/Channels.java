@@ -7,6 +7,7 @@ import io.grpc.NameResolverRegistry;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.TimeUnit;
 
 /**
  * Channels to several redlockd replicas. The server keeps no state of its own (the leases are
@@ -23,12 +24,25 @@ import java.util.Objects;
  * <p>A DNS name with one record per replica works the same way: {@code
  * Channels.forTarget("dns:///redlockd.internal:50051", credentials)}. The client never creates
  * or closes the channel: shut it down when done.
+ *
+ * <p>The channels made here ping a replica (HTTP/2 PING) while calls are open, so that a
+ * connection to a host that went silent without closing it (frozen, powered off, cut off) is
+ * closed and its calls fail over; the server permits it (its {@code --permit-keepalive-time},
+ * 1 s by default). grpc-java pings at most every {@value #KEEPALIVE_SECONDS} s, whatever is
+ * asked; a kept stream does not wait for that: it is superseded when it stays silent for a
+ * quarter of its ttl. A ping that goes unanswered resets each stream on the connection
+ * (NettyClientHandler's forceful close: RST_STREAM CANCEL, then the connection closed), never
+ * half-closes one, so a replica that was only paused releases nothing when it wakes.
  */
 public final class Channels {
   /** The name resolver scheme of a fixed list of addresses: {@code redlockd-static:///host:port,host:port}. */
   public static final String SCHEME = "redlockd-static";
   /** The load balancing policy every channel made here starts with. */
   public static final String LOAD_BALANCING_POLICY = "round_robin";
+  /** How long a connection with calls open may stay quiet before it is pinged: grpc-java's floor. */
+  public static final long KEEPALIVE_SECONDS = 10;
+  /** How long a ping may go unanswered before the connection is closed. */
+  public static final long KEEPALIVE_TIMEOUT_SECONDS = 1;
 
   private Channels() {}
 
@@ -50,7 +64,11 @@ public final class Channels {
     Objects.requireNonNull(target, "target");
     Objects.requireNonNull(credentials, "credentials");
     register();
-    return Grpc.newChannelBuilder(target, credentials).defaultLoadBalancingPolicy(LOAD_BALANCING_POLICY);
+    return Grpc.newChannelBuilder(target, credentials)
+        .defaultLoadBalancingPolicy(LOAD_BALANCING_POLICY)
+        .keepAliveTime(KEEPALIVE_SECONDS, TimeUnit.SECONDS)
+        .keepAliveTimeout(KEEPALIVE_TIMEOUT_SECONDS, TimeUnit.SECONDS)
+        .keepAliveWithoutCalls(false);
   }
 
   /** The {@value #SCHEME} target naming these addresses. */

@@ -154,13 +154,19 @@ public final class Lease implements AutoCloseable {
 
   /**
    * Releases the lease (stopping its keep-alive). Idempotent: true only on the call that
-   * released a lease a quorum still held.
+   * released a lease a quorum still held; false at once for a lease lost before (its loss gave
+   * it back already).
    */
   public boolean release() {
     if (!lifetime.end()) {
       return false;
     }
     boolean wasLost = lifetime.isLost();
+    if (wasLost) {
+      // The loss gave it back already (a half-close, or a Release through any replica): nothing
+      // more to send, and nothing to wait for (no quorum may answer now).
+      return false;
+    }
     LeaseKeeper k;
     synchronized (this) {
       k = keeper;
@@ -169,7 +175,7 @@ public final class Lease implements AutoCloseable {
       k.failChanges(new LeaseLostException(Status.FAILED_PRECONDITION.withDescription(
           describe(resource, permit) + " was released")));
     }
-    if (k != null && !wasLost) {
+    if (k != null) {
       // Half-close: the server releases and ends the stream OK (NOT_FOUND if it was not held).
       Status ended;
       try {

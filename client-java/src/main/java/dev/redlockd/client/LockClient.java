@@ -6,6 +6,8 @@ import dev.redlockd.proto.v1.ElectionServiceGrpc;
 import dev.redlockd.proto.v1.LeaderRequest;
 import dev.redlockd.proto.v1.LeaderResponse;
 import dev.redlockd.proto.v1.LockServiceGrpc;
+import dev.redlockd.proto.v1.ReleaseRequest;
+import dev.redlockd.proto.v1.ReleaseResponse;
 import io.grpc.Channel;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
@@ -50,13 +52,18 @@ import java.util.function.LongSupplier;
  * refreshes the lease it may already have granted instead of granting a second one.
  *
  * <p>Give it a channel over several replicas ({@link Channels#forAddresses}) and a replica's
- * restart goes unnoticed: a kept lease's or a leadership's stream that breaks is reopened on
- * another replica with the same token, and goes on with the same fencing token or term.
+ * restart goes unnoticed: a kept lease's or a leadership's stream that breaks, or stops
+ * answering for a quarter of its ttl, is reopened on another replica with the same token, and
+ * goes on with the same fencing token or term; a call that finds a replica going away is
+ * retried on another within its deadline.
  */
 public final class LockClient {
   private static final ScheduledExecutorService SCHEDULER = daemonScheduler();
 
   private final Channel channel;
+  /** Whose reconnect backoff is reset before a kept stream reopens or a call is retried; may be null. */
+  private final ManagedChannel reconnecting;
+  private final ScheduledExecutorService scheduler;
   private final LockServiceGrpc.LockServiceStub stub;
   private final ElectionServiceGrpc.ElectionServiceStub elections;
   private final Duration callTimeout;
@@ -67,6 +74,9 @@ public final class LockClient {
 
   private LockClient(Builder b) {
     this.channel = b.channel;
+    this.reconnecting = b.reconnecting != null ? b.reconnecting
+        : b.channel instanceof ManagedChannel managed ? managed : null;
+    this.scheduler = b.scheduler;
     Channel calls = b.traced ? io.grpc.ClientInterceptors.intercept(b.channel, TraceContext.interceptor()) : b.channel;
     this.stub = LockServiceGrpc.newStub(calls);
     this.elections = ElectionServiceGrpc.newStub(calls);
@@ -185,16 +195,27 @@ public final class LockClient {
     return retry;
   }
 
+  Duration callTimeout() {
+    return callTimeout;
+  }
+
+  /** The stub with the deadline of a call other than Acquire: the call timeout from now. */
+  <S extends AbstractStub<S>> S withCallDeadline(S service) {
+    return service.withDeadlineAfter(callTimeout.toNanos(), TimeUnit.NANOSECONDS);
+  }
+
   /**
-   * Runs the retry that follows failed attempt number {@code attempt}, after the policy's
-   * backoff, or after the server's pushback (with jitter) when the failure carried one.
+   * Runs a retry after {@code waitNanos}. The channel's reconnect backoff is reset now, so that a
+   * replica found down a while ago is tried again during the wait rather than after gRPC's own
+   * backoff (1 s, growing to minutes): the retry then finds it, or another one, ready.
    */
-  void scheduleRetry(Runnable retryAttempt, int attempt, long pushbackNanos) {
-    SCHEDULER.schedule(retryAttempt, retryWaitNanos(attempt, pushbackNanos), TimeUnit.NANOSECONDS);
+  void retryAfter(Runnable retryAttempt, long waitNanos) {
+    reconnectNow();
+    scheduler.schedule(retryAttempt, waitNanos, TimeUnit.NANOSECONDS);
   }
 
   /** The wait before the retry after failed attempt {@code attempt}: the pushback's if there is one. */
-  private long retryWaitNanos(int attempt, long pushbackNanos) {
+  long retryWaitNanos(int attempt, long pushbackNanos) {
     return pushbackNanos >= 0 ? Pushback.jittered(pushbackNanos) : retry.backoff(attempt).toNanos();
   }
 
@@ -346,8 +367,9 @@ public final class LockClient {
   /** The election's leader now, or empty when it has none. */
   public Optional<Leader> leader(String election) {
     Objects.requireNonNull(election, "election");
-    LeaderResponse response = call(elections, (s, observer) -> s.leader(
-        LeaderRequest.newBuilder().setElection(election).build(), observer), () -> true);
+    BiConsumer<ElectionServiceGrpc.ElectionServiceStub, StreamObserver<LeaderResponse>> leader = (s, observer) ->
+        s.leader(LeaderRequest.newBuilder().setElection(election).build(), observer);
+    LeaderResponse response = await(callAsync(elections, leader, () -> true));
     return response.hasLeader() ? Optional.of(Leader.of(response.getLeader())) : Optional.empty();
   }
 
@@ -374,45 +396,29 @@ public final class LockClient {
     return updates;
   }
 
-  /** Fire and forget: a Release nobody waits for (the lease runs out by itself if it fails). */
+  /**
+   * Fire and forget: a Release nobody waits for, retried on UNAVAILABLE within the call timeout
+   * like any other, so that a lease given up is freed through whichever replica is up. If it
+   * fails after all, the lease runs out by itself.
+   */
   void releaseQuietly(String resource, int permit, String token) {
-    stub.withDeadlineAfter(callTimeout.toNanos(), TimeUnit.NANOSECONDS).release(
-        dev.redlockd.proto.v1.ReleaseRequest.newBuilder().setResource(resource).setPermit(permit).setToken(token)
-            .build(),
-        new UnaryCall<>());
+    BiConsumer<LockServiceGrpc.LockServiceStub, StreamObserver<ReleaseResponse>> release = (s, observer) -> s.release(
+        ReleaseRequest.newBuilder().setResource(resource).setPermit(permit).setToken(token).build(), observer);
+    callAsync(stub, release, () -> true);
   }
 
   /**
-   * A unary call with the default deadline, UNAVAILABLE retried by the policy while
+   * A unary call other than Acquire, UNAVAILABLE retried ({@link IdempotentCall}) while
    * {@code stillWorthIt} holds. Blocking.
    */
   <Resp> Resp call(BiConsumer<LockServiceGrpc.LockServiceStub, StreamObserver<Resp>> method,
       BooleanSupplier stillWorthIt) {
-    return call(stub, method, stillWorthIt);
+    return await(callAsync(stub, method, stillWorthIt));
   }
 
-  private <S extends AbstractStub<S>, Resp> Resp call(S service, BiConsumer<S, StreamObserver<Resp>> method,
-      BooleanSupplier stillWorthIt) {
-    for (int attempt = 1; ; attempt++) {
-      long pushback;
-      UnaryCall<Object, Resp> call = new UnaryCall<>();
-      method.accept(service.withDeadlineAfter(callTimeout.toNanos(), TimeUnit.NANOSECONDS), call);
-      try {
-        return call.get();
-      } catch (InterruptedException e) {
-        call.cancel(false);
-        Thread.currentThread().interrupt();
-        throw new LockServiceException(Status.CANCELLED.withDescription("interrupted"), e);
-      } catch (ExecutionException e) {
-        Status status = CallStatus.of(e.getCause());
-        pushback = Pushback.of(e.getCause());
-        if (status.getCode() != Status.Code.UNAVAILABLE || attempt >= retry.maxAttempts()
-            || pushback == Pushback.STOP || !stillWorthIt.getAsBoolean()) {
-          throw LockServiceException.of(status, e.getCause());
-        }
-      }
-      sleep(Duration.ofNanos(retryWaitNanos(attempt, pushback)));
-    }
+  private <S extends AbstractStub<S>, Resp> CompletableFuture<Resp> callAsync(S service,
+      BiConsumer<S, StreamObserver<Resp>> method, BooleanSupplier stillWorthIt) {
+    return IdempotentCall.start(this, service, method, stillWorthIt);
   }
 
   /** Waits for a future of this client; failures come out as {@link LockServiceException}. */
@@ -449,30 +455,22 @@ public final class LockClient {
   }
 
   /**
-   * Before a kept stream is reopened: replicas the channel found down reconnect now rather than
-   * after gRPC's reconnect backoff (a channel that is not a ManagedChannel is left alone).
+   * Before a kept stream is reopened or a call retried: replicas the channel found down
+   * reconnect now rather than after gRPC's reconnect backoff. Only a ManagedChannel can be asked
+   * to: the one given to the builder, or named by {@link Builder#resetBackoffOn}.
    */
   void reconnectNow() {
-    if (channel instanceof ManagedChannel managed) {
-      managed.resetConnectBackoff();
+    if (reconnecting != null) {
+      reconnecting.resetConnectBackoff();
     }
   }
 
   ScheduledExecutorService scheduler() {
-    return SCHEDULER;
+    return scheduler;
   }
 
   long nanoTime() {
     return nanoClock.getAsLong();
-  }
-
-  private static void sleep(Duration d) {
-    try {
-      Thread.sleep(d.toMillis(), (int) (d.toNanos() % 1_000_000));
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new LockServiceException(Status.CANCELLED.withDescription("interrupted"), e);
-    }
   }
 
   private static ScheduledExecutorService daemonScheduler() {
@@ -494,6 +492,8 @@ public final class LockClient {
     private String owner = defaultOwner();
     private LongSupplier nanoClock = System::nanoTime;
     private boolean traced;
+    private ScheduledExecutorService scheduler = SCHEDULER;
+    private ManagedChannel reconnecting;
 
     private Builder(Channel channel) {
       this.channel = Objects.requireNonNull(channel, "channel");
@@ -537,8 +537,25 @@ public final class LockClient {
       return this;
     }
 
+    /**
+     * The channel whose reconnect backoff the client resets before a kept stream reopens or a
+     * call is retried (so that a replica back for a moment is used at once), when the channel
+     * given to {@link LockClient#builder} is not itself a {@link ManagedChannel}: the one under
+     * an intercepted channel ({@code ClientInterceptors.intercept(managed, ...)}), say.
+     */
+    public Builder resetBackoffOn(ManagedChannel managed) {
+      this.reconnecting = Objects.requireNonNull(managed, "managed");
+      return this;
+    }
+
     Builder nanoClock(LongSupplier clock) {
       this.nanoClock = clock;
+      return this;
+    }
+
+    /** Where the client's timers run: renewals, deadlines, retries (tests pass one they drive). */
+    Builder scheduler(ScheduledExecutorService timers) {
+      this.scheduler = timers;
       return this;
     }
 

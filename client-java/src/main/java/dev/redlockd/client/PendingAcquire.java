@@ -12,6 +12,10 @@ import java.util.concurrent.CompletableFuture;
  *
  * <p>An attempt whose outcome is unknown (UNAVAILABLE, DEADLINE_EXCEEDED) is retried: the
  * server refreshes a lease it already granted under this token rather than granting another.
+ * UNAVAILABLE is retried until the call's own deadline (the wait plus the call timeout, from the
+ * first attempt), not for a number of attempts: a replica going away answers it while another is
+ * up; DEADLINE_EXCEEDED for the policy's attempts, counting only those that ended so
+ * ({@link RetryPolicy}). Each attempt carries a deadline of the wait left plus the call timeout.
  * A grant whose answer arrives with less than half its validity left (typically after waiting
  * for another holder longer than the ttl, since the deadline can only be counted from when the
  * waiting call was sent) is asked again the same way: the refreshed answer comes at once, and
@@ -33,6 +37,8 @@ final class PendingAcquire {
   private volatile UnaryCall<AcquireRequest, AcquireResponse> inFlight;
   /** The permit an answer named (0: none yet); a retry under the same token gets the same one. */
   private volatile int grantedPermit;
+  /** Attempts that ended DEADLINE_EXCEEDED: those the policy's attempts count (one attempt in flight at a time). */
+  private volatile int timeouts;
 
   PendingAcquire(LockClient client, String resource, int permits, Duration ttl, Duration wait, String token) {
     this.client = client;
@@ -104,13 +110,21 @@ final class PendingAcquire {
   }
 
   private void failed(Status status, Throwable failure, int attempt, int refreshes, boolean mayHold) {
-    boolean unknownOutcome = status.getCode() == Status.Code.UNAVAILABLE
-        || status.getCode() == Status.Code.DEADLINE_EXCEEDED;
+    boolean unavailable = status.getCode() == Status.Code.UNAVAILABLE;
+    boolean timedOut = status.getCode() == Status.Code.DEADLINE_EXCEEDED;
+    boolean unknownOutcome = unavailable || timedOut;
+    if (timedOut) {
+      timeouts++;
+    }
     long pushback = Pushback.of(failure);
-    if (unknownOutcome && attempt < client.retryPolicy().maxAttempts() && pushback != Pushback.STOP
-        && !result.isDone()) {
+    long retryWait = client.retryWaitNanos(attempt, pushback);
+    long callDeadline = startNanos + wait.plus(client.callTimeout()).toNanos();
+    RetryPolicy policy = client.retryPolicy();
+    boolean retry = unavailable ? policy.retriesUnavailable(client.nanoTime() + retryWait, callDeadline)
+        : timedOut && policy.retriesTimeout(timeouts);
+    if (retry && pushback != Pushback.STOP && !result.isDone()) {
       // A pushback's wait is taken from the Acquire's wait too: the retry sends what is left.
-      client.scheduleRetry(() -> attempt(attempt + 1, refreshes, true), attempt, pushback);
+      client.retryAfter(() -> attempt(attempt + 1, refreshes, true), retryWait);
       return;
     }
     if (unknownOutcome || mayHold) {

@@ -4,7 +4,9 @@ import io.grpc.Status;
 import io.grpc.stub.ClientCallStreamObserver;
 import io.grpc.stub.ClientResponseObserver;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.EnumSet;
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledExecutorService;
@@ -34,10 +36,30 @@ import java.util.function.LongSupplier;
  * with jitter (50 ms doubling up to 1 s, each wait between half and all of it), for as long as
  * the holder finds it {@link #worthResuming() worth it} (a lease until its guarded deadline).
  * Sequences keep rising across streams, and the deadline does not move while no stream is up.
+ *
+ * <p>A stream that stops answering is broken too: a replica whose host froze, or a partition
+ * that leaves its connection open, ends nothing. While the holder {@link #awaitsAnswers()
+ * awaits answers}, a request left unanswered for a quarter of the ttl (the requests' own
+ * period: a healthy replica answers within a Redis round) gets its stream <em>superseded</em>:
+ * a new one is opened at once, with the same first request, which may reach another replica.
+ * The silent one sends nothing more but is still read: a replica that was only slow (a cold
+ * JVM, a long pause) may still answer, and that answer counts as any other, dated by the send
+ * time of the request it echoes. It is cancelled (a RST_STREAM in grpc-java, never a
+ * half-close, which would give the grant back) once the new stream has answered, or when the
+ * holder is done. Silence is not a loss: only the guarded deadline, or a final status, is.
+ *
+ * <p>The channel's round_robin still counts the silent replica as ready (its connection was
+ * never closed) and takes each new stream to the next replica in turn, so a replacement may
+ * land on it again (a lease and a leadership reopening together, or a second replica silent
+ * too). So a stream opened to replace a silent one is held to a third of the bound until its
+ * first answer, and every reopen after a silence goes at once: each silence took a bound of
+ * time already, which paces them.
  */
 abstract class RenewalStream<Req, Resp> {
   private static final long FIRST_REOPEN_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
   private static final long MAX_REOPEN_NANOS = TimeUnit.SECONDS.toNanos(1);
+  /** The part of the silence bound a stream replacing a silent one gets until its first answer. */
+  static final int REPLACEMENT_DIVISOR = 3;
   /** The ends that say the grant is gone (or can never be renewed by this holder). */
   private static final Set<Status.Code> FINAL = EnumSet.of(Status.Code.NOT_FOUND, Status.Code.PERMISSION_DENIED,
       Status.Code.UNAUTHENTICATED, Status.Code.INVALID_ARGUMENT);
@@ -59,6 +81,19 @@ abstract class RenewalStream<Req, Resp> {
   private int failures; // guarded by this; ends since the last answer
   private ScheduledFuture<?> nextRequest; // guarded by this
   private ScheduledFuture<?> reopening; // guarded by this
+  /** A quarter of the ttl: the requests' period, and how long a request may go unanswered. */
+  private long periodNanos; // guarded by this
+  /** The sequence of the current stream's first request. */
+  private long streamFirstSequence; // guarded by this
+  /** The highest sequence an answer on the current stream echoed (every request up to it is answered). */
+  private long echoedOnStream; // guarded by this
+  private ScheduledFuture<?> silenceCheck; // guarded by this
+  /** Streams found silent and replaced, still read, not cancelled yet. */
+  private final List<Call> superseded = new ArrayList<>(); // guarded by this
+  /** The next stream opened replaces a silent one. */
+  private boolean replacingNext; // guarded by this
+  /** The current stream replaces a silent one and has not answered yet: a third of the bound. */
+  private boolean replacing; // guarded by this
   /** The server refused a reopen with "do not retry": no stream is left to give the grant back by. */
   private boolean refusedForGood; // guarded by this
 
@@ -105,6 +140,15 @@ abstract class RenewalStream<Req, Resp> {
    */
   void giveBackWithoutStream() {}
 
+  /**
+   * Whether answers are due (a lease, a leader), so that a stream that stops answering is
+   * reopened; a candidate still waiting hears nothing until it leads. Called under this object's
+   * lock; must not block.
+   */
+  boolean awaitsAnswers() {
+    return true;
+  }
+
   /** The stream ended with OK without the holder asking for it: how to report that. */
   abstract Status unexpectedOk();
 
@@ -116,6 +160,7 @@ abstract class RenewalStream<Req, Resp> {
 
   /** Opens the first stream, sends its first request at once and then one every ttl/4. */
   final synchronized void startRequests(Duration ttl) {
+    periodNanos = period(ttl);
     openLocked();
     restartPeriodLocked(ttl);
   }
@@ -163,14 +208,23 @@ abstract class RenewalStream<Req, Resp> {
     if (closing || over) {
       return;
     }
-    long period = Math.max(1, ttl.toNanos() / 4);
-    nextRequest = scheduler.scheduleAtFixedRate(this::sendNext, period, period, TimeUnit.NANOSECONDS);
+    periodNanos = period(ttl);
+    nextRequest = scheduler.scheduleAtFixedRate(this::sendNext, periodNanos, periodNanos, TimeUnit.NANOSECONDS);
+  }
+
+  private static long period(Duration ttl) {
+    return Math.max(1, ttl.toNanos() / 4);
   }
 
   /** Opens a stream and sends its first request. */
   private void openLocked() {
+    cancelSilenceCheckLocked(); // the last stream's
     Call call = new Call();
     current = call;
+    streamFirstSequence = nextSequence;
+    echoedOnStream = nextSequence - 1;
+    replacing = replacingNext;
+    replacingNext = false;
     open(call);
     sendLocked(true);
   }
@@ -182,6 +236,7 @@ abstract class RenewalStream<Req, Resp> {
     }
     long sequence = nextSequence++;
     sent.record(sequence, nanoClock.getAsLong());
+    armSilenceCheckLocked();
     try {
       current.requests.onNext(request(sequence, first));
     } catch (IllegalStateException streamAlreadyClosed) {
@@ -189,18 +244,108 @@ abstract class RenewalStream<Req, Resp> {
     }
   }
 
+  /** The oldest request on the current stream that no answer has echoed yet, or 0. */
+  private long oldestUnansweredLocked() {
+    long oldest = Math.max(streamFirstSequence, echoedOnStream + 1);
+    return oldest < nextSequence ? oldest : 0;
+  }
+
+  /** Arms the check that the oldest unanswered request of the current stream is answered in time. */
+  private void armSilenceCheckLocked() {
+    if (silenceCheck != null || current == null || closing || over || !awaitsAnswers()) {
+      return;
+    }
+    long oldest = oldestUnansweredLocked();
+    if (oldest == 0) {
+      return;
+    }
+    long sentNanos = sent.sentAt(oldest);
+    long now = nanoClock.getAsLong();
+    long due = sentNanos == SentRequests.UNKNOWN ? now : sentNanos + silenceBoundLocked();
+    Call call = current;
+    silenceCheck = scheduler.schedule(() -> checkSilence(call), Math.max(0, due - now), TimeUnit.NANOSECONDS);
+  }
+
+  /** How long the current stream's oldest request may wait for an answer. */
+  private long silenceBoundLocked() {
+    return replacing ? periodNanos / REPLACEMENT_DIVISOR : periodNanos;
+  }
+
+  private void cancelSilenceCheckLocked() {
+    if (silenceCheck != null) {
+      silenceCheck.cancel(false);
+      silenceCheck = null;
+    }
+  }
+
+  /**
+   * The oldest unanswered request may have waited the silence bound: if so, the stream is
+   * superseded (still read, sends nothing more) and a new one opened at once.
+   */
+  private void checkSilence(Call call) {
+    synchronized (this) {
+      if (silenceCheck == null || call != current) {
+        return; // re-armed, or the stream is gone already
+      }
+      silenceCheck = null;
+      long oldest = oldestUnansweredLocked();
+      long sentNanos = oldest == 0 ? 0 : sent.sentAt(oldest);
+      if (oldest == 0
+          || (sentNanos != SentRequests.UNKNOWN && nanoClock.getAsLong() - sentNanos < silenceBoundLocked())) {
+        armSilenceCheckLocked(); // answered meanwhile, or a later request is now the oldest
+        return;
+      }
+      if (closing || over || !awaitsAnswers() || !worthResuming()) {
+        return;
+      }
+      current = null;
+      superseded.add(call);
+      replacingNext = true;
+      scheduleReopenLocked(Pushback.ABSENT, true);
+    }
+  }
+
+  /** The superseded streams, to cancel (outside the lock); none are left. */
+  private List<Call> takeSupersededLocked() {
+    if (superseded.isEmpty()) {
+      return List.of();
+    }
+    List<Call> taken = List.copyOf(superseded);
+    superseded.clear();
+    return taken;
+  }
+
+  /** A RST_STREAM each (grpc-java's cancel), never a half-close: their replicas release nothing. */
+  private void cancelAll(List<Call> calls, String why) {
+    for (Call call : calls) {
+      call.requests.cancel(why, null);
+    }
+  }
+
   private void answer(Call call, Resp response) {
     long moved = SentRequests.UNKNOWN;
+    List<Call> done = List.of();
+    boolean stale;
     synchronized (this) {
-      if (call != current || over) {
+      boolean onCurrent = call == current;
+      if (over || (!onCurrent && !superseded.contains(call))) {
         return;
       }
       long sequence = sequenceOf(response);
-      if (sequence < floorSequence) {
-        return; // dated before a change: what it reports no longer holds
+      if (onCurrent) {
+        // Any answer shows the stream works, even one dated before a change (ignored below):
+        // the silent streams it replaced are not needed any more.
+        replacing = false;
+        echoedOnStream = Math.max(echoedOnStream, sequence);
+        cancelSilenceCheckLocked();
+        armSilenceCheckLocked();
+        done = takeSupersededLocked();
       }
-      failures = 0;
-      long sentNanos = sent.sentAt(sequence);
+      stale = sequence < floorSequence; // dated before a change: what it reports no longer holds
+      if (onCurrent && !stale) {
+        failures = 0;
+      }
+      long sentNanos = stale ? SentRequests.UNKNOWN : sent.sentAt(sequence);
       if (sentNanos != SentRequests.UNKNOWN) {
         long candidate = sentNanos + validityOf(response).toNanos();
         // An answer reporting an earlier renewal (or jeopardy) may arrive after a later one.
@@ -211,26 +356,43 @@ abstract class RenewalStream<Req, Resp> {
         }
       }
     }
+    cancelAll(done, "superseded by a stream that answers");
+    if (stale) {
+      return;
+    }
     answered(response, moved);
+    synchronized (this) {
+      armSilenceCheckLocked(); // the answer may have made the holder one that awaits answers (a leader)
+    }
   }
 
   /** {@code pushbackNanos}: the server's refusal ({@link Pushback}); STOP ends it like a final status. */
   private void ended(Call call, Status status, long pushbackNanos) {
     boolean lost = false;
+    boolean reopen = false;
+    List<Call> done = List.of();
     synchronized (this) {
-      if (call != current || over) {
-        return;
+      if (superseded.remove(call) || call != current || over) {
+        return; // a superseded stream's end says nothing: the stream that replaced it will
       }
       current = null;
+      cancelSilenceCheckLocked();
       if (!closing && !status.isOk() && !FINAL.contains(status.getCode()) && pushbackNanos != Pushback.STOP
           && worthResuming()) {
-        scheduleReopenLocked(pushbackNanos);
-        return;
+        scheduleReopenLocked(pushbackNanos, false);
+        reopen = true;
+      } else {
+        over = true;
+        refusedForGood = pushbackNanos == Pushback.STOP && !closing;
+        stopRequestsLocked();
+        lost = !closing;
+        done = takeSupersededLocked();
       }
-      over = true;
-      refusedForGood = pushbackNanos == Pushback.STOP && !closing;
-      stopRequestsLocked();
-      lost = !closing;
+    }
+    cancelAll(done, "the grant is over");
+    if (reopen) {
+      reconnect.run();
+      return;
     }
     ended.complete(status);
     if (lost) {
@@ -238,13 +400,24 @@ abstract class RenewalStream<Req, Resp> {
     }
   }
 
-  private void scheduleReopenLocked(long pushbackNanos) {
+  /**
+   * Schedules the next stream: at once after a silence (each silence took its bound of time
+   * already, which paces them; the failures go on counting, for the backoff of a later end of
+   * another kind), after the pushback, or else after the backoff.
+   */
+  private void scheduleReopenLocked(long pushbackNanos, boolean silent) {
     failures++;
     long backoff = Math.min(MAX_REOPEN_NANOS, FIRST_REOPEN_NANOS << Math.min(failures - 1, 10));
     // A pushback may outlast the guarded deadline: the lifetime's own timer reports the loss
     // then, and the reopen finds nothing worth resuming.
-    long wait = pushbackNanos >= 0 ? Pushback.jittered(pushbackNanos)
-        : backoff / 2 + ThreadLocalRandom.current().nextLong(backoff / 2 + 1);
+    long wait;
+    if (silent) {
+      wait = 0;
+    } else if (pushbackNanos >= 0) {
+      wait = Pushback.jittered(pushbackNanos);
+    } else {
+      wait = backoff / 2 + ThreadLocalRandom.current().nextLong(backoff / 2 + 1);
+    }
     reopening = scheduler.schedule(this::reopen, wait, TimeUnit.NANOSECONDS);
   }
 
@@ -280,7 +453,9 @@ abstract class RenewalStream<Req, Resp> {
    * ended. While no stream is up, a new one names the grant and is half-closed at once.
    */
   final CompletableFuture<Status> halfClose() {
+    List<Call> done;
     synchronized (this) {
+      done = takeSupersededLocked();
       if (over || closing) {
         closing = true;
         return ended;
@@ -300,6 +475,7 @@ abstract class RenewalStream<Req, Resp> {
         ended.complete(Status.CANCELLED.withDescription("the stream was already gone"));
       }
     }
+    cancelAll(done, "the grant is given back");
     return ended;
   }
 
@@ -323,9 +499,11 @@ abstract class RenewalStream<Req, Resp> {
   final void cancel(String why) {
     ClientCallStreamObserver<Req> call = null;
     boolean complete = false;
+    List<Call> done;
     synchronized (this) {
       closing = true;
       stopRequestsLocked();
+      done = takeSupersededLocked();
       if (current != null) {
         call = current.requests;
       } else if (!over) {
@@ -333,6 +511,7 @@ abstract class RenewalStream<Req, Resp> {
         complete = true;
       }
     }
+    cancelAll(done, why);
     if (call != null) {
       call.cancel(why, null);
     }
@@ -342,6 +521,7 @@ abstract class RenewalStream<Req, Resp> {
   }
 
   private void stopRequestsLocked() {
+    cancelSilenceCheckLocked();
     if (nextRequest != null) {
       nextRequest.cancel(false);
     }
@@ -351,7 +531,10 @@ abstract class RenewalStream<Req, Resp> {
     }
   }
 
-  /** One gRPC stream; what a stream that is no longer the current one says is ignored. */
+  /**
+   * One gRPC stream; what a stream that is neither the current one nor a superseded one says
+   * is ignored.
+   */
   private final class Call implements ClientResponseObserver<Req, Resp> {
     private volatile ClientCallStreamObserver<Req> requests;
 

@@ -28,6 +28,8 @@ final class FakeElectionService extends ElectionServiceGrpc.ElectionServiceImplB
     final List<CampaignRequest> requests = new CopyOnWriteArrayList<>();
     final StreamObserver<CampaignResponse> answers;
     volatile boolean halfClosed;
+    /** The client cancelled the stream (a RST_STREAM over a real connection). */
+    volatile boolean cancelled;
     private boolean ended; // guarded by this
     /** Once set, every request is answered at once with this term and the request's value. */
     volatile long leadingTerm;
@@ -112,7 +114,9 @@ final class FakeElectionService extends ElectionServiceGrpc.ElectionServiceImplB
       }
 
       @Override
-      public void onError(Throwable t) {}
+      public void onError(Throwable t) {
+        candidate.cancelled = true;
+      }
 
       @Override
       public void onCompleted() {

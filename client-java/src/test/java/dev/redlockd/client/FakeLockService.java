@@ -19,6 +19,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Queue;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -48,6 +49,12 @@ final class FakeLockService extends LockServiceGrpc.LockServiceImplBase {
   final Queue<Status> failNextExtend = new ConcurrentLinkedQueue<>();
   final Queue<Status> failNextRelease = new ConcurrentLinkedQueue<>();
   final List<StreamObserver<KeepAliveResponse>> streams = new CopyOnWriteArrayList<>();
+  /** Every KeepAlive stream, in the order they were opened, live or not. */
+  final List<StreamObserver<KeepAliveResponse>> opened = new CopyOnWriteArrayList<>();
+  /** The KeepAlive streams the client cancelled (a RST_STREAM over a real connection). */
+  final Set<StreamObserver<KeepAliveResponse>> cancelled = ConcurrentHashMap.newKeySet();
+  /** The KeepAlive streams the client half-closed (which gives the lease back). */
+  final Set<StreamObserver<KeepAliveResponse>> halfClosed = ConcurrentHashMap.newKeySet();
   volatile Duration delayNextAcquireAnswer = Duration.ZERO;
   volatile Duration delayEveryAcquireAnswer = Duration.ZERO;
   volatile Duration validity = Duration.ofSeconds(10);
@@ -190,6 +197,7 @@ final class FakeLockService extends LockServiceGrpc.LockServiceImplBase {
   @Override
   public StreamObserver<KeepAliveRequest> keepAlive(StreamObserver<KeepAliveResponse> responses) {
     streams.add(responses);
+    opened.add(responses);
     return new StreamObserver<>() {
       private String resource;
       private int permit;
@@ -233,11 +241,13 @@ final class FakeLockService extends LockServiceGrpc.LockServiceImplBase {
 
       @Override
       public void onError(Throwable t) {
+        cancelled.add(responses);
         streams.remove(responses);
       }
 
       @Override
       public void onCompleted() {
+        halfClosed.add(responses);
         Held held = locks.get(key(resource, permit));
         if (held != null && held.token().equals(token)) {
           locks.remove(key(resource, permit), held);
@@ -263,6 +273,16 @@ final class FakeLockService extends LockServiceGrpc.LockServiceImplBase {
         if (streams.contains(s)) {
           s.onNext(keepAliveAnswer(resource, 0, held, sequence, valid));
         }
+      }
+    }
+  }
+
+  /** Sends an answer echoing {@code sequence} on the {@code index}-th KeepAlive stream opened, if it is live. */
+  void answerKeepAliveOn(int index, String resource, long sequence, Duration valid) {
+    StreamObserver<KeepAliveResponse> s = opened.get(index);
+    synchronized (s) {
+      if (streams.contains(s)) {
+        s.onNext(keepAliveAnswer(resource, 0, locks.get(resource), sequence, valid));
       }
     }
   }

@@ -39,6 +39,13 @@ public final class Candidacy {
 
     /** The candidacy is over without the caller asking: lost, or refused before it began. */
     void lost(LockEngineException cause);
+
+    /**
+     * The first renewal of a leadership (just granted, or resumed here) missed the quorum: there
+     * is no validity to report yet; the renewals go on quietly for one ttl unless the caller
+     * {@link Candidacy#abandon}s the candidacy first.
+     */
+    default void unconfirmed(LockEngineException cause, long mark) {}
   }
 
   /** The caller's leadership as last confirmed: its term, the value everyone sees, and its validity. */
@@ -385,6 +392,16 @@ public final class Candidacy {
     @Override
     public void lost(LockEngineException cause) {
       lostBy(cause);
+    }
+
+    @Override
+    public void unconfirmed(LockEngineException cause, long at) {
+      synchronized (Candidacy.this) {
+        if (ended) {
+          return;
+        }
+      }
+      listener.unconfirmed(cause, at);
     }
   }
 

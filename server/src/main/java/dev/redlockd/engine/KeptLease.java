@@ -37,6 +37,13 @@ public final class KeptLease {
 
     /** The lease is gone or can no longer be relied on; renewals have stopped. */
     void lost(LockEngineException cause);
+
+    /**
+     * A renewal missed the quorum before any renewal by this keeper reached one (a lease just
+     * resumed here, or just granted): there is no validity to report. The engine retries quietly
+     * for one ttl unless the holder {@link KeptLease#stop}s it first.
+     */
+    default void unconfirmed(LockEngineException cause, long mark) {}
   }
 
   /** In jeopardy, retry this many times per ttl, so a quorum that comes back is noticed fast. */
@@ -299,6 +306,7 @@ public final class KeptLease {
   private void failed(Throwable cause, long markAtStart) {
     LockEngineException lost = null;
     Grant stillValid = null;
+    boolean unconfirmed = false;
     synchronized (this) {
       if (ended) {
         return;
@@ -314,11 +322,15 @@ public final class KeptLease {
         // No renewal has succeeded yet, so there is no validity to report: retry quietly.
         // Extend is compare-and-pexpire, so a lease that ran out meanwhile ends as NOT_FOUND.
         scheduleLocked(retry);
-        return;
+        unconfirmed = true;
       } else {
         ended = true;
         lost = asEngineException(cause, left);
       }
+    }
+    if (unconfirmed) {
+      listener.unconfirmed((LockEngineException) cause, markAtStart);
+      return;
     }
     if (lost != null) {
       space.unkept(this);

@@ -7,7 +7,7 @@ import java.util.List;
  * touches one slot. A lock is one key (token, fence, round ids and owner text, see
  * acquire.lua); its counter key lives a ttl past each take, so a resource leaves nothing behind
  * for good. The node-wide keys describe the node itself (its incarnation, its quarantine, the
- * highest fence it ever granted).
+ * highest fence it ever granted, its id and the clocks recorded on it).
  *
  * <p>Leases live in spaces: the user's locks in the empty one, elections in {@code election:}.
  * A space's keys start with the space before the hash tag, so no resource name of one space can
@@ -94,6 +94,16 @@ final class Keys {
     return prefix + "node:quarantined-since";
   }
 
+  /** The node's own id, made by the first probe: what the clock records name it by. */
+  String nodeId() {
+    return prefix + "node:id";
+  }
+
+  /** The nodes' clocks as a server last recorded them on this node (see ClockRecords). */
+  String nodeClocks() {
+    return prefix + "node:clocks";
+  }
+
   List<String> forAcquire(String resource) {
     return List.of(lock(resource), incarnation(), counter(resource), fenceMax());
   }
@@ -166,7 +176,11 @@ final class Keys {
   }
 
   List<String> forProbe() {
-    return List.of(incarnation(), quarantine(), quarantinedSince(), fenceMax());
+    return List.of(incarnation(), quarantine(), quarantinedSince(), fenceMax(), nodeId(), nodeClocks());
+  }
+
+  List<String> forQuarantine() {
+    return List.of(incarnation(), quarantine(), quarantinedSince());
   }
 
   List<String> forSeed() {

@@ -233,6 +233,22 @@ public final class LockEngine implements AutoCloseable {
     monitor.onQuorumChange(listener);
   }
 
+  /**
+   * Called with every step of a Redis node's wall clock this server sees (on an engine or I/O
+   * thread): the node is quarantined for it.
+   */
+  public void onClockStep(Consumer<ClockStep> listener) {
+    monitor.clocks().onStep(listener);
+  }
+
+  /**
+   * Each node's clock rate against this server's monotonic clock, minus 1 (0.001: 0.1 % fast),
+   * where one was measured (over a minute or more of replies).
+   */
+  public Map<String, Double> nodeClockRates() {
+    return monitor.clocks().rates();
+  }
+
   /** The monitor's view of each node, by node name. */
   public Map<String, NodeState> nodeStates() {
     Map<String, NodeState> byName = new LinkedHashMap<>();

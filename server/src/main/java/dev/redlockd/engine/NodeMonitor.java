@@ -26,11 +26,14 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Probes every node on a schedule: health (for the gRPC health service), the quarantine of a
- * node that restarted empty, and its rejoining once the quarantine is served.
+ * node that restarted empty or whose clock stepped, and its rejoining once the quarantine is
+ * served; and the nodes' clocks, for the {@link ClockWatch}, which every probe records on the
+ * nodes.
  *
  * <p>Votes never depend on this class's view: every lock script checks the incarnation key
- * itself. The monitor only drives the transitions (start a quarantine, re-seed a node, decide
- * that a cluster with no key anywhere is new) and reports health.
+ * itself, and every round's replies pass through the clock watch. The monitor only drives the
+ * transitions (start a quarantine, re-seed a node, decide that a cluster with no key anywhere
+ * is new) and reports health.
  */
 final class NodeMonitor implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(NodeMonitor.class);
@@ -42,6 +45,9 @@ final class NodeMonitor implements AutoCloseable {
   private final LongSupplier wallMicros;
   private final LongSupplier nanoClock;
   private final SecureRandom random;
+  private final ClockWatch clocks;
+  /** The highest fence this server has seen a node hold or a round grant (see {@link #settle}). */
+  private final java.util.concurrent.atomic.AtomicLong highestFence = new java.util.concurrent.atomic.AtomicLong();
   /** When the last round started; lock rounds that see a change ask for a probe at most this often. */
   private volatile long lastRoundNanos;
   private static final long MIN_GAP_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
@@ -86,6 +92,19 @@ final class NodeMonitor implements AutoCloseable {
     this.random = random;
     this.lastRoundNanos = nanoClock.getAsLong() - MIN_GAP_NANOS;
     nodes.forEach(n -> states.put(n, NodeState.UNKNOWN));
+    this.clocks = new ClockWatch(nodes, config, nanoClock);
+    // A reply that shows a step is answered by a probe at once: it quarantines the node.
+    clocks.onProbeWanted(this::requestProbe);
+  }
+
+  /** A fence a node reported or a round granted: no node is re-seeded below it. */
+  void sawFence(long fence) {
+    highestFence.accumulateAndGet(fence, Math::max);
+  }
+
+  /** The nodes' clocks, as this replica watches them: every round's replies pass through it. */
+  ClockWatch clocks() {
+    return clocks;
   }
 
   /**
@@ -164,12 +183,16 @@ final class NodeMonitor implements AutoCloseable {
       probeAgain.set(true);
       return CompletableFuture.completedFuture(null);
     }
-    lastRoundNanos = nanoClock.getAsLong();
+    long sent = nanoClock.getAsLong();
+    lastRoundNanos = sent;
     String mode = clusterKnown ? "act" : "peek";
-    List<String> args = List.of(Long.toString(config.maxTtl().toMillis()), mode);
+    String maxTtl = Long.toString(config.maxTtl().toMillis());
     return NodeResult.fromAll(nodes,
-            node -> node.eval(Scripts.PROBE, keys.forProbe(), args).thenApply(Replies::probe))
-        .thenCompose(this::settle)
+            // The id a node that has none takes: random per node, so that no two share one.
+            node -> node.eval(Scripts.PROBE, keys.forProbe(), List.of(maxTtl, mode,
+                    Long.toHexString(random.nextLong()) + Long.toHexString(random.nextLong())))
+                .thenApply(reply -> Replies.probe(reply, nanoClock.getAsLong())))
+        .thenCompose(results -> settle(sent, results))
         .handle((ignored, failure) -> {
           if (failure != null) {
             log.warn("probe round failed", failure);
@@ -182,14 +205,25 @@ final class NodeMonitor implements AutoCloseable {
         });
   }
 
-  private CompletableFuture<Void> settle(List<NodeResult<Replies.Probe>> results) {
+  private CompletableFuture<Void> settle(long sent, List<NodeResult<Replies.Probe>> results) {
+    List<ClockWatch.ProbeSample> samples = new ArrayList<>();
+    for (NodeResult<Replies.Probe> r : results) {
+      if (r.answered()) {
+        Replies.Probe p = r.value();
+        samples.add(new ClockWatch.ProbeSample(r.node(), p.receivedNanos(), p.nodeMicros(), p.id(), p.clocks()));
+      }
+    }
+    Map<RedisNode, Long> steps = clocks.probe(sent, samples);
     boolean allBlank = results.stream().allMatch(r -> r.answered() && "blank".equals(r.value().state()));
     boolean anyKnown = results.stream().anyMatch(r -> r.answered() && !"blank".equals(r.value().state()));
     // A node that rejoins starts its counters above every fence any answering node has
-    // granted, and above the wall clock in microseconds: counters rise far slower than that
-    // (each step is a Redis round trip), so fences keep rising even if every node lost its data.
-    long floor = Math.max(wallMicros.getAsLong(),
-        results.stream().filter(NodeResult::answered).mapToLong(r -> r.value().fenceMax()).max().orElse(0));
+    // granted, above every fence this server has seen granted or stored since it started (the
+    // nodes that held one may all have lost their data since, and a node quarantined for its
+    // clock keeps its data but missed the fences granted meanwhile), and above the wall clock in
+    // microseconds: counters rise far slower than that (each step is a Redis round trip), so
+    // fences keep rising even if every node lost its data.
+    results.stream().filter(NodeResult::answered).forEach(r -> sawFence(r.value().fenceMax()));
+    long floor = Math.max(wallMicros.getAsLong(), highestFence.get());
     // Every fence granted was raised on a quorum, of which the rejoining node is at most one:
     // a quorum of the other nodes, all voting, meets the rest of it. When every node answers,
     // the nodes that kept their data have all been read (the others lost theirs, and the wall
@@ -215,11 +249,63 @@ final class NodeMonitor implements AutoCloseable {
         probeAgain.set(true);
       }
       for (NodeResult<Replies.Probe> r : results) {
-        transitions.add(settleOne(r, floor, floorKnown));
+        Long step = steps.get(r.node());
+        transitions.add(step != null ? quarantineClock(r.node(), step) : settleOne(r, floor, floorKnown));
       }
     }
     return CompletableFuture.allOf(transitions.toArray(CompletableFuture[]::new))
-        .thenRun(this::updateQuorum);
+        .thenRun(() -> {
+          updateQuorum();
+          recordClocks(sent, samples);
+        });
+  }
+
+  /**
+   * The node's clock stepped: it is quarantined on the node, so that no replica counts it until
+   * every lease granted before the step has run out. Until that lands this replica does not
+   * count it either (the clock watch holds the step), and the next probe tries again.
+   */
+  private CompletableFuture<Void> quarantineClock(RedisNode node, long step) {
+    lastAnswer.put(node, nanoClock.getAsLong());
+    heardFrom.add(node);
+    String why = "clock " + (step > 0 ? "+" : "-") + Math.max(1, Math.abs(step) / 1_000_000);
+    return node.eval(Scripts.QUARANTINE, keys.forQuarantine(), List.of(Long.toString(config.maxTtl().toMillis()), why))
+        .handle((reply, failure) -> {
+          if (failure != null) {
+            log.warn("Redis node {} could not be quarantined for its clock step ({}): this server does not count "
+                + "it, and tries again at the next probe", node.name(), describe(failure));
+          } else {
+            clocks.quarantined(node);
+          }
+          transition(node, NodeState.QUARANTINED, previous -> "is quarantined: " + clockWhy(why)
+              + " and votes again in " + config.maxTtl().toMillis() + " ms, once every lock granted before its clock "
+              + "stepped has expired");
+          return null;
+        });
+  }
+
+  /** "its clock stepped forward by 30.012 s" from a quarantine's reason as quarantine.lua keeps it. */
+  private static String clockWhy(String why) {
+    String signed = why.substring("clock ".length());
+    long millis;
+    try {
+      millis = Long.parseLong(signed.replace("+", ""));
+    } catch (NumberFormatException e) {
+      return "its clock stepped";
+    }
+    return "its clock stepped " + (millis >= 0 ? "forward" : "back") + " by "
+        + ClockWatch.describe(Math.abs(millis) * 1_000_000);
+  }
+
+  /** Records the clocks this replica trusts on those nodes, for replicas that start later (see ClockRecords). */
+  private void recordClocks(long sent, List<ClockWatch.ProbeSample> samples) {
+    ClockWatch.Record record = clocks.record(sent, samples);
+    if (record == null) {
+      return;
+    }
+    for (RedisNode node : record.on()) {
+      node.command("SET", keys.nodeClocks(), record.text()); // a lost one is replaced at the next probe
+    }
   }
 
   private CompletableFuture<Void> settleOne(NodeResult<Replies.Probe> r, long floor, boolean floorKnown) {
@@ -232,13 +318,19 @@ final class NodeMonitor implements AutoCloseable {
     boolean firstAnswer = heardFrom.add(r.node());
     switch (probe.state()) {
       case "up" -> transition(r.node(), NodeState.UP, previous -> firstAnswer ? "is up" : upAgain(previous));
-      case "quarantined" -> transition(r.node(), NodeState.QUARANTINED, previous ->
-          // A node just added and one that restarted without its data look the same: no key of ours.
-          "is quarantined: it holds no incarnation key (an empty node: newly added, or restarted without its "
-              + "data) and votes again in " + probe.quarantineMillisLeft() + " ms (at "
-              + java.time.Instant.ofEpochMilli(wallMicros.getAsLong() / 1000 + probe.quarantineMillisLeft())
-                  .truncatedTo(java.time.temporal.ChronoUnit.SECONDS)
-              + "), once every lock granted before it was found empty has expired");
+      case "quarantined" -> transition(r.node(), NodeState.QUARANTINED, previous -> {
+        boolean clock = probe.why().startsWith("clock ");
+        return "is quarantined: "
+            + (clock
+                ? clockWhy(probe.why()) + " (seen by a server of these nodes)"
+                // A node just added and one that restarted without its data look the same: no key of ours.
+                : "it holds no incarnation key (an empty node: newly added, or restarted without its data)")
+            + " and votes again in " + probe.quarantineMillisLeft() + " ms (at "
+            + java.time.Instant.ofEpochMilli(wallMicros.getAsLong() / 1000 + probe.quarantineMillisLeft())
+                .truncatedTo(java.time.temporal.ChronoUnit.SECONDS)
+            + "), once every lock granted before " + (clock ? "its clock stepped" : "it was found empty")
+            + " has expired";
+      });
       case "served" -> {
         if (!floorKnown) {
           transition(r.node(), NodeState.QUARANTINED, previous -> "has served its quarantine and rejoins once a "

@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReferenceArray;
+import java.util.function.BiFunction;
 import java.util.function.Function;
 import java.util.function.Predicate;
 
@@ -66,18 +67,19 @@ record NodeResult<T>(RedisNode node, T value, Throwable failure) {
 
   /**
    * Sends to every node at once, as {@link #fromAll}, and also says when {@code enough} holds.
-   * Each answer is read by {@code reply} (a reply it cannot read counts as the node's failure)
-   * in the callback that records it: a thenApply per node would cost a future and a
-   * completion more per node per round.
+   * Each answer is read by {@code reply}, given the node that answered (a reply it cannot read
+   * counts as the node's failure), in the callback that records it, as it comes in: a thenApply
+   * per node would cost a future and a completion more per node per round, and the clock watch
+   * reads the time each answer came.
    */
   static <R, T> Round<T> untilEnough(List<RedisNode> nodes, Function<RedisNode, CompletableFuture<R>> call,
-      Function<R, T> reply, Predicate<List<NodeResult<T>>> enough) {
+      BiFunction<RedisNode, R, T> reply, Predicate<List<NodeResult<T>>> enough) {
     return untilEnough(nodes, call, reply, enough, null);
   }
 
   /** {@link #untilEnough}, telling {@code timed} (if not null) as each node's call ends. */
   static <R, T> Round<T> untilEnough(List<RedisNode> nodes, Function<RedisNode, CompletableFuture<R>> call,
-      Function<R, T> reply, Predicate<List<NodeResult<T>>> enough, Backlog.Round timed) {
+      BiFunction<RedisNode, R, T> reply, Predicate<List<NodeResult<T>>> enough, Backlog.Round timed) {
     int n = nodes.size();
     AtomicReferenceArray<NodeResult<T>> results = new AtomicReferenceArray<>(n);
     AtomicInteger left = new AtomicInteger(n);
@@ -113,12 +115,13 @@ record NodeResult<T>(RedisNode node, T value, Throwable failure) {
     return round;
   }
 
-  private static <R, T> NodeResult<T> read(RedisNode node, R answer, Throwable failure, Function<R, T> reply) {
+  private static <R, T> NodeResult<T> read(RedisNode node, R answer, Throwable failure,
+      BiFunction<RedisNode, R, T> reply) {
     if (failure != null) {
       return new NodeResult<>(node, null, failure);
     }
     try {
-      return new NodeResult<>(node, reply.apply(answer), null);
+      return new NodeResult<>(node, reply.apply(node, answer), null);
     } catch (RuntimeException e) {
       return new NodeResult<>(node, null, e);
     }

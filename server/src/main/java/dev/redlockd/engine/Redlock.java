@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BiFunction;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.LongSupplier;
@@ -25,6 +26,8 @@ final class Redlock {
   private final EngineConfig config;
   private final LongSupplier nanoClock;
   private final NodeMonitor monitor;
+  /** Judges the TIME in every granting or renewing reply: a node whose clock stepped does not vote. */
+  private final ClockWatch clocks;
   /** Names this engine's acquire rounds: random per engine, so replicas never share a name. */
   private final String roundPrefix;
   private final AtomicLong rounds = new AtomicLong();
@@ -38,6 +41,7 @@ final class Redlock {
 
   Redlock(List<RedisNode> nodes, Keys keys, EngineConfig config, LongSupplier nanoClock, NodeMonitor monitor,
       long roundSeed, Backlog backlog) {
+    this.clocks = monitor.clocks();
     this.backlog = backlog;
     this.roundPrefix = Long.toUnsignedString(roundSeed, 36) + ".";
     this.nodes = nodes;
@@ -78,12 +82,13 @@ final class Redlock {
     // fencing token agreed over that quorum already exceeds every earlier grant's (each was
     // agreed over a quorum, which meets this one). A round that falls short waits for every
     // node, so that its clean-up knows which took the lock.
+    ClockWatch.Round clock = clocks.round(start, "an acquire round");
     NodeResult.Round<Replies.Acquire> acquiring = quorumRound(Scripts.ACQUIRE, keys.forAcquire(resource), args,
-        Replies::acquire, Replies.Acquire::incarnated, Replies.Acquire::holds);
+        (node, reply) -> Replies.acquire(reply, clock, node), Replies.Acquire::votes, Replies.Acquire::holds);
     return acquiring.decided()
         .thenCompose(results -> {
           tellAnswered(answered, results);
-          Tally tally = Tally.of(results, Replies.Acquire::incarnated, Replies.Acquire::holds);
+          Tally tally = Tally.of(results, Replies.Acquire::votes, Replies.Acquire::holds);
           if (!tally.quorumVoted()) {
             return cleanUpThenFail(resource, 0, token, round, results, QuorumUnavailableException.of(resource, tally));
           }
@@ -118,15 +123,16 @@ final class Redlock {
     String round = roundPrefix + Long.toString(rounds.incrementAndGet(), 36);
     List<String> args = List.of(token, Long.toString(ttl.toMillis()), owner, round, Integer.toString(permits),
         Integer.toString(permit));
+    ClockWatch.Round clock = clocks.round(start, "a permit's acquire round");
     NodeResult.Round<Replies.Acquire> acquiring = quorumRound(Scripts.ACQUIRE_PERMIT,
-        keys.forAcquirePermit(resource, permits, permit), args, Replies::acquirePermit, Replies.Acquire::incarnated,
-        Replies.Acquire::holds);
+        keys.forAcquirePermit(resource, permits, permit), args, (node, reply) -> Replies.acquirePermit(reply, clock,
+            node), Replies.Acquire::votes, Replies.Acquire::holds);
     return acquiring.decided()
         .thenCompose(results -> {
           tellAnswered(answered, results);
-          Tally tally = Tally.of(results, Replies.Acquire::incarnated, Replies.Acquire::holds);
+          Tally tally = Tally.of(results, Replies.Acquire::votes, Replies.Acquire::holds);
           for (NodeResult<Replies.Acquire> r : results) {
-            if (r.answered() && r.value().incarnated() && r.value().mismatch()) {
+            if (r.answered() && r.value().votes() && r.value().mismatch()) {
               return cleanUpThenFail(resource, permit, token, round, results,
                   new SemaphoreMismatchException(resource, r.value().limit(), permits));
             }
@@ -163,7 +169,7 @@ final class Redlock {
     int[] freeOn = new int[permits];
     int[] mineOn = new int[permits + 1];
     for (NodeResult<Replies.Acquire> r : results) {
-      if (!r.answered() || !r.value().incarnated()) {
+      if (!r.answered() || !r.value().votes()) {
         continue;
       }
       Replies.Acquire a = r.value();
@@ -189,7 +195,7 @@ final class Redlock {
   /** A round a quorum of voters said yes to: the fence agreed over them, and the validity left. */
   private CompletableFuture<Grant> granted(String resource, int permit, String token, Duration ttl, long start,
       String round, NodeResult.Round<Replies.Acquire> acquiring, List<NodeResult<Replies.Acquire>> results) {
-    Holders granted = holders(results, r -> r.incarnated() && r.holds(), Replies.Acquire::fence);
+    Holders granted = holders(results, r -> r.votes() && r.holds(), Replies.Acquire::fence);
     return agreeOnFence(resource, permit, token, ttl, granted).thenCompose(fence -> {
       Duration validity = validity(ttl, start);
       if (fence < 0 || validity.isNegative() || validity.isZero()) {
@@ -199,8 +205,26 @@ final class Redlock {
             : "resource '" + resource + "': acquiring took longer than the ttl of " + ttl.toMillis() + "ms";
         return cleanUpThenFail(resource, permit, token, round, results, new QuorumUnavailableException(why));
       }
+      monitor.sawFence(fence);
       settleLateHolders(resource, permit, token, fence, acquiring.all());
+      takeBackFromSteppedClocks(resource, permit, token, round, acquiring.all());
       return CompletableFuture.completedFuture(new Grant(resource, token, validity, fence, permit));
+    });
+  }
+
+  /**
+   * A node whose clock the round found stepped did not vote, but its script ran before anyone
+   * knew: what it took in this round is taken back there, as a failed round takes back all it
+   * wrote (a failed round's clean-up covers these nodes already). The grant does not rest on it.
+   */
+  private void takeBackFromSteppedClocks(String resource, int permit, String token, String round,
+      CompletableFuture<List<NodeResult<Replies.Acquire>>> all) {
+    all.thenAccept(results -> {
+      for (NodeResult<Replies.Acquire> r : results) {
+        if (r.answered() && r.value().stepped() && r.value().taken()) {
+          r.node().eval(Scripts.ABANDON, keys.forLock(resource, permit), List.of(token, round));
+        }
+      }
     });
   }
 
@@ -217,7 +241,7 @@ final class Redlock {
       List<String> lock = List.of(keys.lease(resource, permit));
       List<String> args = List.of(token, Long.toString(fence));
       for (NodeResult<Replies.Acquire> r : results) {
-        if (r.answered() && r.value().incarnated() && r.value().holds() && r.value().fence() > fence) {
+        if (r.answered() && r.value().votes() && r.value().holds() && r.value().fence() > fence) {
           r.node().eval(Scripts.SETTLE, lock, args);
         }
       }
@@ -374,11 +398,13 @@ final class Redlock {
       args.add(e.token());
       args.add(Long.toString(e.ttl().toMillis()));
     }
+    ClockWatch.Round clock = clocks.round(start, "a renewal round");
     CompletableFuture<List<NodeResult<List<Replies.Extend>>>> replies = NodeResult.fromAll(nodes,
-            node -> node.eval(script, keyList, args).thenApply(reply -> Replies.extend(reply, chunk.size())),
+            node -> node.eval(script, keyList, args)
+                .thenApply(reply -> Replies.extend(reply, chunk.size(), clock, node)),
             backlog.round(quorum()))
         .thenApply(results -> {
-          monitor.observe(results, each -> each.get(0).incarnated());
+          monitor.observe(results, each -> each.get(0).votes());
           return results;
         });
     List<CompletableFuture<Grant>> leases = new ArrayList<>(chunk.size());
@@ -400,14 +426,14 @@ final class Redlock {
 
   private CompletableFuture<Grant> extended(Extension e, long start, List<NodeResult<Replies.Extend>> results) {
     String resource = e.resource();
-    Tally tally = Tally.of(results, Replies.Extend::incarnated, Replies.Extend::held);
+    Tally tally = Tally.of(results, Replies.Extend::votes, Replies.Extend::held);
     if (!tally.quorumVoted() || (!tally.quorumSaidYes() && silentCouldMakeAQuorum(tally))) {
       return CompletableFuture.failedFuture(QuorumUnavailableException.of(resource, tally));
     }
     if (!tally.quorumSaidYes()) {
       return CompletableFuture.failedFuture(new LeaseNotHeldException(resource, tally.yes(), tally.quorum()));
     }
-    Holders holding = holders(results, r -> r.incarnated() && r.held(), Replies.Extend::fence);
+    Holders holding = holders(results, r -> r.votes() && r.held(), Replies.Extend::fence);
     return agreeOnFence(resource, e.permit(), e.token(), e.ttl(), holding).thenApply(fence -> {
       if (fence < 0) {
         throw new QuorumUnavailableException("resource '" + resource
@@ -444,8 +470,8 @@ final class Redlock {
    */
   CompletableFuture<Tally> release(String resource, int permit, String token, String notice) {
     List<String> args = List.of(token, keys.releasedChannel(resource), notice);
-    return untilAQuorumSaysYes(Scripts.RELEASE, keys.forLock(resource, permit), args, Replies::release,
-            Replies.Release::incarnated, Replies.Release::deleted)
+    return untilAQuorumSaysYes(Scripts.RELEASE, keys.forLock(resource, permit), args,
+            (node, reply) -> Replies.release(reply), Replies.Release::incarnated, Replies.Release::deleted)
         .thenApply(results -> Tally.of(results, Replies.Release::incarnated, Replies.Release::deleted));
   }
 
@@ -454,17 +480,17 @@ final class Redlock {
    * voters said yes, else with every answer. The node monitor sees every answer either way.
    */
   private <T> CompletableFuture<List<NodeResult<T>>> untilAQuorumSaysYes(LuaScript script, List<String> keyList,
-      List<String> args, Function<Object, T> reply, Predicate<T> incarnated, Predicate<T> yes) {
+      List<String> args, BiFunction<RedisNode, Object, T> reply, Predicate<T> incarnated, Predicate<T> yes) {
     return quorumRound(script, keyList, args, reply, incarnated, yes).decided();
   }
 
   /** {@link #untilAQuorumSaysYes}'s round, whose every answer is there too once the slowest came in. */
   private <T> NodeResult.Round<T> quorumRound(LuaScript script, List<String> keyList,
-      List<String> args, Function<Object, T> reply, Predicate<T> incarnated, Predicate<T> yes) {
+      List<String> args, BiFunction<RedisNode, Object, T> reply, Predicate<T> votes, Predicate<T> yes) {
     NodeResult.Round<T> round = NodeResult.untilEnough(nodes,
         node -> node.eval(script, keyList, args), reply,
-        sofar -> Tally.of(sofar, incarnated, yes).quorumSaidYes(), backlog.round(quorum()));
-    round.all().thenAccept(results -> monitor.observe(results, incarnated));
+        sofar -> Tally.of(sofar, votes, yes).quorumSaidYes(), backlog.round(quorum()));
+    round.all().thenAccept(results -> monitor.observe(results, votes));
     return round;
   }
 

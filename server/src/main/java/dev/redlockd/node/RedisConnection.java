@@ -35,6 +35,14 @@ import javax.net.ssl.SSLContext;
  * acquire still runs after it on the node. Only a connection that has not answered for
  * {@link #STUCK_NANOS} past a call's deadline is dropped and made anew.
  *
+ * <p>A script goes as {@code EVAL} (its whole source) the first time a connection sends it, and by
+ * {@code EVALSHA} after that: Redis runs a connection's commands in order, so every later call
+ * finds it cached, even one that reaches the node after its deadline. Answering {@code NOSCRIPT}
+ * to a call that already timed out would lose it, and a clean-up sent to a node that answered
+ * late must still run there (docs/engine.md). Only a node whose script cache is flushed while
+ * the connection stays open ({@code SCRIPT FLUSH}) still answers {@code NOSCRIPT}: the call is
+ * sent again as {@code EVAL} while its caller still waits for it.
+ *
  * <p>A node that refuses or drops connections before answering is tried again only after a
  * {@link ReconnectBackoff backoff}; until then calls fail at once with a
  * {@link NodeConnectionException} instead of each waiting out a connect, and no connect storm
@@ -104,6 +112,8 @@ final class RedisConnection {
   private int heldBytes;
   private boolean closed;
   private TimeoutException timedOut; // made at the first timeout, see timeout()
+  /** SHA1s of the scripts this connection has sent as EVAL: cached on the node (unless flushed since). */
+  private final java.util.Set<String> sent = new java.util.HashSet<>();
 
   /** One call: its command, the EVAL form to fall back on after NOSCRIPT (or null), its future. */
   static class Call {
@@ -133,6 +143,11 @@ final class RedisConnection {
       return fallback;
     }
 
+    /** The SHA1 of the script it runs; null for a plain command. */
+    String sha() {
+      return null;
+    }
+
     /** The script call it makes, when it may join a batch; null for a plain command. */
     ScriptBatch.Op op() {
       return null;
@@ -157,6 +172,11 @@ final class RedisConnection {
     @Override
     List<String> fallback() {
       return form("EVAL", op.script().source());
+    }
+
+    @Override
+    String sha() {
+      return op.script().sha1();
     }
 
     private List<String> form(String command, String script) {
@@ -200,6 +220,11 @@ final class RedisConnection {
     @Override
     List<String> fallback() {
       return batch.command("EVAL", ops);
+    }
+
+    @Override
+    String sha() {
+      return batch.script().sha1();
     }
   }
 
@@ -311,7 +336,7 @@ final class RedisConnection {
       writeHeld(); // calls leave in the order made
       calls.add(call);
       armTimer();
-      write(call.command());
+      writeCall(call);
     }
   }
 
@@ -340,7 +365,17 @@ final class RedisConnection {
     held.clear();
     heldBytes = 0;
     calls.add(call);
-    write(call.command());
+    writeCall(call);
+  }
+
+  /** A script's first call on this connection goes as EVAL, which also caches it on the node; later ones by SHA1. */
+  private void writeCall(Call call) {
+    String sha = call.sha();
+    if (sha != null && sent.add(sha)) {
+      write(call.fallback());
+    } else {
+      write(call.command());
+    }
   }
 
   private void write(List<String> command) {
@@ -379,6 +414,7 @@ final class RedisConnection {
 
   private void connect() {
     int attempt = ++generation;
+    sent.clear(); // perhaps another process now (restarted), with an empty script cache
     answered = false;
     ChannelFuture connecting = bootstrap.clone().handler(pipeline(attempt))
         .connect(node.address().host(), node.address().port());
@@ -427,7 +463,7 @@ final class RedisConnection {
             continue;
           }
           calls.add(call);
-          write(call.command());
+          writeCall(call);
         }
       }
     });
@@ -474,11 +510,15 @@ final class RedisConnection {
       return;
     }
     if (reply instanceof RedisErrorReply error) {
+      if (call.sha() != null && error.kind().equals("NOSCRIPT")) {
+        sent.remove(call.sha()); // flushed: the next call sends it whole again
+      }
       if (call.fallback() != null && !call.retried && !done(call) && error.kind().equals("NOSCRIPT")) {
-        // First use on this node, or it restarted: EVAL runs the script and caches it again.
+        // The node's script cache was flushed: EVAL runs the script and caches it again.
         call.retried = true;
         calls.add(call);
         write(call.fallback());
+        sent.add(call.sha());
         expireAlone(call);
         return;
       }

@@ -53,6 +53,8 @@ import org.slf4j.LoggerFactory;
  */
 public final class RedlockdServer implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(RedlockdServer.class);
+  /** How often the redlockd clients ping a replica while a call is open (clients/conformance/README.md). */
+  private static final Duration CLIENT_KEEPALIVE_TIME = Duration.ofSeconds(2);
 
   private final Server server;
   private final LockEngine engine;
@@ -94,6 +96,11 @@ public final class RedlockdServer implements AutoCloseable {
     log.info("gRPC security: {}", config.grpcSecurity());
     // Before any thread is started: a bad OTEL_* setting stops start-up here, leaking nothing.
     Tracing tracing = Tracing.fromEnvironment(System.getenv(), System.getProperties());
+    if (config.permitKeepAliveTime.compareTo(CLIENT_KEEPALIVE_TIME) > 0) {
+      log.warn("--permit-keepalive-time {} is above the {} the redlockd clients ping at: their connections will be "
+          + "closed (GOAWAY too_many_pings)", DurationFlag.format(config.permitKeepAliveTime),
+          DurationFlag.format(CLIENT_KEEPALIVE_TIME));
+    }
     RedisIo io = RedisIo.start(config.ioThreadCount());
     return start(config, io, tracing, NettyServerBuilder.forAddress(
         new InetSocketAddress(config.bindAddress(), config.port), config.grpcCredentials())
@@ -105,8 +112,9 @@ public final class RedlockdServer implements AutoCloseable {
         // KeepAlive stream would be renewed until TCP gives up, about 15 minutes.
         .keepAliveTime(config.keepAliveTime.toNanos(), TimeUnit.NANOSECONDS)
         .keepAliveTimeout(config.keepAliveTimeout.toNanos(), TimeUnit.NANOSECONDS)
-        // Clients may ping too (to notice a dead server), as often as once a second.
-        .permitKeepAliveTime(1, TimeUnit.SECONDS)
+        // Clients may ping too, to notice a replica that went silent without closing its
+        // connections (the redlockd clients ping every 2 s while a call is open).
+        .permitKeepAliveTime(config.permitKeepAliveTime.toNanos(), TimeUnit.NANOSECONDS)
         .permitKeepAliveWithoutCalls(true)
         // Room for an oversized bearer header to reach the access check, which answers it
         // UNAUTHENTICATED; past grpc-java's 8 KiB default the transport answers HTTP 431 itself.
@@ -177,6 +185,7 @@ public final class RedlockdServer implements AutoCloseable {
       HealthStatusManager health = new HealthStatusManager();
       new HealthPublisher(health, engine);
       OpenStreams streams = new OpenStreams(config.maxStreams, metrics.leases());
+      streams.quorumFrom(engine::quorumAvailable);
       elections = new Elections(engine);
       metrics.watch(engine, streams::size, streams::byKind, config.nodeTimeout);
       metrics.serve(config.bindAddress(), config.metricsPort);

@@ -198,6 +198,14 @@ public final class ServerConfig {
           + "streams end as disconnected (default ${DEFAULT-VALUE}).")
   Duration keepAliveTimeout;
 
+  @Option(names = "--permit-keepalive-time", defaultValue = "${env:REDLOCKD_PERMIT_KEEPALIVE_TIME:-1s}",
+      converter = DurationFlag.class,
+      description = "How often a client may ping this server (HTTP/2 PING) to check that it still answers; a "
+          + "client that pings more often is disconnected (GOAWAY too_many_pings). The redlockd clients ping "
+          + "every 2s while a call is open (Java and Go every 10s, their gRPC's floor): keep this at or below "
+          + "2s (default ${DEFAULT-VALUE}).")
+  Duration permitKeepAliveTime;
+
   @Option(names = "--dev-nodes", defaultValue = "${env:REDLOCKD_DEV_NODES:-3}",
       description = "In dev mode (--dev), how many local Redis nodes to start (default ${DEFAULT-VALUE}).")
   int devNodes;
@@ -376,6 +384,9 @@ public final class ServerConfig {
     }
     if (keepAliveTime.isZero() || keepAliveTimeout.isZero()) {
       throw new IllegalArgumentException("--keepalive-time and --keepalive-timeout must be positive");
+    }
+    if (permitKeepAliveTime.isZero()) {
+      throw new IllegalArgumentException("--permit-keepalive-time must be positive");
     }
     if (file(tokens).isPresent() && file(policy).isEmpty()) {
       throw new IllegalArgumentException("--tokens needs --policy: without a policy every caller is let in");

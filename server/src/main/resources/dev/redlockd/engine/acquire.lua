@@ -1,5 +1,7 @@
 -- Takes the lock when it is free, or refreshes it for the same token, and returns
--- {outcome, fence, incarnated}: outcome 1 = taken, 2 = refreshed, 0 = held by another.
+-- {outcome, fence, incarnated, seconds, microseconds}: outcome 1 = taken, 2 = refreshed, 0 =
+-- held by another; then the node's TIME, which the engine's clock watch checks: a step of this
+-- node's wall clock moves every expiry here, and a reply that shows one does not vote.
 --
 -- A lock is one key. Its value is one header line, then the owner text (for Describe) when
 -- there is any:
@@ -22,13 +24,14 @@
 -- counter it created now would survive its re-seeding below the floor.
 -- KEYS: lock, incarnation, counter, fence-max   ARGV: token, ttl-ms, owner, round id
 local incarnated = redis.call('EXISTS', KEYS[2])
+local now = redis.call('TIME')
 local owner = ARGV[3] == '' and '' or '\n' .. ARGV[3]
 local value = redis.call('GET', KEYS[1])
 if value then
   -- A value in any other shape (an older server's) is someone's lock, never refreshed here.
   local token, fence, rounds = string.match(value, '^(%S+) (%d+) ([^\n]+)')
   if token ~= ARGV[1] then
-    return {0, 0, incarnated}
+    return {0, 0, incarnated, now[1], now[2]}
   end
   local ids = {}
   for id in string.gmatch(rounds, '%S+') do
@@ -38,7 +41,7 @@ if value then
   redis.call('SET', KEYS[1], token .. ' ' .. fence .. ' ' .. table.concat(ids, ' ', math.max(1, #ids - 3)) .. owner,
     'PX', ARGV[2])
   -- The fence goes back as text: a Lua number would lose digits past 2^53.
-  return {2, fence, incarnated}
+  return {2, fence, incarnated, now[1], now[2]}
 end
 local fence = '0'
 if incarnated == 1 then
@@ -52,4 +55,4 @@ if incarnated == 1 then
   end
 end
 redis.call('SET', KEYS[1], ARGV[1] .. ' ' .. fence .. ' ' .. ARGV[4] .. owner, 'PX', ARGV[2])
-return {1, fence, incarnated}
+return {1, fence, incarnated, now[1], now[2]}

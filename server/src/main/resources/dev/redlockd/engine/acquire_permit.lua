@@ -1,23 +1,25 @@
 -- acquire.lua for one permit of a semaphore: takes permit k when it is free, or refreshes it
 -- for the same token, exactly as acquire.lua takes a lock (the permit is a lock of its own, with
 -- its own fence counter), and guards the semaphore's N with its limit key.
--- Returns {outcome, fence, incarnated, limit, mine, held} with outcome
+-- Returns {outcome, fence, incarnated, limit, mine, held, seconds, microseconds} with outcome
 --   0 = permit k is held by another, 1 = taken, 2 = refreshed for the same token,
 --   3 = mismatch: the limit key holds another N (returned as limit); nothing written,
 --   4 = this token holds another permit here (returned as mine); nothing written,
 -- and held a string of N characters, '1' where a permit is held here by another token (as read
--- before this call wrote anything), from which the engine picks the next permit to try.
+-- before this call wrote anything), from which the engine picks the next permit to try; then
+-- the node's TIME, for the engine's clock watch (see acquire.lua).
 -- The limit key lives at least as long as the longest permit on this node: this call and every
 -- extend of a permit (extend_permits.lua) push its expiry out to the permit's, never in, so
 -- while any permit granted under N is held here no caller with another N is admitted here.
 -- KEYS: permit k, incarnation, counter of k, fence-max, limit, permit 1 .. permit N
 -- ARGV: token, ttl-ms, owner, round id, N, k
 local incarnated = redis.call('EXISTS', KEYS[2])
+local now = redis.call('TIME')
 local n = tonumber(ARGV[5])
 local k = tonumber(ARGV[6])
 local limit = redis.call('GET', KEYS[5])
 if limit and limit ~= ARGV[5] then
-  return {3, 0, incarnated, limit, 0, ''}
+  return {3, 0, incarnated, limit, 0, '', now[1], now[2]}
 end
 local held = {}
 local mine = 0
@@ -34,7 +36,7 @@ for i = 1, n do
 end
 held = table.concat(held)
 if mine ~= 0 and mine ~= k then
-  return {4, 0, incarnated, ARGV[5], mine, held}
+  return {4, 0, incarnated, ARGV[5], mine, held, now[1], now[2]}
 end
 local owner = ARGV[3] == '' and '' or '\n' .. ARGV[3]
 local outcome
@@ -43,7 +45,7 @@ local value = redis.call('GET', KEYS[1])
 if value then
   local token, kept, rounds = string.match(value, '^(%S+) (%d+) ([^\n]+)')
   if token ~= ARGV[1] then
-    return {0, 0, incarnated, ARGV[5], 0, held}
+    return {0, 0, incarnated, ARGV[5], 0, held, now[1], now[2]}
   end
   local ids = {}
   for id in string.gmatch(rounds, '%S+') do
@@ -71,4 +73,4 @@ end
 if redis.call('PTTL', KEYS[5]) < tonumber(ARGV[2]) then
   redis.call('SET', KEYS[5], ARGV[5], 'PX', ARGV[2])
 end
-return {outcome, fence, incarnated, ARGV[5], mine, held}
+return {outcome, fence, incarnated, ARGV[5], mine, held, now[1], now[2]}

@@ -10,26 +10,48 @@ import dev.redlockd.testing.RedisCluster;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 
 /**
  * A waiting Acquire whose caller's deadline has passed, before the caller's cancel reached the
- * engine: it starts no round, so it takes nothing. The engine's clock is the test's: it jumps
- * past the deadline while the waiter waits, with no round in flight.
+ * engine: it starts no round, so it takes nothing. The deadline passes in real time (the
+ * engine's monotonic clock must not jump: to the clock watch that would be every node's clock
+ * stepping back), with the engine's scheduler held where no round may start meanwhile.
  */
 class CallerDeadlineTest {
   private static final Duration TTL = Duration.ofSeconds(10);
-  private static final Duration CALLER_LEAVES_IN = Duration.ofSeconds(30);
+  private static final Duration CALLER_LEAVES_IN = Duration.ofSeconds(1);
   private static final String CALLERS_TOKEN = "callersOwnToken_0123456789-abc";
 
-  /** System.nanoTime() plus what the test adds. */
-  private final AtomicLong skew = new AtomicLong();
-
   private LockEngine engine(List<RedisNode> nodes, Duration retryDelay) {
+    return engine(nodes, retryDelay, null);
+  }
+
+  private LockEngine engine(List<RedisNode> nodes, Duration retryDelay, ScheduledExecutorService scheduler) {
     EngineConfig config = EngineHarness.testConfig().withRetryDelay(retryDelay);
-    return LockEngine.builder(nodes, config).nanoClock(() -> System.nanoTime() + skew.get()).build().start();
+    LockEngine.Builder builder = LockEngine.builder(nodes, config);
+    if (scheduler != null) {
+      builder.scheduler(scheduler);
+    }
+    return builder.build().start();
+  }
+
+  /** Runs nothing else on the scheduler until {@code release} counts down. */
+  private static void hold(ScheduledExecutorService scheduler, CountDownLatch release) throws InterruptedException {
+    CountDownLatch held = new CountDownLatch(1);
+    scheduler.execute(() -> {
+      held.countDown();
+      try {
+        release.await();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    });
+    held.await();
   }
 
   private static List<RedisNode> nodes(RedisCluster cluster) {
@@ -51,26 +73,35 @@ class CallerDeadlineTest {
 
   @Test
   void aReleaseAfterTheCallersDeadlineStartsNoRoundForItAndTheNextCallerGetsTheLock() throws Exception {
+    ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor();
+    CountDownLatch unhold = new CountDownLatch(1);
     try (RedisCluster cluster = RedisCluster.start(3)) {
       List<RedisNode> nodes = nodes(cluster);
-      // Retries far apart: only the release can start the waiter's next round.
-      try (LockEngine engine = engine(nodes, Duration.ofSeconds(40))) {
+      // Retries far apart, and the scheduler held: only the release can start the waiter's next round.
+      try (LockEngine engine = engine(nodes, Duration.ofSeconds(40), scheduler)) {
         Grant holder = engine.acquire("gone", TTL, Duration.ZERO, "").join();
+        hold(scheduler, unhold);
+        long called = System.nanoTime();
         CompletableFuture<Grant> abandoned = engine.acquire("gone", TTL, Duration.ofSeconds(60), CALLERS_TOKEN,
             "", "", CALLER_LEAVES_IN);
         awaitWaiting(cluster, "gone");
-
-        skew.addAndGet(CALLER_LEAVES_IN.plusSeconds(1).toNanos()); // its cancel is still on the way
+        // The caller's deadline passes; its cancel is still on the way.
+        TimeUnit.NANOSECONDS.sleep(called + CALLER_LEAVES_IN.toNanos() - System.nanoTime() + 1_000_000);
+        assertThat(abandoned).as("no round ran since the caller's deadline").isNotDone();
         assertThat(engine.release("gone", holder.token()).join()).isTrue();
 
         Throwable failure = abandoned.handle((lease, e) -> e).get(10, TimeUnit.SECONDS);
         assertThat(failure).as("the abandoned call's outcome").isInstanceOf(CallerDeadlineException.class);
+        unhold.countDown();
         Grant next = engine.acquire("gone", TTL, Duration.ZERO, "").join();
         assertThat(engine.release("gone", CALLERS_TOKEN).join()).isFalse();
         assertThat(engine.release("gone", next.token()).join()).isTrue();
       } finally {
+        unhold.countDown();
         nodes.forEach(RedisNode::close);
       }
+    } finally {
+      scheduler.shutdownNow();
     }
   }
 
@@ -84,9 +115,7 @@ class CallerDeadlineTest {
             "", "", CALLER_LEAVES_IN);
         awaitWaiting(cluster, "waits");
 
-        skew.addAndGet(CALLER_LEAVES_IN.plusSeconds(1).toNanos());
-
-        // The next retry, due within 200 ms, finds the caller gone. The answer is its deadline,
+        // A retry at the caller's deadline (or the first after it) finds the caller gone. The answer is its deadline,
         // not ABORTED: an ABORTED sent just before the caller's own deadline fires would tell it
         // the wait it asked for ran out, which it did not.
         Throwable failure = abandoned.handle((lease, e) -> e).get(10, TimeUnit.SECONDS);

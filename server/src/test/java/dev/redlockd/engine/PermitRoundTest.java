@@ -30,6 +30,7 @@ class PermitRoundTest {
     Keys keys = new Keys(config.keyPrefix()).inSpace(Keys.SEMAPHORES);
     NodeMonitor monitor = new NodeMonitor(nodes, keys, config, scheduler, () -> 0L, clock::get,
         new java.security.SecureRandom());
+    ScriptedNode.watchedBy(monitor, nodes, clock::get);
     return new Redlock(nodes, keys, config, clock::get, monitor, 42L);
   }
 

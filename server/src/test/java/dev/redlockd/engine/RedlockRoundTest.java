@@ -32,6 +32,7 @@ class RedlockRoundTest {
     Keys keys = new Keys(config.keyPrefix());
     NodeMonitor monitor = new NodeMonitor(nodes, keys, config, scheduler, () -> 0L, clock::get,
         new java.security.SecureRandom());
+    ScriptedNode.watchedBy(monitor, nodes, clock::get);
     return new Redlock(nodes, keys, config, clock::get, monitor, 42L);
   }
 
@@ -148,8 +149,9 @@ class RedlockRoundTest {
       return reply;
     }
 
+    /** Answers every lock script sent so far (acquires, in these tests) with {@code reply} and the node's TIME. */
     void answer(Object reply) {
-      unanswered.forEach(f -> f.complete(reply));
+      unanswered.forEach(f -> f.complete(ScriptedNode.timed("acquire", reply, ScriptedNode.MICROS)));
     }
 
     @Override

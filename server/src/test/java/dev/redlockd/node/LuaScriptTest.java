@@ -13,8 +13,9 @@ class LuaScriptTest {
   void sha1MatchesWhatRedisComputes() throws Exception {
     try (RedisCluster cluster = RedisCluster.start(1);
         RespClient redis = new RespClient("127.0.0.1", cluster.node(0).port())) {
-      for (String name : List.of("acquire", "raise", "extend", "release", "abandon", "probe", "seed", "describe",
-          "force_release")) {
+      // Every engine script: a changed script is a new SHA1, and EVALSHA must name what Redis computes.
+      for (String name : List.of("acquire", "raise", "settle", "extend", "release", "abandon", "probe", "seed",
+          "describe", "acquire_permit", "extend_permits", "describe_permits", "force_release", "quarantine")) {
         LuaScript script = LuaScript.load(dev.redlockd.engine.LockEngine.class, name);
         assertThat(redis.call("SCRIPT", "LOAD", script.source())).as(name).isEqualTo(script.sha1());
       }

@@ -37,7 +37,7 @@ class NettyRedisNodeSecurityTest {
   private static final String PASSWORD_IN_URI = "s3cr3t%2Fp%40ss+word";
   /** Least privilege for redlockd: its own keys, its scripts and what they call. */
   static final List<String> REDLOCKD_USER = List.of("--user", "redlockd", "on", ">" + PASSWORD, "~redlock:*",
-      "+evalsha", "+eval", "+get", "+set", "+del", "+exists", "+pexpire", "+pttl", "+incr", "+client|setname");
+      "+evalsha", "+eval", "+get", "+set", "+del", "+exists", "+pexpire", "+pttl", "+incr", "+time", "+client|setname");
 
   @TempDir
   static Path dir;

@@ -54,6 +54,39 @@ class NettyRedisNodeTest {
     assertThat(cluster.call(0, "SCRIPT", "EXISTS", RELEASE.sha1())).isEqualTo(List.of(1L));
   }
 
+  /**
+   * A script the node has not cached, first sent while the node is frozen: the call times out,
+   * and the script must still run when the node thaws (a failed round's clean-up sent to a node
+   * that answers late relies on it). By EVALSHA it would answer NOSCRIPT after the deadline and
+   * run nothing; a connection's first call of a script goes whole, as EVAL.
+   */
+  @Test
+  void aScriptNotYetCachedRunsOnAFrozenNodeOnceItThawsThoughItsCallTimedOut() throws Exception {
+    LuaScript set = LuaScript.of("set-once-thawed", "return redis.call('SET', KEYS[1], ARGV[1])");
+    cluster.call(0, "SCRIPT", "FLUSH");
+    NettyRedisNode fresh = new NettyRedisNode(NodeAddress.parse(cluster.uris().get(0)), TIMEOUT);
+    try {
+      assertThat(fresh.command("PING").get(5, TimeUnit.SECONDS)).isEqualTo("PONG"); // connected, nothing sent
+      cluster.pause(0);
+      CompletableFuture<Object> late;
+      try {
+        late = fresh.eval(set, List.of("ran-after-thaw"), List.of("yes"));
+        assertThatThrownBy(() -> late.get(5, TimeUnit.SECONDS)).hasCauseInstanceOf(TimeoutException.class);
+      } finally {
+        cluster.resume(0);
+      }
+      long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+      while (cluster.call(0, "GET", "ran-after-thaw") == null && System.nanoTime() < until) {
+        Thread.sleep(10);
+      }
+      assertThat(cluster.call(0, "GET", "ran-after-thaw")).isEqualTo("yes");
+      // Cached now, on this connection's first call: the next goes by EVALSHA.
+      assertThat(cluster.call(0, "SCRIPT", "EXISTS", set.sha1())).isEqualTo(List.of(1L));
+    } finally {
+      fresh.close();
+    }
+  }
+
   @Test
   void manyConcurrentCallsAllGetTheirOwnReply() throws Exception {
     List<CompletableFuture<Object>> calls = new ArrayList<>();

@@ -200,11 +200,14 @@ final class SemChecker {
     }
   }
 
-  /** Nodes holding the token's permit, counting as holding a node restarted since {@code since}. */
+  /**
+   * Nodes holding the token's permit, counting as holding a node restarted, or whose clock
+   * stepped, since {@code since}.
+   */
   private int holding(String resource, String token, long since) {
     int n = 0;
     for (SimHost host : hosts) {
-      if (host.lastRestartNanos() >= since
+      if (host.lastRestartNanos() >= since || host.lastStepNanos() >= since
           || (semaphore.votes(host) && semaphore.holdersOn(host, resource).contains(token))) {
         n++;
       }

@@ -22,7 +22,10 @@ final class SemSimulation {
     SimSemaphore replica(int index, SimLoop loop, List<RedisNode> links, SimExecutor executor, Random random,
         Map<String, Integer> limits);
 
-    /** Whether nodes are restarted empty: the mutant has no quarantine, and its test is about counting. */
+    /**
+     * Whether nodes are restarted empty and their clocks stepped: the mutant has no quarantine,
+     * and its test is about counting.
+     */
     boolean restarts();
   }
 
@@ -149,6 +152,7 @@ final class SemSimulation {
       loop.runUntil(loop.now() + Duration.ofMillis(100).toNanos());
     }
     loop.runUntil(loop.now() + Duration.ofSeconds(2).toNanos()); // late deliveries land
+    loop.runUntil(loop.now() + faults.setBackNanos()); // keys live that much longer on clocks stepped back
     base.leftBehind();
     checker.leftBehind(base.excused());
     for (SimSemaphore replica : replicas) {

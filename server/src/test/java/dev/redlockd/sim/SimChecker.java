@@ -206,11 +206,15 @@ final class SimChecker {
     }
   }
 
-  /** Voting nodes holding the lease, counting as holding a node restarted since {@code since}. */
+  /**
+   * Voting nodes holding the lease, counting as holding a node restarted, or whose clock stepped,
+   * since {@code since}: either may have lost the lease there, and is quarantined for it, so the
+   * check that matters is that no other holder is valid meanwhile.
+   */
   private int holding(String resource, String token, long since) {
     int n = 0;
     for (SimHost host : hosts) {
-      if (host.lastRestartNanos() >= since) {
+      if (host.lastRestartNanos() >= since || host.lastStepNanos() >= since) {
         n++;
         continue;
       }

@@ -6,7 +6,9 @@ import java.util.List;
 
 /**
  * One Redis process in the simulation: the simulated node and what can happen to the process.
- * Its clock runs at its own rate (key expiry follows it). Frozen (SIGSTOP), it runs nothing
+ * Its wall clock runs at its own rate and may step (key expiry follows it, and so does TIME,
+ * unless the host is made to hide its steps from TIME: the mutant that no watch can catch).
+ * Frozen (SIGSTOP), it runs nothing
  * and keeps what arrives for when it thaws, in arrival order; restarted, it comes back empty
  * and every connection to it is gone, with whatever it had not run yet.
  */
@@ -19,11 +21,49 @@ final class SimHost {
   private boolean frozen;
   private int generation;
   private long lastRestartNanos = -1;
+  private final double rate;
+  private final long clockOffsetMicros;
+  /** What the host's clock was stepped by, in all. */
+  private long steppedMicros;
+  /** What the host's clock was stepped back by, in all: how much longer a key may live here than its ttl. */
+  private long steppedBackMicros;
+  private long lastStepNanos = -1;
+  private boolean hideSteps;
 
   SimHost(String name, SimLoop loop, double rate, long clockOffsetMillis) {
     this.name = name;
     this.loop = loop;
-    this.redis = new SimRedis(name, () -> clockOffsetMillis + (long) (loop.now() * rate / 1_000_000));
+    this.rate = rate;
+    this.clockOffsetMicros = clockOffsetMillis * 1000;
+    this.redis = new SimRedis(name, this::wallMicros,
+        () -> hideSteps ? wallMicros() - steppedMicros : wallMicros());
+  }
+
+  /** The host's wall clock, by which Redis expires keys. */
+  private long wallMicros() {
+    return clockOffsetMicros + (long) (loop.now() * rate / 1000) + steppedMicros;
+  }
+
+  /** Steps the host's wall clock (an NTP step, a VM resumed, a hand-set date). */
+  void stepClock(long micros) {
+    steppedMicros += micros;
+    steppedBackMicros += Math.max(0, -micros);
+    lastStepNanos = loop.now();
+  }
+
+  /** How much longer than its ttl a key written here may live, by the steps back of its clock. */
+  long steppedBackNanos() {
+    return steppedBackMicros * 1000;
+  }
+
+  /** From now on TIME reads the clock as if it never stepped, while keys still expire by it. */
+  void hideClockSteps() {
+    hideSteps = true;
+  }
+
+  /** Simulated time of the last clock step, or -1. */
+  long lastStepNanos() {
+    return lastStepNanos;
   }
 
   void attach(SimLink link) {

@@ -15,7 +15,9 @@ import java.util.function.Supplier;
  * error wording where a caller could reach them (checked against redis-server by
  * SimRedisDifferentialTest).
  *
- * <p>Time comes only from the injected clock. An expired key is gone the moment anything looks
+ * <p>Time comes only from the injected clocks: the one keys expire by, and the one TIME reads
+ * (the same clock, unless a model wants a node that hides a step of its clock from TIME). An
+ * expired key is gone the moment anything looks
  * at it, as Redis's lazy expiry makes it look to a client (its background sweep is not
  * modelled: nothing a client reads can tell the two apart, except DBSIZE, see there). Like
  * Redis, time stands still while a script runs ({@link #atomically}), so a script never sees a
@@ -33,25 +35,35 @@ public final class SimKeyspace {
       Map.entry("GET", 2), Map.entry("SET", -3), Map.entry("DEL", -2), Map.entry("EXISTS", -2),
       Map.entry("PEXPIRE", -3), Map.entry("PTTL", 2), Map.entry("INCR", 2), Map.entry("FLUSHALL", -1),
       Map.entry("DBSIZE", 1), Map.entry("KEYS", 2), Map.entry("CONFIG", -2), Map.entry("PING", -1),
-      Map.entry("PUBLISH", 3));
+      Map.entry("PUBLISH", 3), Map.entry("TIME", 1));
   /** What CONFIG GET maxmemory* answers on a default redis-server: no limit, so no eviction. */
   private static final Map<String, String> CONFIG = Map.of(
       "maxmemory", "0", "maxmemory-policy", "noeviction", "maxmemory-clients", "0",
       "maxmemory-samples", "5", "maxmemory-eviction-tenacity", "10");
 
+  /** The wall clock keys expire by, in microseconds. */
   private final LongSupplier clock;
+  /** What TIME reads, in microseconds. */
+  private final LongSupplier time;
   /** Sorted, so KEYS answers in one order every run (Redis's own order is its hash table's). */
   private final TreeMap<String, Entry> data = new TreeMap<>();
   /** The time a running script sees, or -1 outside scripts. */
   private long frozenAt = -1;
 
-  public SimKeyspace(LongSupplier clock) {
-    this.clock = clock;
+  /** A keyspace on a clock in milliseconds. */
+  public SimKeyspace(LongSupplier millis) {
+    this(() -> millis.getAsLong() * 1000, () -> millis.getAsLong() * 1000);
   }
 
-  /** The current time as commands see it: the clock, or the script's start while one runs. */
+  /** A keyspace whose keys expire by {@code micros} and whose TIME reads {@code time}, both in microseconds. */
+  public SimKeyspace(LongSupplier micros, LongSupplier time) {
+    this.clock = micros;
+    this.time = time;
+  }
+
+  /** The current time in milliseconds as commands see it: the clock, or the script's start while one runs. */
   public long now() {
-    return frozenAt >= 0 ? frozenAt : clock.getAsLong();
+    return frozenAt >= 0 ? frozenAt : clock.getAsLong() / 1000;
   }
 
   /** Runs {@code body} with time stopped at its start, as Redis does for a script. */
@@ -59,7 +71,7 @@ public final class SimKeyspace {
     if (frozenAt >= 0) {
       return body.get();
     }
-    frozenAt = clock.getAsLong();
+    frozenAt = clock.getAsLong() / 1000;
     try {
       return body.get();
     } finally {
@@ -113,6 +125,8 @@ public final class SimKeyspace {
       case "PING" -> argv.size() == 1 ? SimStatus.PONG : argv.get(1);
       // The simulation has no subscribers: a notice reaches no one, as on a node nobody listens to.
       case "PUBLISH" -> 0L;
+      // Live, as Redis 7.0's TIME is, also inside a script (gettimeofday, not the script's frozen time).
+      case "TIME" -> List.of(Long.toString(time.getAsLong() / 1_000_000), Long.toString(time.getAsLong() % 1_000_000));
       default -> throw new IllegalStateException(name);
     };
   }

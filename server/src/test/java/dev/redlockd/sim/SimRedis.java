@@ -42,9 +42,19 @@ public final class SimRedis implements RedisNode {
   private boolean closed;
   private long noscriptReplies;
 
+  /** A node on a clock in milliseconds. */
   public SimRedis(String name, LongSupplier clock) {
+    this(name, new SimKeyspace(clock));
+  }
+
+  /** A node whose keys expire by {@code micros} and whose TIME reads {@code time} (see SimKeyspace). */
+  public SimRedis(String name, LongSupplier micros, LongSupplier time) {
+    this(name, new SimKeyspace(micros, time));
+  }
+
+  private SimRedis(String name, SimKeyspace keyspace) {
     this.name = name;
-    this.keyspace = new SimKeyspace(clock);
+    this.keyspace = keyspace;
     this.lua = new SimLua(keyspace);
   }
 

@@ -33,8 +33,8 @@ import org.junit.jupiter.api.Test;
  * concludes about the engine is only as good as this agreement.
  *
  * <p>While these tests run the model's clock is the wall clock, so the two sides see the same
- * time; ttls only differ by the moment each side ran its command, hence a tolerance on every
- * reply that is a ttl.
+ * time; ttls and the TIME the scripts return only differ by the moment each side ran its
+ * command, hence a tolerance on every reply that is a ttl or a time.
  */
 class SimRedisDifferentialTest {
   private static final int SEEDS = 24;
@@ -49,6 +49,8 @@ class SimRedisDifferentialTest {
   private static final String FENCE_MAX = PREFIX + "node:fence-max";
   private static final String QUARANTINE = PREFIX + "node:quarantine";
   private static final String QUARANTINED_SINCE = PREFIX + "node:quarantined-since";
+  private static final String NODE_ID = PREFIX + "node:id";
+  private static final String NODE_CLOCKS = PREFIX + "node:clocks";
   private static final List<String> RESOURCES = List.of("orders", "inventory", "user-42", "batch.7");
   private static final List<String> OWNERS = List.of("alice", "bob@host-1", "svc/worker 3", "ünïcødé");
 
@@ -68,6 +70,8 @@ class SimRedisDifferentialTest {
       "extend_permits");
   private static final LuaScript DESCRIBE_PERMITS = LuaScript.load(dev.redlockd.engine.LockEngine.class,
       "describe_permits");
+  private static final LuaScript QUARANTINE_SCRIPT = LuaScript.load(dev.redlockd.engine.LockEngine.class,
+      "quarantine");
 
   private static RedisCluster cluster;
   private static RespClient real;
@@ -102,7 +106,7 @@ class SimRedisDifferentialTest {
   void randomSequencesAgree() {
     SimRedis sim = new SimRedis("sim-0", System::currentTimeMillis);
     for (LuaScript script : List.of(ACQUIRE, ABANDON, RAISE, EXTEND, RELEASE, DESCRIBE, FORCE_RELEASE, PROBE, SEED, SETTLE,
-        ACQUIRE_PERMIT, EXTEND_PERMITS, DESCRIBE_PERMITS)) {
+        ACQUIRE_PERMIT, EXTEND_PERMITS, DESCRIBE_PERMITS, QUARANTINE_SCRIPT)) {
       realCall("SCRIPT", "LOAD", script.source());
     }
     int operations = 0;
@@ -120,7 +124,7 @@ class SimRedisDifferentialTest {
         operations++;
         String name = op.text().split(" ")[0];
         outcomes.merge(name + "=" + outcome(name, expected), 1, Integer::sum);
-        if (!same(expected, actual, op.ttlAt())) {
+        if (!sameReply(expected, actual, op)) {
           mismatch = "seed " + seed + ", operation " + i + ": " + op.text() + "\n  redis: " + expected + "\n  sim:   " + actual;
         }
       }
@@ -141,6 +145,7 @@ class SimRedisDifferentialTest {
         "acquire=0", "acquire=1", "acquire=2", "acquire=ERR", "raise=0", "raise=1", "raise=ERR",
         "extend=0", "extend=1", "release=0", "release=1", "describe=", "describe=holder", "force_release=0", "force_release=1",
         "probe=up", "probe=quarantined", "probe=served", "probe=blank", "seed=0", "seed=1", "seed=-1",
+        "quarantine=1",
         "settle=0", "settle=1",
         "acquire_permit=0", "acquire_permit=1", "acquire_permit=2", "acquire_permit=3", "acquire_permit=4",
         "extend_permits=0", "extend_permits=1", "describe_permits=", "describe_permits=holder",
@@ -175,7 +180,7 @@ class SimRedisDifferentialTest {
           Op op = sequence.next();
           if (op.script() == null) {
             Object expected = realCall(op.wire());
-            if (!same(expected, simCall(op.sim().apply(sim)), op.ttlAt())) {
+            if (!sameReply(expected, simCall(op.sim().apply(sim)), op)) {
               mismatch = "seed " + seed + ", " + op.text() + ": redis " + expected;
             }
             break; // a plain command ends the batch, as it does in the node client
@@ -202,7 +207,7 @@ class SimRedisDifferentialTest {
           if (replies.get(k) instanceof Err && group.size() > 1) {
             failedInsideABatch++;
           }
-          if (!same(replies.get(k), actual, op.ttlAt()) && !bothLuaErrors(replies.get(k), actual)) {
+          if (!sameReply(replies.get(k), actual, op) && !bothLuaErrors(replies.get(k), actual)) {
             mismatch = "seed " + seed + ", script " + k + " of a batch of " + group.size() + ": " + op.text()
                 + "\n  redis (batched): " + replies.get(k) + "\n  sim (alone):     " + actual;
           }
@@ -239,7 +244,7 @@ class SimRedisDifferentialTest {
     }
     switch (op) {
       case "extend":
-        for (int i = 1; i < list.size(); i += 2) {
+        for (int i = 3; i < list.size(); i += 2) {
           if (Long.valueOf(1).equals(list.get(i))) {
             return "1";
           }
@@ -248,7 +253,7 @@ class SimRedisDifferentialTest {
       case "describe":
         return "".equals(list.get(0)) ? "" : "holder";
       case "extend_permits":
-        for (int i = 1; i < list.size(); i += 2) {
+        for (int i = 3; i < list.size(); i += 2) {
           if (Long.valueOf(1).equals(list.get(i))) {
             return "1";
           }
@@ -272,9 +277,24 @@ class SimRedisDifferentialTest {
     }
   }
 
-  /** One operation: how it reads, its wire form for redis-server, and the same call on SimRedis. */
+  /**
+   * One operation: how it reads, its wire form for redis-server, and the same call on SimRedis;
+   * where its reply holds a ttl, and where the node's TIME (seconds at {@code timeAt},
+   * microseconds after it; null: nowhere).
+   */
   private record Op(String text, String[] wire, Function<SimRedis, CompletableFuture<Object>> sim, Integer ttlAt,
-      ScriptBatch.Op script) {}
+      ScriptBatch.Op script, Integer timeAt) {}
+
+  /** Where each script's reply holds the node's TIME: acquire.lua and the others that grant, renew or probe. */
+  private static Integer timeAt(LuaScript script) {
+    return switch (script.name()) {
+      case "acquire" -> 3;
+      case "acquire_permit" -> 6;
+      case "extend", "extend_permits" -> 1;
+      case "probe" -> 3;
+      default -> null;
+    };
+  }
 
   /** Where a reply holds a ttl: null nowhere, -1 the reply itself, k element k of the array. */
   private static final int WHOLE = -1;
@@ -335,9 +355,12 @@ class SimRedisDifferentialTest {
       } else if (roll < 66) {
         String r = resource();
         return script(FORCE_RELEASE, List.of(lock(r), INCARNATION), List.of(), null);
+      } else if (roll < 72) {
+        return script(PROBE, List.of(INCARNATION, QUARANTINE, QUARANTINED_SINCE, FENCE_MAX, NODE_ID, NODE_CLOCKS),
+            List.of(ttl(), rnd.nextBoolean() ? "peek" : "act", "id" + rnd.nextInt(3)), 1);
       } else if (roll < 74) {
-        return script(PROBE, List.of(INCARNATION, QUARANTINE, QUARANTINED_SINCE, FENCE_MAX),
-            List.of(ttl(), rnd.nextBoolean() ? "peek" : "act"), 1);
+        return script(QUARANTINE_SCRIPT, List.of(INCARNATION, QUARANTINE, QUARANTINED_SINCE),
+            List.of(ttl(), "clock " + (rnd.nextBoolean() ? "+" : "-") + (1 + rnd.nextInt(60_000))), null);
       } else if (roll < 80) {
         return script(SEED, List.of(INCARNATION, QUARANTINED_SINCE, QUARANTINE, FENCE_MAX),
             List.of(pick(incarnations), floor()), null);
@@ -436,6 +459,9 @@ class SimRedisDifferentialTest {
           default -> key();
         };
         return command(null, "INCR", key);
+      } else if (roll < 90) {
+        // What a replica records of the nodes' clocks, for probe.lua to hand back.
+        return command(null, "SET", NODE_CLOCKS, "id0:" + (BIG + rnd.nextInt(1000)) + ":70 id1:" + BIG + ":64");
       }
       return command(null, keys("EXISTS"));
     }
@@ -445,11 +471,11 @@ class SimRedisDifferentialTest {
       wire.addAll(keys);
       wire.addAll(args);
       return new Op(script.name() + " " + keys + " " + args, wire.toArray(String[]::new),
-          node -> node.eval(script, keys, args), ttlAt, new ScriptBatch.Op(script, keys, args));
+          node -> node.eval(script, keys, args), ttlAt, new ScriptBatch.Op(script, keys, args), timeAt(script));
     }
 
     private Op command(Integer ttlAt, String... words) {
-      return new Op(String.join(" ", words), words, node -> node.command(words), ttlAt, null);
+      return new Op(String.join(" ", words), words, node -> node.command(words), ttlAt, null, null);
     }
 
     private String[] keys(String command) {
@@ -612,13 +638,13 @@ class SimRedisDifferentialTest {
     List<String> acquireKeys = List.of(lock(r), INCARNATION, fence(r), FENCE_MAX);
     assertSame(evalsha(SEED, seedKeys, List.of("inc-1", Long.toString(BIG + 40)), sim), sim);
     Object acquired = assertSame(evalsha(ACQUIRE, acquireKeys, List.of("tok", "30000", "", "r1"), sim), sim);
-    assertThat(acquired).isEqualTo(List.of(1L, Long.toString(BIG + 41), 1L));
+    assertThat(((List<?>) acquired).subList(0, 3)).isEqualTo(List.of(1L, Long.toString(BIG + 41), 1L));
     assertSame(new String[] {"GET", fence(r)}, sim);
     assertSame(new String[] {"GET", FENCE_MAX}, sim);
     assertThat(simCall(sim.command("GET", FENCE_MAX))).isEqualTo(Long.toString(BIG + 41));
     // Refreshing returns the fence read back through tonumber: still exact.
-    assertThat(assertSame(evalsha(ACQUIRE, acquireKeys, List.of("tok", "30000", "me", "r2"), sim), sim))
-        .isEqualTo(List.of(2L, Long.toString(BIG + 41), 1L));
+    assertThat(((List<?>) assertSame(evalsha(ACQUIRE, acquireKeys, List.of("tok", "30000", "me", "r2"), sim), sim))
+        .subList(0, 3)).isEqualTo(List.of(2L, Long.toString(BIG + 41), 1L));
     Object described = assertSame(evalsha(DESCRIBE, List.of(lock(r), INCARNATION), List.of(), sim), sim, 1);
     assertThat(((List<?>) described).get(3)).isEqualTo(Long.toString(BIG + 41));
   }
@@ -747,11 +773,13 @@ class SimRedisDifferentialTest {
     assertThat(simCall(sim.evalsha(sha, List.of("k"), List.of()))).isInstanceOf(Err.class);
     // The engine's eval: EVALSHA answers NOSCRIPT, EVAL runs it and caches it again.
     long before = sim.noscriptReplies();
-    assertThat(simCall(sim.eval(PROBE, List.of(INCARNATION, QUARANTINE, QUARANTINED_SINCE, FENCE_MAX), List.of("5000", "peek"))))
-        .isEqualTo(List.of("blank", 0L, 0L));
+    List<String> probeKeys = List.of(INCARNATION, QUARANTINE, QUARANTINED_SINCE, FENCE_MAX, NODE_ID, NODE_CLOCKS);
+    List<?> probed = (List<?>) simCall(sim.eval(PROBE, probeKeys, List.of("5000", "peek", "id0")));
+    assertThat(probed.subList(0, 3)).isEqualTo(List.of("blank", 0L, 0L));
+    assertThat(probed.subList(5, 8)).isEqualTo(List.of("", "id0", ""));
     assertThat(sim.noscriptReplies()).isEqualTo(before + 1);
     assertThat(sim.scriptCached(PROBE.sha1())).isTrue();
-    sim.eval(PROBE, List.of(INCARNATION, QUARANTINE, QUARANTINED_SINCE, FENCE_MAX), List.of("5000", "peek")).join();
+    sim.eval(PROBE, probeKeys, List.of("5000", "peek", "id1")).join();
     assertThat(sim.noscriptReplies()).isEqualTo(before + 1);
 
     // Errors reach the engine as the node client's own RedisErrorReply.
@@ -790,7 +818,8 @@ class SimRedisDifferentialTest {
   private static Object assertSame(String[] command, SimRedis sim, Integer ttlAt) {
     Object expected = realCall(command);
     Object actual = simCall(sim.command(command));
-    assertThat(same(expected, actual, ttlAt))
+    Integer timeAt = command[0].equals("EVALSHA") ? TIMED.get(command[1]) : null;
+    assertThat(sameReply(expected, actual, ttlAt, timeAt))
         .as("%s\n  redis: %s\n  sim:   %s", Arrays.toString(command), expected, actual).isTrue();
     if (expected instanceof Err e && !e.message().contains(" script: ")) {
       // Outside scripts the whole message is Redis's own wording; hold the model to it.
@@ -803,6 +832,44 @@ class SimRedisDifferentialTest {
    * The same reply: equal Long/String/null/List structure, errors of the same kind, and at
    * {@code ttlAt} two ttls within the tolerance (or the same negative code).
    */
+  /** {@link #same}, with the node's TIME in the reply compared within the tolerance. */
+  private static boolean sameReply(Object expected, Object actual, Op op) {
+    return sameReply(expected, actual, op.ttlAt(), op.timeAt());
+  }
+
+  private static boolean sameReply(Object expected, Object actual, Integer ttlAt, Integer timeAt) {
+    if (timeAt != null && expected instanceof List<?> e && actual instanceof List<?> a && e.size() == a.size()
+        && e.size() > timeAt + 1) {
+      if (!sameTime(e.subList(timeAt, timeAt + 2), a.subList(timeAt, timeAt + 2))) {
+        return false;
+      }
+      List<Object> withoutTime = new ArrayList<>(e);
+      List<Object> simWithoutTime = new ArrayList<>(a);
+      for (int i = 0; i < 2; i++) {
+        withoutTime.set(timeAt + i, "TIME");
+        simWithoutTime.set(timeAt + i, "TIME");
+      }
+      return same(withoutTime, simWithoutTime, ttlAt);
+    }
+    return same(expected, actual, ttlAt);
+  }
+
+  /** By SHA1, where each script that returns the node's TIME has it (see {@link #timeAt}). */
+  private static final Map<String, Integer> TIMED = Map.of(ACQUIRE.sha1(), timeAt(ACQUIRE),
+      ACQUIRE_PERMIT.sha1(), timeAt(ACQUIRE_PERMIT), EXTEND.sha1(), timeAt(EXTEND),
+      EXTEND_PERMITS.sha1(), timeAt(EXTEND_PERMITS), PROBE.sha1(), timeAt(PROBE));
+
+  /** Two TIME replies (seconds, microseconds) within the tolerance of each other. */
+  private static boolean sameTime(List<?> expected, List<?> actual) {
+    try {
+      long e = Long.parseLong(String.valueOf(expected.get(0))) * 1_000_000 + Long.parseLong(String.valueOf(expected.get(1)));
+      long a = Long.parseLong(String.valueOf(actual.get(0))) * 1_000_000 + Long.parseLong(String.valueOf(actual.get(1)));
+      return Math.abs(e - a) <= TTL_TOLERANCE_MS * 1000;
+    } catch (NumberFormatException ex) {
+      return false;
+    }
+  }
+
   private static boolean same(Object expected, Object actual, Integer ttlAt) {
     if (ttlAt != null && ttlAt == WHOLE) {
       return sameTtl(expected, actual);

@@ -43,6 +43,16 @@ final class Simulation {
     this(seed, Shape.random(new Random(seed)));
   }
 
+  /**
+   * A run whose nodes hide their clock steps from TIME (keys still expire by the stepped clock):
+   * the engine without its clock watch, in effect. The mutant the suite must catch.
+   */
+  static Simulation blindToClockSteps(long seed) {
+    Simulation run = new Simulation(seed);
+    run.hosts.forEach(SimHost::hideClockSteps);
+    return run;
+  }
+
   Simulation(long seed, Shape shape) {
     this.seed = seed;
     this.shape = shape;
@@ -117,6 +127,7 @@ final class Simulation {
       loop.runUntil(loop.now() + Duration.ofMillis(100).toNanos());
     }
     loop.runUntil(loop.now() + Duration.ofSeconds(2).toNanos()); // late deliveries land
+    loop.runUntil(loop.now() + faults.setBackNanos()); // keys live that much longer on clocks stepped back
     checker.leftBehind();
     replicas.forEach(LockEngine::close);
     return new Result(seed, operations, loop.eventsRun(), checker.violations(), checker.firstTrace());

@@ -5,6 +5,7 @@ import static dev.redlockd.it.support.LiveServer.codeOf;
 import static dev.redlockd.it.support.LiveServer.proto;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.redlockd.it.support.Resend;
 import dev.redlockd.proto.v1.CampaignRequest;
 import dev.redlockd.proto.v1.CampaignResponse;
 import dev.redlockd.proto.v1.DescribeRequest;
@@ -182,6 +183,9 @@ class AccessReloadTest {
     requests.onNext(KeepAliveRequest.newBuilder().setResource("a/kept").setToken(kept.getToken())
         .setTtl(proto(Duration.ofMillis(1_500))).setSequence(1).build());
     assertThat(stream.next(10)).isNotNull();
+    Resend.everyQuarterOf(Duration.ofMillis(1_500), requests, sequence -> KeepAliveRequest.newBuilder()
+        .setResource("a/kept").setToken(kept.getToken()).setTtl(proto(Duration.ofMillis(1_500)))
+        .setSequence(sequence).build(), 2, stream.end);
 
     writePolicy(REVOKES_A);
     // The server's own next renewal tick (every 500 ms here) is refused.
@@ -204,9 +208,12 @@ class AccessReloadTest {
   void aRevokedGrantEndsACampaignAtItsNextRenewal() throws Exception {
     StreamEnd<CampaignResponse> campaign = new StreamEnd<>();
     StreamObserver<CampaignRequest> candidate = teamA.asyncElections(server.channel()).campaign(campaign);
-    candidate.onNext(CampaignRequest.newBuilder().setElection("a/election").setValue("a-1")
-        .setTtl(proto(Duration.ofMillis(1_500))).build());
+    CampaignRequest leads = CampaignRequest.newBuilder().setElection("a/election").setValue("a-1")
+        .setTtl(proto(Duration.ofMillis(1_500))).build();
+    candidate.onNext(leads);
     assertThat(campaign.next(10)).as("team-a leads").isNotNull();
+    Resend.everyQuarterOf(Duration.ofMillis(1_500), candidate, sequence -> leads.toBuilder().setSequence(sequence)
+        .build(), 1, campaign.end);
 
     writePolicy(REVOKES_A);
     Status end = campaign.status(10);
@@ -231,10 +238,17 @@ class AccessReloadTest {
     requests.onNext(KeepAliveRequest.newBuilder().setResource("a/kept-by-token").setToken(kept.getToken())
         .setTtl(proto(Duration.ofSeconds(6))).setSequence(1).build());
     assertThat(keepAlive.next(10)).isNotNull();
+    Resend.everyQuarterOf(Duration.ofSeconds(6), requests, sequence -> KeepAliveRequest.newBuilder()
+        .setResource("a/kept-by-token").setToken(kept.getToken()).setTtl(proto(Duration.ofSeconds(6)))
+        .setSequence(sequence).build(), 2, keepAlive.end);
     StreamEnd<CampaignResponse> campaign = new StreamEnd<>();
-    teamA.asyncElections(server.channel()).campaign(campaign).onNext(CampaignRequest.newBuilder()
-        .setElection("a/led-by-token").setValue("a-1").setTtl(proto(Duration.ofSeconds(6))).build());
+    StreamObserver<CampaignRequest> candidate = teamA.asyncElections(server.channel()).campaign(campaign);
+    CampaignRequest leads = CampaignRequest.newBuilder().setElection("a/led-by-token").setValue("a-1")
+        .setTtl(proto(Duration.ofSeconds(6))).build();
+    candidate.onNext(leads);
     assertThat(campaign.next(10)).as("team-a leads").isNotNull();
+    Resend.everyQuarterOf(Duration.ofSeconds(6), candidate, sequence -> leads.toBuilder().setSequence(sequence)
+        .build(), 1, campaign.end);
     StreamEnd<ObserveResponse> observe = new StreamEnd<>();
     teamA.asyncElections(server.channel()).observe(ObserveRequest.newBuilder().setElection("a/led-by-token")
         .build(), observe);

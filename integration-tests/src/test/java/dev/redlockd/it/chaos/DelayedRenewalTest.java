@@ -34,13 +34,14 @@ class DelayedRenewalTest {
       try {
         Lease first = LockClient.create(slowLink).acquire("delayed-renewals", TTL, Duration.ZERO).keepAlive();
         Thread.sleep(500); // the first exchange is over: its round trip is a loopback one
-        // The client asks for a renewal every ttl/4 (750 ms). Each step adds a quarter second
-        // to the answers' way; at 1.5 s, an answer still arrives with 1.4 s of its validity
-        // left, so the lease is never lost here.
+        // The client asks for a renewal every ttl/4 (750 ms). Each step adds 100 ms to the
+        // answers' way, up to 600 ms: each still arrives within a quarter of the ttl of its
+        // request (later, the stream would count as silent and be reopened, rule 19), with 2.3 s
+        // of its validity left, so the lease is never lost here.
         for (int step = 1; step <= 6; step++) {
-          proxy.delayAnswers(Duration.ofMillis(250L * step));
+          proxy.delayAnswers(Duration.ofMillis(100L * step));
           Thread.sleep(1200);
-          assertThat(first.isValid()).as("kept alive while its answers come %d ms late", 250 * step).isTrue();
+          assertThat(first.isValid()).as("kept alive while its answers come %d ms late", 100 * step).isTrue();
         }
 
         h.cluster.pause(0, 1); // no renewal reaches a quorum from here on

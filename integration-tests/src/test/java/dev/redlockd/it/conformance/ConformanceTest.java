@@ -21,6 +21,7 @@ import dev.redlockd.testing.ServerProcess;
 import io.grpc.Status;
 import java.io.IOException;
 import java.net.ServerSocket;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -73,13 +74,47 @@ import org.opentest4j.TestAbortedException;
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class ConformanceTest {
   private static final Duration STEP = Duration.ofSeconds(30);
+  /**
+   * {@code replica-minority} has been in the suite since a replica whose node monitor sees no
+   * quorum hands a stream on at its first missed renewal when that stream was opened there (a
+   * resume that round_robin sends back to the cut replica hears UNAVAILABLE after one node timeout,
+   * not after two and a tenth of the ttl, longer than the silence bound ttl/4): before, the Node
+   * client lost its lease or its leadership in 2 of 5 runs; since, every language kept both in 5
+   * runs in a row.
+   */
   private static final List<String> SCENARIOS = List.of("acquire-contended", "release-twice", "extend", "keep-alive",
       "majority-frozen", "lost-answer", "invalid-argument", "concurrent-holders", "campaign-handover", "observe",
-      "extend-while-kept", "replica-restart", "shutdown-race", "lead", "permits");
+      "extend-while-kept", "replica-restart", "shutdown-race", "lead", "permits", "replica-blackhole",
+      "rolling-restart-fast", "release-during-restart", "replica-minority");
+  /**
+   * Scenarios with a harness side that are left out of {@link #SCENARIOS} for now, run when named:
+   * replica-silent. Every client kept its lease and leadership in
+   * every run of replica-silent, but in 3 of 9 runs the replica thawed after the second SIGSTOP
+   * still had one KeepAlive stream open when the harness stopped waiting: once after 3.75 s (a
+   * first, tighter bound), twice after 4.25 s, which is a ttl + a renewal period (ttl/3) + a node
+   * timeout, by when the server ends a stream that hears no request (issue 40, item 4). Every such
+   * run had the Python lanes in it (once with Node left out); none of the 3 runs without them did.
+   * Until that stream is explained (a client that goes on sending on a stream it left, or a
+   * server that does not stop one), the second fault cannot tell a lane that resumed from it.
+   */
+  private static final List<String> NOT_YET = List.of("replica-silent");
   /** The permits scenario's N: the runner's N + 3 workers share that many permits. */
   private static final int PERMITS = 3;
   /** shutdown-race's SIGTERMs, each one met by every runner at once. */
   private static final int SHUTDOWN_ROUNDS = 6;
+  /** The ttl of the lease and the leadership that replica-restart and its issue 40 kin keep (the runners'). */
+  private static final Duration KEPT_TTL = Duration.ofSeconds(3);
+  /** rolling-restart-fast's rounds, each restarting every replica in turn. */
+  private static final int ROLLING_ROUNDS = 2;
+  /** release-during-restart's rounds (the runner's), each with a SIGTERM of the next replica. */
+  private static final int RELEASE_ROUNDS = 3;
+  /**
+   * What a replica going silent left undone, by scenario and replica: a stream not resumed through
+   * the other replica within the ttl, or not let go by the silent one afterwards. Written by the
+   * fault (once for every lane), checked by each lane after its runner's own facts, which name a
+   * lane's loss more precisely.
+   */
+  private final Map<String, String> shortfalls = new ConcurrentHashMap<>();
   /** A backstop for a whole lane; each of its waits has a bound of its own, far shorter. */
   private static final Duration LANE_TIMEOUT = Duration.ofMinutes(5);
   /** The belief oracle's findings, one line per language, scenario and handle, printed at the end. */
@@ -116,10 +151,14 @@ class ConformanceTest {
     }
   }
 
-  /** Every scenario; {@code -Dconformance.scenarios=observe,extend} runs only those. */
+  /**
+   * Every scenario of {@link #SCENARIOS}; {@code -Dconformance.scenarios=observe,extend} runs only
+   * those (one of {@link #NOT_YET} too).
+   */
   static Stream<String> scenarios() {
     String only = System.getProperty("conformance.scenarios", "");
-    return SCENARIOS.stream().filter(s -> only.isBlank() || List.of(only.split(",")).contains(s));
+    return Stream.concat(SCENARIOS.stream(), NOT_YET.stream())
+        .filter(s -> only.isBlank() ? SCENARIOS.contains(s) : List.of(only.split(",")).contains(s));
   }
 
   /** Every language; {@code -Dconformance.languages=python,go} runs only those. */
@@ -186,6 +225,12 @@ class ConformanceTest {
           server.thaw();
           for (Lane lane : lanes) {
             lane.close();
+            lane.keepTranscript(root);
+          }
+          if (replicas != null) {
+            // Beside each runner's transcript: what a failure's replica logs said, the whole of it.
+            Files.writeString(Files.createDirectories(Lane.transcripts(root)).resolve(scenario + "-replicas.log"),
+                replicas.logs());
           }
         }
         oracle.close();
@@ -204,8 +249,12 @@ class ConformanceTest {
   /** The replicas a scenario's runners are given instead of the conformance server, or null. */
   private ReplicaSet replicasFor(String scenario) throws IOException {
     return switch (scenario) {
-      case "replica-restart", "permits" -> ReplicaSet.start(2, cluster.redisFlag());
-      case "shutdown-race" -> ReplicaSet.start(3, cluster.redisFlag());
+      case "replica-restart", "permits", "replica-silent", "rolling-restart-fast" -> ReplicaSet.start(2,
+          cluster.redisFlag());
+      case "replica-blackhole" -> ReplicaSet.fronted(2, cluster.redisFlag());
+      // Each replica reaches nodes 0 to 2 through proxies of its own: cut, it sees 2 of the 5.
+      case "replica-minority" -> ReplicaSet.linkedThroughProxies(2, cluster, 3);
+      case "shutdown-race", "release-during-restart" -> ReplicaSet.start(3, cluster.redisFlag());
       default -> null;
     };
   }
@@ -213,9 +262,10 @@ class ConformanceTest {
   /** The handles a scenario's runner must report beliefs of (clients/conformance/README.md). */
   private static List<String> held(String scenario) {
     return switch (scenario) {
-      case "invalid-argument", "concurrent-holders", "permits" -> List.of();
+      case "invalid-argument", "concurrent-holders", "permits", "release-during-restart" -> List.of();
       case "campaign-handover", "observe", "lead" -> List.of("leadership");
-      case "replica-restart" -> List.of("lease", "leadership");
+      case "replica-restart", "replica-silent", "replica-blackhole", "replica-minority", "rolling-restart-fast" ->
+          List.of("lease", "leadership");
       default -> List.of("lease");
     };
   }
@@ -262,6 +312,11 @@ class ConformanceTest {
       case "shutdown-race" -> shutdownRace(lane);
       case "lead" -> lead(lane);
       case "permits" -> permits(lane);
+      case "replica-silent" -> replicaGoesSilent(lane, Silence.STOPPED);
+      case "replica-blackhole" -> replicaGoesSilent(lane, Silence.BLACKHOLED);
+      case "replica-minority" -> replicaGoesSilent(lane, Silence.CUT_OFF);
+      case "rolling-restart-fast" -> rollingRestartFast(lane);
+      case "release-during-restart" -> releaseDuringRestart(lane);
       default -> throw new IllegalArgumentException(lane.scenario);
     }
   }
@@ -611,19 +666,28 @@ class ConformanceTest {
         lane.waitedForConnections) + " ms waited in all for the client to connect to the replica left up");
     assertHeldByAMajority(lane);
     runner.answer();
-    JsonObject r = runner.result(STEP);
-    assertThat(r.get("fencing_token_after").getAsString()).as("the same lease after four replica restarts")
+    assertKeptThrough(lane, runner.result(STEP), "four replica restarts");
+  }
+
+  /**
+   * replica-restart's facts, and those of the scenarios of issue 40 that keep its steps: the lease
+   * and the leadership went on through {@code what} (same fencing token and term, no loss
+   * callback, still valid and leading), and were released and resigned at the end.
+   */
+  private void assertKeptThrough(Lane lane, JsonObject r, String what) throws InterruptedException {
+    assertThat(r.get("fencing_token_after").getAsString()).as("the same lease after " + what)
         .isEqualTo(r.get("fencing_token").getAsString());
-    assertThat(r.get("term_after").getAsString()).as("the same leadership after four replica restarts")
+    assertThat(r.get("term_after").getAsString()).as("the same leadership after " + what)
         .isEqualTo(r.get("term").getAsString());
-    assertThat(r.get("valid").getAsBoolean()).isTrue();
-    assertThat(r.get("is_leader").getAsBoolean()).isTrue();
+    assertThat(r.get("valid").getAsBoolean()).as("the lease valid after " + what).isTrue();
+    assertThat(r.get("is_leader").getAsBoolean()).as("still leading after " + what).isTrue();
     assertThat(r.get("lease_lost_calls").getAsInt()).as("lease loss callbacks").isZero();
     assertThat(r.get("leadership_lost_calls").getAsInt()).as("leadership loss callbacks").isZero();
     assertThat(r.get("released").getAsBoolean()).isTrue();
     assertThat(r.get("resigned").getAsBoolean()).isTrue();
-    assertFree(resource);
-    assertThat(elections.leader(LeaderRequest.newBuilder().setElection(resource).build()).hasLeader()).isFalse();
+    assertFree(lane.resource);
+    assertThat(elections.leader(LeaderRequest.newBuilder().setElection(lane.resource).build()).hasLeader())
+        .as("no leader after the resign").isFalse();
   }
 
   /**
@@ -683,6 +747,199 @@ class ConformanceTest {
     assertThat(r.get("lost_calls").getAsInt()).isZero();
     assertThat(r.get("released").getAsBoolean()).isTrue();
     assertFree(resource);
+  }
+
+  /** How replica-silent, replica-blackhole and replica-minority silence a replica, and end it. */
+  private enum Silence {
+    STOPPED("SIGSTOP"),
+    BLACKHOLED("blackhole the proxy in front of"),
+    CUT_OFF("cut from 3 of the 5 nodes");
+
+    final String verb;
+
+    Silence(String verb) {
+      this.verb = verb;
+    }
+
+    void begin(ReplicaSet replicas, int i) {
+      switch (this) {
+        case STOPPED -> replicas.server(i).freeze();
+        case BLACKHOLED -> replicas.blackholeFront(i);
+        case CUT_OFF -> replicas.cutFromNodes(i);
+      }
+    }
+
+    void end(ReplicaSet replicas, int i) throws IOException {
+      switch (this) {
+        case STOPPED -> replicas.server(i).thaw();
+        case BLACKHOLED -> replicas.restoreFront(i);
+        case CUT_OFF -> replicas.restoreLinks(i);
+      }
+    }
+  }
+
+  /**
+   * A replica that goes silent (frozen, cut off from its clients, or from a majority of the
+   * nodes) while another serves: every lane's lease and leadership resume through the other
+   * replica before their deadline, with the same fencing token and term and no loss.
+   *
+   * <p>The lanes share two replicas, and which one a lane's streams went to is the client's
+   * choice. So each replica goes silent in turn, each time until the other carries every lane's
+   * KeepAlive and Campaign stream (its metrics), and then is given back and must have let go of
+   * the streams it had before the next one goes silent: a stream that stayed where it was in the
+   * first round is on the replica silenced in the second, so every lane's lease and leadership
+   * meet the fault at least once.
+   */
+  private void replicaGoesSilent(Lane lane, Silence silence) throws Exception {
+    RunnerProcess runner = lane.runner;
+    ReplicaSet replicas = lane.replicas;
+    runner.expectAwait("kept", STEP);
+    assertHeldByAMajority(lane);
+    assertKeyHeldByAMajority(lane, electionKey(lane.resource));
+    for (int silent = 0; silent < 2; silent++) {
+      int other = 1 - silent;
+      int quiet = silent;
+      // Where the holder must resume: a client reconnects to a replica given back after its own backoff.
+      awaitConnected(lane, List.of(other));
+      lane.schedule.step(silence.verb + " replica " + silent + " until replica " + other + " carries every stream",
+          () -> silenceUntilResumed(lane, silence, quiet));
+    }
+    System.out.println(lane.scenario + " " + lane.language.id + ": " + TimeUnit.NANOSECONDS.toMillis(
+        lane.waitedForConnections) + " ms waited in all for the client to connect to the replica left serving");
+    assertHeldByAMajority(lane);
+    runner.answer();
+    assertKeptThrough(lane, runner.result(STEP), "each replica went silent in turn (" + silence.verb + ")");
+    for (int silent = 0; silent < 2; silent++) {
+      assertThat(shortfalls.get(lane.scenario + " replica " + silent)).as("replica %d gone silent", silent).isNull();
+    }
+  }
+
+  /**
+   * Silences replica {@code silent} until the other one carries every lane's lease and leadership
+   * stream, within the ttl: a holder's deadline is at most a ttl after its last renewal before
+   * the fault, so a holder not resumed by then has lost (and the runner's facts say which). Then
+   * gives the replica back, and waits until it has let go of the streams it carried and grants
+   * again, before any other fault.
+   */
+  private void silenceUntilResumed(Lane lane, Silence silence, int silent) throws Exception {
+    ReplicaSet replicas = lane.replicas;
+    int other = 1 - silent;
+    int lanes = lane.schedule.lanes();
+    String where = lane.scenario + " replica " + silent;
+    long fault = System.nanoTime();
+    silence.begin(replicas, silent);
+    boolean resumed;
+    long resumedMs;
+    try {
+      resumed = OpenStreams.await(replicas.metricsPort(other), lanes, Long.MAX_VALUE, KEPT_TTL,
+          OpenStreams.KEEP_ALIVE, OpenStreams.CAMPAIGN);
+      resumedMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - fault);
+    } finally {
+      silence.end(replicas, silent);
+    }
+    if (!resumed) {
+      shortfalls.put(where, "replica " + other + " carried " + OpenStreams.describe(replicas.metricsPort(other),
+          OpenStreams.KEEP_ALIVE, OpenStreams.CAMPAIGN) + " streams of " + lanes + " lanes' " + KEPT_TTL.toMillis()
+          + " ms after the fault, by when every lease and leadership must have resumed there");
+      return;
+    }
+    System.out.println(lane.scenario + ": replica " + silent + " silent (" + silence.verb + "); replica " + other
+        + " carried all " + lanes + " lanes' leases and leaderships " + resumedMs + " ms after the fault");
+    // The silent replica hears its streams' ends once it runs again or its connections are closed.
+    // A stream its client left open without a cancel (Node's, rule 19) it ends itself: at its first
+    // renewal (every ttl/3, taking up to a node timeout) after a ttl without a request, the last
+    // of which it may read only now, queued while it was frozen.
+    Duration letGo = KEPT_TTL.plus(KEPT_TTL.dividedBy(3)).plus(ReplicaSet.NODE_TIMEOUT);
+    if (!OpenStreams.await(replicas.metricsPort(silent), 0, 0, letGo, OpenStreams.KEEP_ALIVE, OpenStreams.CAMPAIGN)) {
+      String still = OpenStreams.describe(replicas.metricsPort(silent), OpenStreams.KEEP_ALIVE, OpenStreams.CAMPAIGN);
+      // For the report only: whether it lets go later after all, and what it stopped and why.
+      long later = System.nanoTime();
+      boolean eventually = OpenStreams.await(replicas.metricsPort(silent), 0, 0, KEPT_TTL.multipliedBy(3),
+          OpenStreams.KEEP_ALIVE, OpenStreams.CAMPAIGN);
+      shortfalls.put(where, "replica " + silent + " still had " + still + " streams open " + letGo.toMillis()
+          + " ms after it was given back, although every lane's had resumed through replica " + other + "; "
+          + (eventually ? "it let go " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - later) + " ms later"
+          : "still open " + KEPT_TTL.multipliedBy(3).toMillis() + " ms later") + "; its streams stopped: "
+          + Scrape.of(replicas.metricsPort(silent)).series().stream()
+              .filter(x -> x.name().startsWith("redlockd_kept_streams_stopped")).toList());
+      return;
+    }
+    awaitQuorum(lane, replicas.server(silent));
+  }
+
+  /**
+   * A rolling restart paced by readiness, as an orchestrator rolls a deployment: each replica in
+   * turn gets SIGTERM and is started again on its port, and the next one gets its SIGTERM as soon
+   * as the one before listens again, whether or not the clients have reconnected to it; two
+   * rounds. The lease and the leadership (ttl 3 s) go on.
+   */
+  private void rollingRestartFast(Lane lane) throws Exception {
+    RunnerProcess runner = lane.runner;
+    ReplicaSet replicas = lane.replicas;
+    runner.expectAwait("kept", STEP);
+    assertHeldByAMajority(lane);
+    assertKeyHeldByAMajority(lane, electionKey(lane.resource));
+    lane.schedule.step(ROLLING_ROUNDS + " rounds of restarts, each as soon as the one before listens", () -> {
+      for (int round = 0; round < ROLLING_ROUNDS; round++) {
+        for (int i = 0; i < replicas.size(); i++) {
+          long start = System.nanoTime();
+          try {
+            replicas.restart(i, false).get(60, TimeUnit.SECONDS);
+          } catch (Exception e) {
+            throw new AssertionError("restarting replica " + i + " failed:\n" + replicas.logs(), e);
+          }
+          System.out.println("rolling-restart-fast: round " + round + ", replica " + i + " listened again "
+              + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start) + " ms after its SIGTERM");
+        }
+      }
+    });
+    assertHeldByAMajority(lane);
+    runner.answer();
+    try {
+      assertKeptThrough(lane, runner.result(STEP), ROLLING_ROUNDS * replicas.size() + " readiness-paced restarts");
+    } catch (AssertionError e) {
+      throw new AssertionError(e.getMessage() + "\n" + replicas.logs(), e);
+    }
+  }
+
+  /**
+   * Idempotent unary calls right after a SIGTERM (issue 40, item 3): each round the runner holds
+   * a lease (not kept), one of the three replicas gets SIGTERM, and the runner at once extends
+   * the lease, describes the resource and releases the lease; each must succeed, through another
+   * replica if need be. A release must say true: a replica shutting down answers every call it
+   * took before it exits ({@code --shutdown-grace}) and refuses the others without acting on them,
+   * so no Release is acted on without its answer, and a retried one finds the lease still held.
+   * Each round's replica is started again before the next round's SIGTERM.
+   */
+  private void releaseDuringRestart(Lane lane) throws Exception {
+    RunnerProcess runner = lane.runner;
+    ReplicaSet replicas = lane.replicas;
+    try {
+      for (int round = 0; round < RELEASE_ROUNDS; round++) {
+        int victim = round % replicas.size();
+        runner.expectAwait("held", STEP);
+        lane.schedule.step("round " + round + ": every replica serves", replicas::awaitServing);
+        assertHeldByAMajority(lane);
+        // Answered as soon as the signal is sent: the calls race the shutdown, as a client's would.
+        lane.schedule.step("round " + round + ": SIGTERM replica " + victim + ", started again meanwhile",
+            () -> replicas.restart(victim, false));
+        runner.answer();
+      }
+      JsonObject r = runner.result(STEP);
+      for (int round = 0; round < RELEASE_ROUNDS; round++) {
+        JsonElement extended = r.getAsJsonArray("extends").get(round);
+        JsonElement described = r.getAsJsonArray("describes").get(round);
+        JsonElement released = r.getAsJsonArray("releases").get(round);
+        assertThat(extended.isJsonPrimitive() ? extended.getAsString() : extended.toString())
+            .as("round %d: the Extend right after the SIGTERM", round).isEqualTo("ok");
+        assertThat(described.toString()).as("round %d: the Describe after the Extend says held", round)
+            .isEqualTo("true");
+        assertThat(released.toString()).as("round %d: the Release after the Describe", round).isEqualTo("true");
+      }
+    } catch (AssertionError e) {
+      throw new AssertionError(e.getMessage() + "\n" + replicas.logs(), e);
+    }
+    assertFree(lane.resource);
   }
 
   /**
@@ -822,7 +1079,7 @@ class ConformanceTest {
    * reach a serving replica within a step fails.
    */
   private static void awaitConnected(Lane lane, List<Integer> replicas) throws InterruptedException {
-    List<Integer> ports = replicas.stream().map(lane.replicas::port).toList();
+    List<Integer> ports = replicas.stream().map(lane.replicas::clientPort).toList();
     long start = System.nanoTime();
     while (!ClientConnections.connectedToAny(lane.runner.pid(), ports)) {
       if (System.nanoTime() - start > STEP.toNanos()) {

@@ -12,6 +12,7 @@ import dev.redlockd.client.LockServiceException;
 import io.grpc.ConnectivityState;
 import io.grpc.InsecureChannelCredentials;
 import io.grpc.ManagedChannel;
+import io.grpc.StatusRuntimeException;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -53,6 +54,7 @@ public final class JavaRunner {
   /** hold-many's load (the rolling-restart run): leases and leaderships. */
   private int holdCount;
   private int holdElections;
+  private Duration holdTtl = Duration.ofSeconds(10);
 
   private JavaRunner(String server, String resource) {
     this.server = server;
@@ -65,6 +67,7 @@ public final class JavaRunner {
     String resource = null;
     int count = 0;
     int elections = 0;
+    Duration ttl = Duration.ofSeconds(10);
     for (int i = 0; i + 1 < args.length; i += 2) {
       switch (args[i]) {
         case "--server" -> server = args[i + 1];
@@ -72,6 +75,7 @@ public final class JavaRunner {
         case "--resource" -> resource = args[i + 1];
         case "--count" -> count = Integer.parseInt(args[i + 1]);
         case "--elections" -> elections = Integer.parseInt(args[i + 1]);
+        case "--ttl-ms" -> ttl = Duration.ofMillis(Long.parseLong(args[i + 1]));
         default -> throw new IllegalArgumentException("unknown option " + args[i]);
       }
     }
@@ -81,6 +85,7 @@ public final class JavaRunner {
     JavaRunner runner = new JavaRunner(server, resource);
     runner.holdCount = count;
     runner.holdElections = elections;
+    runner.holdTtl = ttl;
     try {
       JsonObject facts = runner.run(scenario);
       runner.beliefs.endAll();
@@ -107,7 +112,10 @@ public final class JavaRunner {
       case "campaign-handover" -> campaignHandover();
       case "observe" -> observe();
       case "extend-while-kept" -> extendWhileKept();
-      case "replica-restart" -> replicaRestart();
+      // The harness brings a different fault while the runner waits at "kept"; the runner's part is the same.
+      case "replica-restart", "replica-silent", "replica-blackhole", "replica-minority", "rolling-restart-fast" ->
+          replicaRestart();
+      case "release-during-restart" -> releaseDuringRestart();
       case "shutdown-race" -> shutdownRace();
       case "lead" -> lead();
       case "permits" -> permits();
@@ -507,10 +515,50 @@ public final class JavaRunner {
     return facts;
   }
 
+  /**
+   * Three rounds: a lease (not kept), and right after the harness's SIGTERM of a replica an
+   * Extend, a Describe and a Release of it, each noted: idempotent calls retried on another
+   * replica within their deadline. No beliefs: the lease is released within the round.
+   */
+  private JsonObject releaseDuringRestart() throws Exception {
+    ManagedChannel channel = Channels.forAddresses(server, InsecureChannelCredentials.create()).build();
+    channels.add(channel);
+    Duration callTimeout = Duration.ofSeconds(5);
+    LockClient c = LockClient.builder(channel).callTimeout(callTimeout).build();
+    JsonArray extendsDone = new JsonArray();
+    JsonArray describes = new JsonArray();
+    JsonArray releases = new JsonArray();
+    for (int round = 1; round <= 3; round++) {
+      Lease lease = c.acquire(resource, Duration.ofSeconds(10), Duration.ZERO);
+      await("held");
+      try {
+        lease.extend(Duration.ofSeconds(10));
+        extendsDone.add("ok");
+      } catch (LockServiceException e) {
+        extendsDone.add(describe(e));
+      }
+      try {
+        describes.add(Describes.held(channel, resource, callTimeout));
+      } catch (StatusRuntimeException e) {
+        describes.add(describe(e));
+      }
+      try {
+        releases.add(lease.release());
+      } catch (LockServiceException e) {
+        releases.add(describe(e));
+      }
+    }
+    JsonObject facts = new JsonObject();
+    facts.add("extends", extendsDone);
+    facts.add("describes", describes);
+    facts.add("releases", releases);
+    return facts;
+  }
+
   /** The rolling-restart run's load: many kept leases and leaderships on one client, no beliefs. */
   private JsonObject holdMany() throws Exception {
     LockClient c = client(Duration.ofSeconds(5));
-    Duration ttl = Duration.ofSeconds(10);
+    Duration ttl = holdTtl;
     List<Lease> leases = new ArrayList<>();
     List<Long> fences = new ArrayList<>();
     AtomicInteger leasesLost = new AtomicInteger();
@@ -831,10 +879,18 @@ public final class JavaRunner {
     throw new AssertionError("the call succeeded");
   }
 
+  private static JsonObject describe(StatusRuntimeException e) {
+    return error(e, e.getStatus());
+  }
+
   private static JsonObject describe(LockServiceException e) {
+    return error(e, e.status());
+  }
+
+  private static JsonObject error(RuntimeException e, io.grpc.Status status) {
     JsonObject error = new JsonObject();
     error.addProperty("type", e.getClass().getSimpleName());
-    error.addProperty("code", e.status().getCode().name());
+    error.addProperty("code", status.getCode().name());
     error.addProperty("message", e.toString());
     return error;
   }

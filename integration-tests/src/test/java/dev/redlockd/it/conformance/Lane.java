@@ -1,6 +1,9 @@
 package dev.redlockd.it.conformance;
 
 import dev.redlockd.testing.ServerProcess;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.Set;
 
 /**
@@ -37,6 +40,19 @@ final class Lane {
   /** What a failure is reported under: the language and the scenario. */
   String name() {
     return language.id + " " + scenario;
+  }
+
+  /** Where each lane's runner transcript is kept after its scenario, with the replicas' logs. */
+  static Path transcripts(Path root) {
+    return root.resolve("integration-tests/target/conformance/transcripts");
+  }
+
+  /** Writes the runner's whole output to {@link #transcripts}, named by language and scenario. */
+  void keepTranscript(Path root) throws IOException {
+    if (runner != null) {
+      Files.writeString(Files.createDirectories(transcripts(root)).resolve(language.id + "-" + scenario + ".log"),
+          runner.transcript());
+    }
   }
 
   /** Stops the runner if it still runs, and the lane's own server. */

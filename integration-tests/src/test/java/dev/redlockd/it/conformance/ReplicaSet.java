@@ -1,46 +1,111 @@
 package dev.redlockd.it.conformance;
 
+import dev.redlockd.it.support.BlackholeProxy;
+import dev.redlockd.it.support.FreePort;
+import dev.redlockd.testing.RedisCluster;
 import dev.redlockd.testing.ServerProcess;
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
+import java.util.stream.IntStream;
 
 /**
  * Server replicas over the same Redis nodes, each on a port of its own that it keeps across
  * restarts, so that a client given their addresses finds each again after it came back. A
  * replica is stopped as an operator or a crash would (SIGTERM, SIGKILL) and started again,
- * while the others serve.
+ * while the others serve; or it goes silent: frozen (SIGSTOP), cut off from its clients by a
+ * {@link BlackholeProxy} in front of it ({@link #fronted}), or cut off from a majority of the
+ * nodes by proxies between it and them ({@link #linkedThroughProxies}).
  */
 final class ReplicaSet implements AutoCloseable {
-  private final String redisFlag;
+  /** Each replica's --node-timeout: see {@link #startOn}. */
+  static final Duration NODE_TIMEOUT = Duration.ofMillis(250);
+  private final List<String> redisFlags;
   private final List<Integer> ports;
+  private final List<Integer> metricsPorts;
   private final List<ServerProcess> servers;
+  /** The proxies clients reach the replicas through, by replica; empty when they reach them directly. */
+  private final List<BlackholeProxy> fronts;
+  /** By replica, the proxies between it and the nodes it can be cut off from; empty lists when none. */
+  private final List<List<BlackholeProxy>> nodeLinks;
   /** Each replica's last restart, done once it listens again; guarded by this. */
   private final List<CompletableFuture<Void>> restarts = new ArrayList<>();
   private boolean closed; // guarded by this
 
-  private ReplicaSet(String redisFlag, List<Integer> ports, List<ServerProcess> servers) {
-    this.redisFlag = redisFlag;
+  private ReplicaSet(List<String> redisFlags, List<Integer> ports, List<Integer> metricsPorts,
+      List<ServerProcess> servers, List<BlackholeProxy> fronts, List<List<BlackholeProxy>> nodeLinks) {
+    this.redisFlags = redisFlags;
     this.ports = ports;
+    this.metricsPorts = metricsPorts;
     this.servers = servers;
+    this.fronts = fronts;
+    this.nodeLinks = nodeLinks;
     servers.forEach(s -> restarts.add(CompletableFuture.completedFuture(null)));
   }
 
   /** {@code count} replicas, started side by side. */
   static ReplicaSet start(int count, String redisFlag) throws IOException {
+    return start(Collections.nCopies(count, redisFlag), false, List.of());
+  }
+
+  /** {@code count} replicas, each behind a proxy of its own: {@link #addresses()} names the proxies. */
+  static ReplicaSet fronted(int count, String redisFlag) throws IOException {
+    return start(Collections.nCopies(count, redisFlag), true, List.of());
+  }
+
+  /**
+   * {@code count} replicas, each reaching the first {@code cuttable} of the cluster's nodes through
+   * proxies of its own (which {@link #cutFromNodes} blackholes) and the others directly.
+   */
+  static ReplicaSet linkedThroughProxies(int count, RedisCluster cluster, int cuttable) throws IOException {
+    List<String> flags = new ArrayList<>();
+    List<List<BlackholeProxy>> links = new ArrayList<>();
+    try {
+      for (int i = 0; i < count; i++) {
+        List<BlackholeProxy> mine = new ArrayList<>();
+        links.add(mine);
+        List<String> uris = new ArrayList<>();
+        for (int node = 0; node < cluster.size(); node++) {
+          int port = cluster.node(node).port();
+          if (node < cuttable) {
+            BlackholeProxy proxy = new BlackholeProxy(port);
+            mine.add(proxy);
+            port = proxy.port();
+          }
+          uris.add("redis://127.0.0.1:" + port);
+        }
+        flags.add(String.join(",", uris));
+      }
+    } catch (IOException | RuntimeException e) {
+      links.forEach(ReplicaSet::closeQuietly);
+      throw e;
+    }
+    return start(flags, false, links);
+  }
+
+  private static ReplicaSet start(List<String> redisFlags, boolean fronted, List<List<BlackholeProxy>> nodeLinks)
+      throws IOException {
     List<Integer> ports = new ArrayList<>();
-    for (int i = 0; i < count; i++) {
+    List<Integer> metricsPorts = new ArrayList<>();
+    for (int i = 0; i < redisFlags.size(); i++) {
       try (ServerSocket socket = new ServerSocket(0)) {
         ports.add(socket.getLocalPort());
       }
+      metricsPorts.add(FreePort.pick());
     }
-    List<CompletableFuture<ServerProcess>> starting = ports.stream()
-        .map(port -> CompletableFuture.supplyAsync(() -> startOn(port, redisFlag))).toList();
+    List<CompletableFuture<ServerProcess>> starting = new ArrayList<>();
+    for (int i = 0; i < redisFlags.size(); i++) {
+      int port = ports.get(i);
+      int metricsPort = metricsPorts.get(i);
+      String redisFlag = redisFlags.get(i);
+      starting.add(CompletableFuture.supplyAsync(() -> startOn(port, metricsPort, redisFlag)));
+    }
     List<ServerProcess> servers = new ArrayList<>();
     RuntimeException failed = null;
     for (CompletableFuture<ServerProcess> s : starting) {
@@ -50,7 +115,19 @@ final class ReplicaSet implements AutoCloseable {
         failed = e;
       }
     }
-    ReplicaSet set = new ReplicaSet(redisFlag, ports, servers);
+    List<BlackholeProxy> fronts = new ArrayList<>();
+    ReplicaSet set = new ReplicaSet(redisFlags, ports, metricsPorts, servers, fronts,
+        nodeLinks.isEmpty() ? Collections.nCopies(redisFlags.size(), List.of()) : nodeLinks);
+    if (failed == null && fronted) {
+      try {
+        for (int port : ports) {
+          fronts.add(new BlackholeProxy(port));
+        }
+      } catch (IOException e) {
+        set.close();
+        throw e;
+      }
+    }
     if (failed != null) {
       set.close();
       throw failed;
@@ -64,13 +141,51 @@ final class ReplicaSet implements AutoCloseable {
    * threads for a while, and these scenarios test restarts, not node timeouts (the conformance
    * server keeps the default).
    */
-  private static ServerProcess startOn(int port, String redisFlag) {
-    return ServerProcess.start("--port", Integer.toString(port), "--redis", redisFlag, "--node-timeout", "250ms");
+  private static ServerProcess startOn(int port, int metricsPort, String redisFlag) {
+    return ServerProcess.start("--port", Integer.toString(port), "--redis", redisFlag, "--node-timeout",
+        NODE_TIMEOUT.toMillis() + "ms",
+        "--metrics-port", Integer.toString(metricsPort));
   }
 
-  /** The replicas' addresses as a runner's --server takes them. */
+  /** The replicas' addresses as a runner's --server takes them (their proxies', when fronted). */
   String addresses() {
-    return ports.stream().map(p -> "127.0.0.1:" + p).collect(Collectors.joining(","));
+    return clientPorts().stream().map(p -> "127.0.0.1:" + p).collect(Collectors.joining(","));
+  }
+
+  /** The port a client reaches replica {@code i} on: its own, or its proxy's when fronted. */
+  int clientPort(int i) {
+    return fronts.isEmpty() ? ports.get(i) : fronts.get(i).port();
+  }
+
+  private List<Integer> clientPorts() {
+    return IntStream.range(0, ports.size()).mapToObj(this::clientPort).toList();
+  }
+
+  /** Replica {@code i}'s metrics port, the same across its restarts. */
+  int metricsPort(int i) {
+    return metricsPorts.get(i);
+  }
+
+  /** Replica {@code i}'s clients' bytes are dropped from now on, both ways; nothing is closed. */
+  void blackholeFront(int i) {
+    fronts.get(i).blackhole();
+  }
+
+  /** Ends {@link #blackholeFront}: the connections it cut are closed, new ones forwarded. */
+  void restoreFront(int i) throws IOException {
+    fronts.get(i).restore();
+  }
+
+  /** Replica {@code i} reaches only the nodes it has no proxy to from now on; nothing is closed. */
+  void cutFromNodes(int i) {
+    nodeLinks.get(i).forEach(BlackholeProxy::blackhole);
+  }
+
+  /** Ends {@link #cutFromNodes}: the connections it cut are closed, and the replica connects again. */
+  void restoreLinks(int i) throws IOException {
+    for (BlackholeProxy link : nodeLinks.get(i)) {
+      link.restore();
+    }
   }
 
   synchronized ServerProcess server(int i) {
@@ -118,7 +233,7 @@ final class ReplicaSet implements AutoCloseable {
         Thread.currentThread().interrupt();
         throw new IllegalStateException(e);
       }
-      ServerProcess again = startOn(ports.get(i), redisFlag);
+      ServerProcess again = startOn(ports.get(i), metricsPorts.get(i), redisFlags.get(i));
       boolean late;
       synchronized (this) {
         late = closed;
@@ -149,6 +264,20 @@ final class ReplicaSet implements AutoCloseable {
   public synchronized void close() {
     closed = true;
     servers.forEach(ReplicaSet::closeQuietly);
+    fronts.forEach(ReplicaSet::closeQuietly);
+    nodeLinks.forEach(ReplicaSet::closeQuietly);
+  }
+
+  private static void closeQuietly(List<BlackholeProxy> proxies) {
+    proxies.forEach(ReplicaSet::closeQuietly);
+  }
+
+  private static void closeQuietly(BlackholeProxy proxy) {
+    try {
+      proxy.close();
+    } catch (IOException e) {
+      // its sockets are closed as far as they can be
+    }
   }
 
   private static void closeQuietly(ServerProcess server) {

@@ -80,6 +80,11 @@ final class Schedule {
     }
   }
 
+  /** How many lanes are still in the scenario: in a step's action, those that reached it. */
+  int lanes() {
+    return phaser.getRegisteredParties();
+  }
+
   /** The calling lane's part is over (done or failed): the others no longer wait for it. */
   void leave() {
     if (!stranded.get()) {

@@ -4,8 +4,10 @@ import static dev.redlockd.it.support.LiveServer.proto;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.redlockd.it.keepalive.StreamProbe;
+import dev.redlockd.it.support.Resend;
 import dev.redlockd.proto.v1.AcquireRequest;
 import dev.redlockd.proto.v1.ElectionServiceGrpc;
+import dev.redlockd.proto.v1.KeepAliveRequest;
 import dev.redlockd.proto.v1.KeepAliveResponse;
 import dev.redlockd.proto.v1.Lease;
 import dev.redlockd.proto.v1.LeaderRequest;
@@ -66,6 +68,10 @@ class ReplicaShutdownResumeTest {
       StreamProbe resumed = StreamProbe.open(LockServiceGrpc.newStub(staying.channel()));
       resumed.send(resource, LEASE_TOKEN, TTL, 2);
       KeepAliveResponse renewed = resumed.next(Duration.ofSeconds(5)); // resumed through the other replica
+      // The holder goes on asking every ttl/4, as the clients do (a silent one would be let go).
+      Resend asking = Resend.everyQuarterOf(TTL, resumed::send, sequence -> KeepAliveRequest.newBuilder()
+          .setResource(resource).setToken(LEASE_TOKEN).setTtl(proto(TTL)).setSequence(sequence).build(), 3,
+          resumed.end);
       assertThat(renewed.getState()).isEqualTo(LeaseState.LEASE_STATE_HELD);
       assertThat(renewed.getLease().getFencingToken()).isEqualTo(lease.getFencingToken());
       Candidate back = new Candidate(staying.channel(), "leader", resource, "a2", TTL, CANDIDATE_TOKEN, true);
@@ -83,6 +89,7 @@ class ReplicaShutdownResumeTest {
       assertThat(leaderNow.getValue()).isEqualTo("a2");
 
       // Given back by their holders: the competitors get them, with higher tokens.
+      asking.close();
       resumed.halfClose();
       assertThat(resumed.awaitEnd(Duration.ofSeconds(5)).getCode()).isEqualTo(Status.Code.OK);
       assertThat(competitor.get(5, TimeUnit.SECONDS).getFencingToken()).isGreaterThan(lease.getFencingToken());

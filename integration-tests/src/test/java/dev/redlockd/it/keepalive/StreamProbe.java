@@ -16,6 +16,8 @@ import java.util.concurrent.TimeUnit;
 public final class StreamProbe implements ClientResponseObserver<KeepAliveRequest, KeepAliveResponse> {
   final BlockingQueue<KeepAliveResponse> responses = new LinkedBlockingQueue<>();
   public final CompletableFuture<Status> end = new CompletableFuture<>();
+  /** When the stream ended ({@link System#nanoTime()}), once {@link #end} is done. */
+  public volatile long endedAt;
   private volatile ClientCallStreamObserver<KeepAliveRequest> requests;
 
   public static StreamProbe open(LockServiceGrpc.LockServiceStub stub) {
@@ -77,11 +79,13 @@ public final class StreamProbe implements ClientResponseObserver<KeepAliveReques
 
   @Override
   public void onError(Throwable t) {
+    endedAt = System.nanoTime();
     end.complete(Status.fromThrowable(t));
   }
 
   @Override
   public void onCompleted() {
+    endedAt = System.nanoTime();
     end.complete(Status.OK);
   }
 }

@@ -10,6 +10,7 @@ import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
 import dev.redlockd.it.support.LiveServer;
+import dev.redlockd.it.support.Resend;
 import dev.redlockd.proto.v1.CampaignRequest;
 import dev.redlockd.proto.v1.CampaignResponse;
 import dev.redlockd.proto.v1.DescribeRequest;
@@ -140,8 +141,12 @@ class PrometheusRulesTest {
       ElectionServiceGrpc.ElectionServiceStub elections = ElectionServiceGrpc.newStub(channel);
       CompletableFuture<CampaignResponse> leading = new CompletableFuture<>();
       StreamObserver<CampaignRequest> campaign = elections.campaign(firstOf(leading));
-      campaign.onNext(CampaignRequest.newBuilder().setElection("prom/leader").setValue("me")
-          .setTtl(LiveServer.proto(TTL)).build());
+      CampaignRequest leads = CampaignRequest.newBuilder().setElection("prom/leader").setValue("me")
+          .setTtl(LiveServer.proto(TTL)).build();
+      campaign.onNext(leads);
+      // A leader asks every ttl/4, as the clients do: one silent for longer than its ttl is let go.
+      Resend asking = Resend.everyQuarterOf(TTL, campaign, sequence -> leads.toBuilder().setSequence(sequence)
+          .build(), 1, new CompletableFuture<>());
       CompletableFuture<ObserveResponse> observed = new CompletableFuture<>();
       elections.observe(ObserveRequest.newBuilder().setElection("prom/leader").build(), firstOf(observed));
       leading.get(10, TimeUnit.SECONDS);
@@ -235,6 +240,7 @@ class PrometheusRulesTest {
           .isEmpty();
       System.out.printf("PrometheusRulesTest: %d panel queries and %d alert expressions evaluated against %s%n",
           panels.size(), alerts.size(), "a real Prometheus");
+      asking.close();
       campaign.onCompleted();
       locks.get().release(
           ReleaseRequest.newBuilder().setResource(held.getResource()).setToken(held.getToken()).build());

@@ -8,17 +8,22 @@ import java.net.ServerSocket;
 import java.net.Socket;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * A TCP relay on loopback that can turn into a black hole: once {@link #blackhole()} is
  * called, bytes in both directions are read and dropped, as a partition or a powered-off host
- * would do, without closing anything (no FIN, no RST reaches either end).
+ * would do, without closing anything (no FIN, no RST reaches either end). {@link #restore()}
+ * ends the partition: the connections it dropped bytes of are closed (their streams lost bytes
+ * midway, as connections that outlived a long partition are reset), and new ones are forwarded.
  */
 public final class BlackholeProxy implements AutoCloseable {
   private final ServerSocket listener;
   private final int targetPort;
   private final List<Socket> sockets = new CopyOnWriteArrayList<>();
   private volatile boolean dropping;
+  /** Raised by each {@link #restore()}: a connection accepted under an older one only drops. */
+  private final AtomicInteger generation = new AtomicInteger();
 
   public BlackholeProxy(int targetPort) throws IOException {
     this.targetPort = targetPort;
@@ -36,6 +41,19 @@ public final class BlackholeProxy implements AutoCloseable {
     dropping = true;
   }
 
+  /** Forwards again, for new connections; the connections open now are closed. */
+  public void restore() throws IOException {
+    // A connection is listed before it reads its generation: every one of an older generation is in
+    // the copy taken after the raise, and is closed.
+    generation.incrementAndGet();
+    List<Socket> before = List.copyOf(sockets);
+    dropping = false;
+    for (Socket s : before) {
+      sockets.remove(s);
+      s.close();
+    }
+  }
+
   private void accept() {
     while (!listener.isClosed()) {
       try {
@@ -43,22 +61,23 @@ public final class BlackholeProxy implements AutoCloseable {
         Socket server = new Socket(InetAddress.getLoopbackAddress(), targetPort);
         sockets.add(client);
         sockets.add(server);
-        pump(client, server);
-        pump(server, client);
+        int born = generation.get();
+        pump(client, server, born);
+        pump(server, client, born);
       } catch (IOException closed) {
         return;
       }
     }
   }
 
-  private void pump(Socket from, Socket to) throws IOException {
+  private void pump(Socket from, Socket to, int born) throws IOException {
     InputStream in = from.getInputStream();
     OutputStream out = to.getOutputStream();
     Thread t = new Thread(() -> {
       byte[] buffer = new byte[16 * 1024];
       try {
         for (int n; (n = in.read(buffer)) >= 0; ) {
-          if (!dropping) {
+          if (!dropping && born == generation.get()) {
             out.write(buffer, 0, n);
             out.flush();
           }

@@ -18,7 +18,8 @@ final class EngineGauges {
     gauge(registry, "redlockd_nodes_up", "Redis nodes that vote: they answer and hold their incarnation key",
         () -> count(engine, NodeState.UP));
     gauge(registry, "redlockd_nodes_quarantined",
-        "Redis nodes that restarted empty and sit out until every lock they may have held has expired",
+        "Redis nodes that restarted empty, or whose clock stepped, and sit out until every lock they may have held "
+            + "has expired",
         () -> count(engine, NodeState.QUARANTINED));
     gauge(registry, "redlockd_quorum_margin",
         "Voting nodes minus the quorum (N/2+1): how many more nodes may fail; below 0 calls fail UNAVAILABLE",

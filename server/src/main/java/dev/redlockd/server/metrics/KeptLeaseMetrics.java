@@ -3,10 +3,14 @@ package dev.redlockd.server.metrics;
 import io.prometheus.metrics.core.metrics.Counter;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 
-/** Renewals of kept leases by outcome, and kept leases lost, by the kind of stream keeping them. */
+/**
+ * Renewals of kept leases by outcome, kept leases lost, and kept streams the server stopped, by the
+ * kind of stream keeping them.
+ */
 final class KeptLeaseMetrics implements LeaseMeter {
   private final Counter renewals;
   private final Counter lost;
+  private final Counter stopped;
 
   KeptLeaseMetrics(PrometheusRegistry registry) {
     this.renewals = Counter.builder()
@@ -23,12 +27,23 @@ final class KeptLeaseMetrics implements LeaseMeter {
         .labelNames("stream", "code")
         .withoutExemplars()
         .register(registry);
+    this.stopped = Counter.builder()
+        .name("redlockd_kept_streams_stopped_total")
+        .help("KeepAlive and Campaign streams the server ended without releasing what they keep, by reason: "
+            + "reader_silent (no request from the client for longer than the ttl: renewals stop, the lease runs "
+            + "out at its ttl) or no_quorum (a renewal reached no quorum: the stream ends UNAVAILABLE so that the "
+            + "holder resumes through another replica)")
+        .labelNames("stream", "reason")
+        .withoutExemplars()
+        .register(registry);
     for (String stream : new String[] {"KeepAlive", "Campaign"}) {
       // Present from the start, so that rate() and the alerts see a zero rather than no series.
       renewals.labelValues(stream, "HELD");
       renewals.labelValues(stream, "JEOPARDY");
       lost.labelValues(stream, "NOT_FOUND");
       lost.labelValues(stream, "UNAVAILABLE");
+      stopped.labelValues(stream, READER_SILENT);
+      stopped.labelValues(stream, NO_QUORUM);
     }
   }
 
@@ -40,5 +55,10 @@ final class KeptLeaseMetrics implements LeaseMeter {
   @Override
   public void lost(String stream, String code) {
     lost.labelValues(stream, code).inc();
+  }
+
+  @Override
+  public void stopped(String stream, String reason) {
+    stopped.labelValues(stream, reason).inc();
   }
 }

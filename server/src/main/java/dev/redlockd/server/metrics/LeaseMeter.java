@@ -11,6 +11,9 @@ public interface LeaseMeter {
 
     @Override
     public void lost(String stream, String code) {}
+
+    @Override
+    public void stopped(String stream, String reason) {}
   };
 
   /** A renewal of a lease kept by a {@code stream} (KeepAlive, Campaign) reached a quorum ({@code held}) or not (jeopardy). */
@@ -18,4 +21,16 @@ public interface LeaseMeter {
 
   /** A kept lease was lost; its stream ends with this gRPC status code. */
   void lost(String stream, String code);
+
+  /**
+   * The server stopped renewing what a {@code stream} keeps and ended the stream, releasing
+   * nothing: {@code reason} {@value #READER_SILENT} (no request from its client for longer than
+   * the ttl) or {@value #NO_QUORUM} (a renewal reached no quorum: handed on to another replica).
+   */
+  void stopped(String stream, String reason);
+
+  /** {@link #stopped}: the client sent nothing for longer than its own deadline could reach. */
+  String READER_SILENT = "reader_silent";
+  /** {@link #stopped}: this replica reached no quorum; the holder resumes through another one. */
+  String NO_QUORUM = "no_quorum";
 }

@@ -114,6 +114,7 @@ public final class Metrics implements AutoCloseable {
       Duration nodeTimeout) {
     if (registry != null) {
       EngineGauges.register(registry, engine, openStreams);
+      ClockMetrics.register(registry, engine);
       EngineGauges.registerStreams(registry, streamsByKind, nodeTimeout);
     }
   }

@@ -22,9 +22,11 @@ import org.slf4j.LoggerFactory;
  * half-close resigns (or withdraws) and ends OK; cancel or disconnect lets the leadership run
  * out; a lost leadership ends the stream with NOT_FOUND or UNAVAILABLE; server shutdown ends it
  * with UNAVAILABLE and resigns nothing, so that the leader resumes through another replica
- * (CampaignRequest.resume) with the same term.
+ * (CampaignRequest.resume) with the same term, and so does a replica whose renewals of the
+ * leadership reach no quorum ({@link HandOn}). A leader silent for longer than the ttl is gone
+ * ({@link ReaderSilence}): renewals stop, the stream ends DEADLINE_EXCEEDED, the leadership runs out.
  */
-final class CampaignStream extends ServerStream<CampaignResponse>
+final class CampaignStream extends KeptStream<CampaignResponse>
     implements StreamObserver<CampaignRequest>, Candidacy.Listener {
   private static final Logger log = LoggerFactory.getLogger(CampaignStream.class);
 
@@ -38,13 +40,14 @@ final class CampaignStream extends ServerStream<CampaignResponse>
 
   CampaignStream(Elections elections, OpenStreams registry, ServerCallStreamObserver<CampaignResponse> call,
       Function<String, Status> renewalRefusal) {
-    super(registry, call);
+    super(registry, call, "Campaign", "leadership");
     this.elections = elections;
     this.renewalRefusal = renewalRefusal;
   }
 
   @Override
   public void onNext(CampaignRequest request) {
+    heard();
     String election = request.getElection();
     Candidacy current;
     Duration ttl;
@@ -58,6 +61,7 @@ final class CampaignStream extends ServerStream<CampaignResponse>
           electionName = election;
           candidacy = elections.campaign(election, request.getValue(), ttl, request.getToken(),
               request.getResume(), request.getSequence(), this);
+          ttlAsked(ttl);
           return;
         }
         if (!candidacy.election().equals(election)) {
@@ -69,6 +73,7 @@ final class CampaignStream extends ServerStream<CampaignResponse>
               + "': a Campaign stream keeps its first request's candidate token; this request carries another");
         }
         elections.checkUpdate(election, request.getValue(), ttl);
+        ttlAsked(ttl);
         current = candidacy;
       }
     } catch (InvalidRequestException e) {
@@ -98,7 +103,7 @@ final class CampaignStream extends ServerStream<CampaignResponse>
   }
 
   @Override
-  protected void abandoned() {
+  protected void stopKeeping() {
     abandon();
   }
 
@@ -133,16 +138,29 @@ final class CampaignStream extends ServerStream<CampaignResponse>
       end(refused);
       return;
     }
+    if (readerGone()) {
+      return;
+    }
     leases().renewed("Campaign", true);
     send(leadership, LeaseState.LEASE_STATE_HELD, mark);
   }
 
   @Override
   public void jeopardy(Candidacy.Leadership leadership, LockEngineException cause, long mark) {
+    if (readerGone()) {
+      return;
+    }
     log.debug("leadership in election '{}' in jeopardy: {}", Printable.of(
         candidacyElection()), cause.getMessage());
     leases().renewed("Campaign", false);
     send(leadership, LeaseState.LEASE_STATE_JEOPARDY, mark);
+    inJeopardy(leadership.validity(), cause);
+  }
+
+  /** A first renewal of the leadership here missed the quorum: handed on once its retry misses too. */
+  @Override
+  public void unconfirmed(LockEngineException cause, long mark) {
+    unconfirmed(cause);
   }
 
   @Override

@@ -22,10 +22,12 @@ import org.slf4j.LoggerFactory;
  * renewals exactly once: half-close releases and ends OK; cancel or disconnect lets the lease
  * run out (a partitioned holder looks exactly like a gone one); a lost lease ends the stream
  * with NOT_FOUND or UNAVAILABLE; server shutdown ends it with UNAVAILABLE and releases nothing,
- * so that the holder resumes the lease through another replica. Only the holder's half-close
- * releases here.
+ * so that the holder resumes the lease through another replica. So does a replica whose
+ * renewals reach no quorum ({@link HandOn}). A client silent for longer than the ttl is gone
+ * ({@link ReaderSilence}): renewals stop, the stream ends DEADLINE_EXCEEDED, the lease runs out.
+ * Only the holder's half-close releases here.
  */
-final class KeepAliveStream extends ServerStream<KeepAliveResponse>
+final class KeepAliveStream extends KeptStream<KeepAliveResponse>
     implements StreamObserver<KeepAliveRequest>, KeptLease.Listener {
   private static final Logger log = LoggerFactory.getLogger(KeepAliveStream.class);
 
@@ -39,13 +41,14 @@ final class KeepAliveStream extends ServerStream<KeepAliveResponse>
 
   KeepAliveStream(LockEngine engine, OpenStreams registry, ServerCallStreamObserver<KeepAliveResponse> call,
       KeptLeaseAccount account) {
-    super(registry, call);
+    super(registry, call, "KeepAlive", "lease");
     this.engine = engine;
     this.account = account;
   }
 
   @Override
   public void onNext(KeepAliveRequest request) {
+    heard();
     String resource = request.getResource();
     KeptLease current;
     Duration newTtl = null;
@@ -57,6 +60,7 @@ final class KeepAliveStream extends ServerStream<KeepAliveResponse>
         }
         if (lease == null) {
           lease = engine.keep(resource, request.getPermit(), request.getToken(), ttl, this);
+          ttlAsked(ttl);
           current = lease;
         } else if (!lease.names(resource, request.getPermit(), request.getToken())) {
           throw new InvalidRequestException("resource '" + resource
@@ -64,6 +68,7 @@ final class KeepAliveStream extends ServerStream<KeepAliveResponse>
         } else {
           if (ttl != null) {
             engine.rules().ttl(resource, ttl);
+            ttlAsked(ttl);
           }
           newTtl = ttl;
           current = lease;
@@ -101,7 +106,7 @@ final class KeepAliveStream extends ServerStream<KeepAliveResponse>
   }
 
   @Override
-  protected void abandoned() {
+  protected void stopKeeping() {
     stopRenewing();
   }
 
@@ -137,6 +142,9 @@ final class KeepAliveStream extends ServerStream<KeepAliveResponse>
       end(refused);
       return;
     }
+    if (readerGone()) {
+      return;
+    }
     if (firstGrant == null) {
       firstGrant = lease;
     }
@@ -147,10 +155,20 @@ final class KeepAliveStream extends ServerStream<KeepAliveResponse>
 
   @Override
   public void jeopardy(Grant lease, LockEngineException cause, long sequence) {
+    if (readerGone()) {
+      return;
+    }
     // Per lease and per retry: when a node blips, thousands of these; NodeMonitor logs the node once.
     log.debug("kept lease on resource '{}' in jeopardy: {}", lease.resource(), cause.getMessage());
     leases().renewed("KeepAlive", false);
     send(lease, LeaseState.LEASE_STATE_JEOPARDY, sequence);
+    inJeopardy(lease.validity(), cause);
+  }
+
+  /** A first renewal here missed the quorum: no validity to wait out; handed on once its retry misses too. */
+  @Override
+  public void unconfirmed(LockEngineException cause, long sequence) {
+    unconfirmed(cause);
   }
 
   @Override

@@ -5,6 +5,8 @@ import dev.redlockd.server.metrics.LeaseMeter;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.BooleanSupplier;
+import java.util.function.LongSupplier;
 
 /**
  * The open streams of this server (KeepAlive, Campaign, Observe): enforces --max-streams and,
@@ -19,6 +21,9 @@ public final class OpenStreams {
 
   private final int max;
   private final LeaseMeter leases;
+  private final LongSupplier nanoClock;
+  /** Whether this replica reaches a quorum of nodes now, as its node monitor last saw: see {@link #quorum()}. */
+  private volatile BooleanSupplier quorum = () -> true;
   private final Set<OpenStream> open = ConcurrentHashMap.newKeySet();
 
   public OpenStreams(int max) {
@@ -27,12 +32,37 @@ public final class OpenStreams {
 
   /** {@code leases} counts the renewals and losses of what the streams keep. */
   public OpenStreams(int max, LeaseMeter leases) {
+    this(max, leases, System::nanoTime);
+  }
+
+  /** {@code nanoClock} times the silence of each stream's client (tests move it by hand). */
+  public OpenStreams(int max, LeaseMeter leases, LongSupplier nanoClock) {
     this.max = max;
     this.leases = leases;
+    this.nanoClock = nanoClock;
   }
 
   LeaseMeter leases() {
     return leases;
+  }
+
+  /**
+   * Where this replica learns whether it reaches a quorum of nodes now (the engine's node
+   * monitor): a kept stream whose first renewal misses while it does not is handed on at once
+   * ({@link HandOn}).
+   * Until this is called, every stream is taken on.
+   */
+  public void quorumFrom(BooleanSupplier quorum) {
+    this.quorum = quorum;
+  }
+
+  /** Whether this replica reaches a quorum of nodes now. */
+  boolean quorum() {
+    return quorum.getAsBoolean();
+  }
+
+  LongSupplier nanoClock() {
+    return nanoClock;
   }
 
   /** Registers a stream, or throws when the limit is reached. */

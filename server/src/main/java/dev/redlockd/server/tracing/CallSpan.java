@@ -32,6 +32,8 @@ public final class CallSpan {
   private static final AttributeKey<Long> ROUND = AttributeKey.longKey("redlockd.round");
   private static final AttributeKey<Long> ANSWERED = AttributeKey.longKey("redlockd.nodes_answered");
   private static final AttributeKey<Boolean> GRANTED = AttributeKey.booleanKey("redlockd.granted");
+  /** Why the server stopped renewing a stream's lease, releasing nothing ({@link LeaseMeter#stopped}). */
+  private static final AttributeKey<String> REASON = AttributeKey.stringKey("redlockd.reason");
   private static final AttributeKey<String> CODE = AttributeKey.stringKey("rpc.grpc.status_code_name");
 
   private final Span span;
@@ -89,6 +91,12 @@ public final class CallSpan {
       public void lost(String stream, String code) {
         meter.lost(stream, code);
         CallSpan.this.lost(Status.Code.valueOf(code));
+      }
+
+      @Override
+      public void stopped(String stream, String reason) {
+        meter.stopped(stream, reason);
+        span.addEvent("stopped", Attributes.of(REASON, reason));
       }
     };
   }

@@ -39,6 +39,25 @@ class KeptLeaseMetricsTest {
   }
 
   @Test
+  void streamsTheServerStoppedCountByStreamAndReason() throws IOException {
+    LeaseMeter meter = new KeptLeaseMetrics(registry);
+    assertThat(scrape().value("redlockd_kept_streams_stopped_total", "stream", "Campaign", "reason",
+        LeaseMeter.NO_QUORUM)).isZero();
+
+    meter.stopped("KeepAlive", LeaseMeter.READER_SILENT);
+    meter.stopped("Campaign", LeaseMeter.NO_QUORUM);
+    meter.stopped("Campaign", LeaseMeter.NO_QUORUM);
+
+    Scrape after = scrape();
+    assertThat(after.value("redlockd_kept_streams_stopped_total", "stream", "KeepAlive", "reason", "reader_silent"))
+        .isEqualTo(1);
+    assertThat(after.value("redlockd_kept_streams_stopped_total", "stream", "KeepAlive", "reason", "no_quorum"))
+        .isZero();
+    assertThat(after.value("redlockd_kept_streams_stopped_total", "stream", "Campaign", "reason", "no_quorum"))
+        .isEqualTo(2);
+  }
+
+  @Test
   void streamsAreGaugedByKindAndTheNodeTimeoutInSeconds() throws IOException {
     Map<String, Long> kinds = new LinkedHashMap<>(Map.of("KeepAlive", 3L, "Campaign", 1L, "Observe", 0L));
     EngineGauges.registerStreams(registry, () -> kinds, Duration.ofMillis(50));

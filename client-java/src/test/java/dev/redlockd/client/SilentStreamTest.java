@@ -1,0 +1,242 @@
+package dev.redlockd.client;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.redlockd.proto.v1.CampaignRequest;
+import dev.redlockd.proto.v1.KeepAliveRequest;
+import io.grpc.ManagedChannel;
+import io.grpc.Server;
+import io.grpc.Status;
+import io.grpc.inprocess.InProcessChannelBuilder;
+import io.grpc.inprocess.InProcessServerBuilder;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A kept stream that stops answering (a replica frozen, or cut off with its connection left
+ * open) is superseded after a quarter of the ttl: a new stream with the same first request is
+ * opened at once, the silent one is still read (a late answer counts) and is cancelled, never
+ * half-closed, only once its replacement has answered. A replacement is held to a third of the
+ * bound until its first answer, and every reopen after a silence goes at once. No loss. A
+ * candidate still waiting hears nothing and is left alone. Timed on the client's injected clock
+ * and timers; gRPC in process (whose cancel the server sees as a cancel, as it sees grpc-java's
+ * RST_STREAM over a real connection).
+ */
+class SilentStreamTest {
+  private static final String R = "orders/1";
+  private static final Duration TTL = Duration.ofSeconds(4);
+  /** A quarter of the ttl: the requests' period, and the silence a stream is allowed. */
+  private static final Duration QUARTER = TTL.dividedBy(4);
+  /** The silence a stream replacing a silent one is allowed until its first answer. */
+  private static final Duration THIRD = QUARTER.dividedBy(RenewalStream.REPLACEMENT_DIVISOR);
+  private static final Duration NANO = Duration.ofNanos(1);
+
+  private final FakeLockService fake = new FakeLockService();
+  private final FakeElectionService elections = new FakeElectionService();
+  private final ManualTimers timers = new ManualTimers();
+  private final List<LeaseLostException> losses = new CopyOnWriteArrayList<>();
+  private Server server;
+  private ManagedChannel inProcess;
+  private CountingChannel channel;
+  private LockClient client;
+
+  @BeforeEach
+  void start() throws Exception {
+    String name = InProcessServerBuilder.generateName();
+    server = InProcessServerBuilder.forName(name).addService(fake).addService(elections).build().start();
+    inProcess = InProcessChannelBuilder.forName(name).build();
+    channel = new CountingChannel(inProcess);
+    client = LockClient.builder(channel)
+        .callTimeout(Duration.ofSeconds(5))
+        .nanoClock(timers::nanoTime)
+        .scheduler(timers)
+        .build();
+    fake.validity = TTL;
+  }
+
+  @AfterEach
+  void stop() throws Exception {
+    inProcess.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+    server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+    fake.shutdown();
+  }
+
+  /** A kept lease whose stream has answered its first request. */
+  private Lease keptLease() {
+    Lease lease = client.acquire(R, TTL, Duration.ZERO);
+    lease.onLost(losses::add);
+    timers.advance(Duration.ofMillis(1)); // so that the first answer visibly moves the deadline
+    long expected = timers.nanoTime() + TTL.toNanos();
+    lease.keepAlive();
+    await().atMost(Duration.ofSeconds(5)).until(() -> lease.deadlineNanos() == expected);
+    return lease;
+  }
+
+  /** The first request of the {@code index}-th stream, once the server has it. */
+  private KeepAliveRequest firstRequestOfStream(int index) {
+    await().atMost(Duration.ofSeconds(5)).until(() -> fake.keepAliveFirsts.size() > index);
+    return fake.keepAliveFirsts.get(index);
+  }
+
+  /** A kept lease whose first stream went silent a quarter of the ttl ago and was superseded. */
+  private Lease supersededOnce() {
+    Lease lease = keptLease();
+    fake.keepAliveSilent = true;
+    timers.advance(QUARTER); // the next request goes out, and is not answered
+    await().atMost(Duration.ofSeconds(5)).until(() -> fake.keepAliveLog.size() == 2);
+    timers.advance(QUARTER.minus(NANO));
+    assertThat(channel.calls("KeepAlive")).as("still within a quarter of the ttl").isEqualTo(1);
+    timers.advance(NANO);
+    assertThat(channel.calls("KeepAlive")).as("a new stream at once").isEqualTo(2);
+    firstRequestOfStream(1);
+    return lease;
+  }
+
+  @Test
+  void aSilentStreamIsSupersededAtOnceAndCancelledOnlyOnceItsReplacementAnswers() {
+    Lease lease = supersededOnce();
+    KeepAliveRequest resumed = firstRequestOfStream(1);
+    assertThat(resumed.getToken()).isEqualTo(firstRequestOfStream(0).getToken());
+    assertThat(resumed.getResource()).isEqualTo(R);
+    assertThat(resumed.getSequence()).isGreaterThan(fake.keepAliveLog.get(1).getSequence());
+    assertThat(fake.streams).as("the silent stream is still open, and read").hasSize(2);
+    assertThat(fake.cancelled).isEmpty();
+
+    fake.answerKeepAliveOn(1, R, resumed.getSequence(), TTL);
+    await().atMost(Duration.ofSeconds(5)).until(() -> fake.cancelled.contains(fake.opened.get(0)));
+    assertThat(fake.halfClosed).as("cancelled, never half-closed: the server released nothing").isEmpty();
+    assertThat(fake.locks.get(R).token()).isEqualTo(resumed.getToken());
+    assertThat(fake.streams).containsExactly(fake.opened.get(1));
+    assertThat(channel.backoffResets.get()).as("reconnect backoff reset before reopening").isPositive();
+    assertThat(lease.isValid()).isTrue();
+    assertThat(losses).isEmpty();
+  }
+
+  @Test
+  void aLateAnswerOnTheSilentStreamCounts() {
+    long start = timers.nanoTime();
+    Lease lease = supersededOnce();
+    // keptLease advanced 1 ms before the first request; the unanswered one went out a quarter later.
+    long secondSent = start + Duration.ofMillis(1).plus(QUARTER).toNanos();
+    fake.answerKeepAliveOn(0, R, fake.keepAliveLog.get(1).getSequence(), TTL);
+
+    await().atMost(Duration.ofSeconds(5)).until(() -> lease.deadlineNanos() == secondSent + TTL.toNanos());
+    assertThat(fake.cancelled).as("a late answer cancels nothing: the replacement stays, and so does it").isEmpty();
+    assertThat(fake.streams).hasSize(2);
+    assertThat(losses).isEmpty();
+  }
+
+  @Test
+  void aReplacementIsHeldToAThirdOfTheBoundAndEveryReopenAfterASilenceGoesAtOnce() {
+    Lease lease = supersededOnce();
+    for (int streams = 2; streams < 6; streams++) {
+      timers.advance(THIRD.minus(NANO));
+      assertThat(channel.calls("KeepAlive")).as("replacement %d within a third of the bound", streams)
+          .isEqualTo(streams);
+      timers.advance(NANO);
+      assertThat(channel.calls("KeepAlive")).as("reopened at once, no backoff").isEqualTo(streams + 1);
+      firstRequestOfStream(streams);
+    }
+    assertThat(fake.streams).as("every silent stream still open").hasSize(6);
+    assertThat(fake.cancelled).isEmpty();
+
+    fake.answerKeepAliveOn(5, R, fake.keepAliveFirsts.get(5).getSequence(), TTL);
+    await().atMost(Duration.ofSeconds(5)).until(() -> fake.cancelled.size() == 5);
+    assertThat(fake.halfClosed).isEmpty();
+    // Answered: the stream is held to the whole bound again. Its next request goes out on the
+    // period (every quarter from the first stream's first request, the 4th one from now on).
+    Duration untilNextRequest = QUARTER.multipliedBy(2).minus(THIRD.multipliedBy(4));
+    timers.advance(untilNextRequest.plus(QUARTER).minus(NANO));
+    assertThat(channel.calls("KeepAlive")).isEqualTo(6);
+    timers.advance(NANO);
+    assertThat(channel.calls("KeepAlive")).isEqualTo(7);
+    assertThat(lease.isValid()).isTrue();
+    assertThat(losses).isEmpty();
+  }
+
+  @Test
+  void aStreamThatEndsAfterASilenceStillBacksOff() {
+    supersededOnce();
+    fake.endStreams(Status.UNAVAILABLE.withDescription("replica going away"));
+    await().atMost(Duration.ofSeconds(5)).until(() -> fake.streams.isEmpty());
+    // The silence and this end are two failures in a row: a backoff of 100 ms, jittered down to 50.
+    timers.advance(Duration.ofMillis(50).minus(NANO));
+    assertThat(channel.calls("KeepAlive")).isEqualTo(2);
+    timers.advance(Duration.ofMillis(50).plus(NANO));
+    assertThat(channel.calls("KeepAlive")).isEqualTo(3);
+    assertThat(losses).isEmpty();
+  }
+
+  @Test
+  void anAnswerWithinAQuarterOfTheTtlKeepsTheStream() {
+    Lease lease = keptLease();
+    fake.keepAliveSilent = true;
+    timers.advance(QUARTER);
+    await().atMost(Duration.ofSeconds(5)).until(() -> fake.keepAliveLog.size() == 2);
+    long deadline = lease.deadlineNanos();
+    timers.advance(QUARTER.minus(NANO));
+    fake.answerKeepAlive(R, fake.keepAliveLog.get(1).getSequence(), TTL);
+    await().atMost(Duration.ofSeconds(5)).until(() -> lease.deadlineNanos() > deadline);
+
+    timers.advance(QUARTER); // past when the silence would have been found
+    assertThat(channel.calls("KeepAlive")).isEqualTo(1);
+    assertThat(losses).isEmpty();
+  }
+
+  @Test
+  void aSilenceIsNoLossButTheGuardedDeadlineStillIs() {
+    Lease lease = keptLease();
+    fake.keepAliveSilent = true;
+    timers.advance(TTL.minus(Lease.guard(TTL)).minus(NANO));
+    assertThat(losses).isEmpty();
+    assertThat(channel.calls("KeepAlive")).as("reopened after each silence").isGreaterThan(2);
+    timers.advance(NANO);
+    assertThat(losses).hasSize(1);
+    assertThat(lease.isValid()).isFalse();
+    // The loss gives the lease back by half-closing the open stream; the superseded ones are cancelled.
+    int superseded = channel.calls("KeepAlive") - 1;
+    await().atMost(Duration.ofSeconds(5)).until(() -> fake.cancelled.size() == superseded);
+    assertThat(fake.opened.subList(0, superseded)).noneMatch(fake.halfClosed::contains);
+  }
+
+  @Test
+  void aCandidateStillWaitingIsLeftAloneButASilentLeaderIsSupersededAtOnce() throws Exception {
+    CompletableFuture<Leadership> campaign = client.campaignAsync("scheduler", "a", TTL, null);
+    await().atMost(Duration.ofSeconds(5)).until(() -> !elections.candidates.isEmpty());
+    FakeElectionService.Candidate waiting = elections.candidates.get(0);
+    timers.advance(TTL); // requests every quarter of the ttl, no answer: it is not leading
+    await().atMost(Duration.ofSeconds(5)).until(() -> waiting.requests.size() == 5);
+    assertThat(channel.calls("Campaign")).isEqualTo(1);
+
+    waiting.lead(7);
+    Leadership leadership = campaign.get(5, TimeUnit.SECONDS);
+    leadership.onLost(losses::add);
+    waiting.leadingTerm = 0; // the replica goes silent
+    timers.advance(QUARTER);
+    await().atMost(Duration.ofSeconds(5)).until(() -> waiting.requests.size() == 6);
+    timers.advance(QUARTER);
+    assertThat(channel.calls("Campaign")).isEqualTo(2);
+
+    await().atMost(Duration.ofSeconds(5)).until(() -> elections.candidates.size() == 2
+        && !elections.candidates.get(1).requests.isEmpty());
+    FakeElectionService.Candidate resumed = elections.candidates.get(1);
+    CampaignRequest first = resumed.requests.get(0);
+    assertThat(first.getResume()).isTrue();
+    assertThat(first.getToken()).isEqualTo(waiting.requests.get(0).getToken());
+    assertThat(first.getElection()).isEqualTo("scheduler");
+    assertThat(waiting.cancelled).as("superseded, not cancelled, before its replacement answers").isFalse();
+
+    resumed.lead(7);
+    await().atMost(Duration.ofSeconds(5)).until(() -> waiting.cancelled);
+    assertThat(waiting.halfClosed).as("a half-close would resign").isFalse();
+    assertThat(leadership.isLeader()).isTrue();
+    assertThat(losses).isEmpty();
+  }
+}
