@@ -43,21 +43,23 @@ public final class ServerProcess implements AutoCloseable {
   }
 
   /**
-   * What a server process is started under: {@code env --default-signal=HUP} (coreutils 9), so
-   * that it gets SIGHUP's default disposition, as a server started by an operator or a service
-   * manager does, whatever the test run itself was started under. Under {@code nohup} every
-   * child would inherit SIGHUP ignored (an ignored signal stays ignored across exec), and a JVM
-   * that starts so cannot take the signal over: its SIGHUP reload would never run. Nothing
-   * where {@code env} lacks the option (the servers then inherit the run's disposition).
+   * What a server process is started under: {@code env --default-signal=HUP,INT} (coreutils 9),
+   * so that it gets SIGHUP's and SIGINT's default dispositions, as a server started by an operator
+   * or a service manager does, whatever the test run itself was started under. Under {@code nohup}
+   * every child would inherit SIGHUP ignored, and a run started in the background by a
+   * non-interactive shell ({@code cmd &}) inherits SIGINT ignored (an ignored signal stays ignored
+   * across exec); a JVM that starts so cannot take the signal over: its SIGHUP reload, or its
+   * shutdown on Ctrl-C, would never run. Nothing where {@code env} lacks the option (the servers
+   * then inherit the run's dispositions).
    */
   private static final List<String> HANGUP_DEFAULT = hangupDefault();
 
   private static List<String> hangupDefault() {
     try {
-      Process probe = new ProcessBuilder("env", "--default-signal=HUP", "true").redirectErrorStream(true).start();
+      Process probe = new ProcessBuilder("env", "--default-signal=HUP,INT", "true").redirectErrorStream(true).start();
       probe.getInputStream().readAllBytes();
       return probe.waitFor(10, TimeUnit.SECONDS) && probe.exitValue() == 0
-          ? List.of("env", "--default-signal=HUP") : List.of();
+          ? List.of("env", "--default-signal=HUP,INT") : List.of();
     } catch (IOException e) {
       return List.of();
     } catch (InterruptedException e) {

@@ -3,6 +3,7 @@ package dev.redlockd.it.server;
 import static dev.redlockd.it.support.LiveServer.acquireRequest;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.redlockd.it.support.UntilAvailable;
 import dev.redlockd.proto.v1.Lease;
 import dev.redlockd.proto.v1.LockServiceGrpc;
 import dev.redlockd.proto.v1.ReleaseRequest;
@@ -60,7 +61,8 @@ class DevModeTest {
       assertThat(redisPorts).hasSizeGreaterThanOrEqualTo(3);
 
       LockServiceGrpc.LockServiceBlockingStub stub = LockServiceGrpc.newBlockingStub(server.channel());
-      Lease lease = stub.acquire(acquireRequest("dev-mode", Duration.ofSeconds(10), Duration.ZERO, "")).getLease();
+      Lease lease = UntilAvailable.call(Duration.ofSeconds(10),
+          () -> stub.acquire(acquireRequest("dev-mode", Duration.ofSeconds(10), Duration.ZERO, ""))).getLease();
       assertThat(lease.getFencingToken()).isPositive();
       assertThat(stub.release(ReleaseRequest.newBuilder().setResource("dev-mode").setToken(lease.getToken()).build())
           .getReleased()).isTrue();
