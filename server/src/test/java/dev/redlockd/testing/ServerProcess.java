@@ -84,7 +84,11 @@ public final class ServerProcess implements AutoCloseable {
    * {@link #LIGHT_JVM}.
    */
   public static ServerProcess start(List<String> jvmArgs, List<String> flags, Map<String, String> env) {
-    return started(command(jvmArgs, flags), env);
+    ServerProcess server = started(command(jvmArgs, flags), env);
+    if (WarmUp.wanted(flags)) {
+      WarmUp.run(server.channel());
+    }
+    return server;
   }
 
   public static ServerProcess start(String... flags) {
