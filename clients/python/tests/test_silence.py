@@ -194,7 +194,10 @@ class SyncSilenceTest(FakeServerCase, unittest.TestCase):
         self.assertEqual(lease.deadline, first_sent + 3.96)  # dated by the first stream's request
         self.assertEqual(self.fake.keep_alive_ends, [])  # kept until the new one answers
         new_may_answer.set()
-        self.assertTrue(self.fake.wait_for(lambda: self.fake.keep_alive_ends == ["cancelled"]))
+        # The silent stream is cancelled once the new one answers, never half-closed (a release);
+        # a busy machine may have opened and cancelled another replacement meanwhile.
+        self.assertTrue(self.fake.wait_for(lambda: "cancelled" in self.fake.keep_alive_ends))
+        self.assertTrue(all(end == "cancelled" for end in self.fake.keep_alive_ends), self.fake.keep_alive_ends)
         self.assertTrue(lease.valid)
         self.assertTrue(lease.release())
 
