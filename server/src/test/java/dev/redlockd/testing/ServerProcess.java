@@ -26,7 +26,8 @@ public final class ServerProcess implements AutoCloseable {
    * The JVM flags of a server started without any of its own: a test's server lives seconds, in
    * which C2's compilations would only take CPU from the processes beside it (a server start
    * costs about a third less CPU with C1 alone); a small heap and the serial collector keep
-   * garbage-collector threads off the machine's few cores.
+   * garbage-collector threads off the machine's few cores. Such a server also maps the jar's
+   * {@link ClassDataArchive}.
    */
   public static final List<String> LIGHT_JVM = List.of("-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1");
 
@@ -75,7 +76,8 @@ public final class ServerProcess implements AutoCloseable {
     if (!Files.isRegularFile(jar)) {
       throw new IllegalStateException("no server jar at " + jar.toAbsolutePath() + ": run mvn package first");
     }
-    return jar;
+    // One spelling of the path in every module's tests: the class-data archive is bound to it.
+    return jar.toAbsolutePath().normalize();
   }
 
   /**
@@ -93,6 +95,11 @@ public final class ServerProcess implements AutoCloseable {
 
   public static ServerProcess start(String... flags) {
     return start(List.of(), List.of(flags), Map.of());
+  }
+
+  /** As {@link #start(List, List, Map)} with no environment of its own, and no warm-up. */
+  static ServerProcess startPlain(List<String> jvmArgs, List<String> flags) {
+    return started(command(jvmArgs, flags), Map.of());
   }
 
   /**
@@ -153,7 +160,12 @@ public final class ServerProcess implements AutoCloseable {
     command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     // The server's own temp files (dev mode's Redis, the extracted binary) go where the test's do.
     command.add("-Djava.io.tmpdir=" + System.getProperty("java.io.tmpdir"));
-    command.addAll(jvmArgs.isEmpty() ? LIGHT_JVM : jvmArgs);
+    if (jvmArgs.isEmpty()) {
+      command.addAll(LIGHT_JVM);
+      command.addAll(ClassDataArchive.flags(jar()));
+    } else {
+      command.addAll(jvmArgs);
+    }
     command.addAll(List.of("-jar", jar().toString()));
     if (!flags.contains("--port")) {
       command.addAll(List.of("--port", "0"));
