@@ -812,8 +812,9 @@ type DescribeResponse struct {
 	// refreshed it), as the access policy named it: a client certificate's URI SAN or CN, or the
 	// identity of a bearer token. Empty when the server that granted it ran without a policy.
 	HolderIdentity string `protobuf:"bytes,6,opt,name=holder_identity,json=holderIdentity,proto3" json:"holder_identity,omitempty"`
-	// permits is the semaphore's N when the resource is a semaphore with a permit held (the
-	// fields above then describe nothing and stay empty); 0 otherwise.
+	// permits is the semaphore's N when a permit of the semaphore on this name is held; 0
+	// otherwise. A lock and a semaphore on one name are separate: the fields above describe the
+	// lock (empty when it is not held), these the semaphore, and both may be filled at once.
 	Permits uint32 `protobuf:"varint,7,opt,name=permits,proto3" json:"permits,omitempty"`
 	// free_permits is permits minus the permits held by a quorum, as read.
 	FreePermits uint32 `protobuf:"varint,8,opt,name=free_permits,json=freePermits,proto3" json:"free_permits,omitempty"`

@@ -42,8 +42,9 @@ export interface DescribeResponse {
    */
   'holderIdentity'?: (string);
   /**
-   * permits is the semaphore's N when the resource is a semaphore with a permit held (the
-   * fields above then describe nothing and stay empty); 0 otherwise.
+   * permits is the semaphore's N when a permit of the semaphore on this name is held; 0
+   * otherwise. A lock and a semaphore on one name are separate: the fields above describe the
+   * lock (empty when it is not held), these the semaphore, and both may be filled at once.
    */
   'permits'?: (number);
   /**
@@ -94,8 +95,9 @@ export interface DescribeResponse__Output {
    */
   'holderIdentity': (string);
   /**
-   * permits is the semaphore's N when the resource is a semaphore with a permit held (the
-   * fields above then describe nothing and stay empty); 0 otherwise.
+   * permits is the semaphore's N when a permit of the semaphore on this name is held; 0
+   * otherwise. A lock and a semaphore on one name are separate: the fields above describe the
+   * lock (empty when it is not held), these the semaphore, and both may be filled at once.
    */
   'permits': (number);
   /**

@@ -6,6 +6,7 @@ import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.sli
 import com.tngtech.archunit.base.DescribedPredicate;
 import com.tngtech.archunit.core.domain.JavaClass;
 import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.domain.JavaMethodCall;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
 import java.util.Set;
@@ -26,7 +27,11 @@ class ArchitectureTest {
   private static final Set<String> ENGINE_API = Set.of(
       "Grant", "LockEngine", "LockToken", "LockDescription", "EngineConfig", "KeptLease", "NodeState",
       "LockEngineException", "InvalidRequestException", "LeaseNotHeldException", "LimitExceededException",
-      "LockHeldException", "QuorumUnavailableException");
+      "LockHeldException", "QuorumUnavailableException", "LeaseRequest", "AcquireObserver", "NameDescription",
+      "SemaphoreDescription");
+  /** The engine's calls that carry a lease's policy: the access layer's LeaseDesk makes them for the adapter. */
+  private static final Set<String> LEASE_CALLS = Set.of("acquire", "acquirePermit", "extend", "release", "describe",
+      "describeSemaphore");
 
   @Test
   void theNodeClientKnowsNothingAboveIt() {
@@ -65,6 +70,24 @@ class ArchitectureTest {
         .check(MAIN);
     noClasses().that().resideInAPackage("dev.redlockd.server.access..")
         .should().dependOnClassesThat(engineInternals())
+        .check(MAIN);
+  }
+
+  /**
+   * The lock service's adapter maps messages and statuses, nothing more: a caller's shares, the
+   * give-back of a grant that can no longer reach its caller, and the choice between a lock and a
+   * semaphore belong to the access layer (LeaseDesk) and the engine (describeName).
+   */
+  @Test
+  void theLockServiceAdapterOnlyAdapts() {
+    noClasses().that().haveSimpleName("LockServiceAdapter")
+        .should().dependOnClassesThat().haveSimpleName("Shares")
+        .orShould().callMethodWhere(new DescribedPredicate<JavaMethodCall>("is LockEngine." + LEASE_CALLS) {
+          @Override
+          public boolean test(JavaMethodCall call) {
+            return call.getTargetOwner().getSimpleName().equals("LockEngine") && LEASE_CALLS.contains(call.getName());
+          }
+        })
         .check(MAIN);
   }
 

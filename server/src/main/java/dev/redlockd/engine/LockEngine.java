@@ -115,6 +115,30 @@ public final class LockEngine implements AutoCloseable {
     return locks.acquire(resource, ttl, wait, token, owner, holder, callerLeavesIn, observer);
   }
 
+  /** Takes the lock, or a permit of the semaphore, that {@code request} names; see {@link Leases#acquire}. */
+  public CompletableFuture<Grant> acquire(LeaseRequest request, AcquireObserver observer) {
+    return request.permits() == 0
+        ? locks.acquire(request.resource(), request.ttl(), request.waitUpTo(), request.token(), request.owner(),
+            request.holder(), request.callerLeavesIn(), observer)
+        : semaphores.acquirePermit(request.resource(), request.permits(), request.ttl(), request.waitUpTo(),
+            request.token(), request.owner(), request.holder(), request.callerLeavesIn(), observer);
+  }
+
+  /**
+   * The lock and the semaphore on {@code resource}, read side by side. A bad name is refused in a
+   * lock's words (as Describe refused it before semaphores).
+   */
+  public CompletableFuture<NameDescription> describeName(String resource) {
+    try {
+      rules.resource(resource);
+    } catch (InvalidRequestException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+    CompletableFuture<LockDescription> lock = locks.describe(resource);
+    return semaphores.describeSemaphore(resource).thenCombine(lock, (semaphore, held) ->
+        new NameDescription(held, semaphore));
+  }
+
   /** See {@link Leases#extend}. */
   public CompletableFuture<Grant> extend(String resource, String token, Duration ttl) {
     return locks.extend(resource, token, ttl);

@@ -15,6 +15,7 @@ import dev.redlockd.server.access.Access;
 import dev.redlockd.server.access.AccessControl;
 import dev.redlockd.server.access.AuthInterceptor;
 import dev.redlockd.server.access.PolicyWatch;
+import dev.redlockd.server.access.LeaseDesk;
 import dev.redlockd.server.access.Shares;
 import dev.redlockd.server.dev.DevCluster;
 import dev.redlockd.server.metrics.Metrics;
@@ -201,7 +202,7 @@ public final class RedlockdServer implements AutoCloseable {
           // policy inside it, so that it judges only requests that parsed. Traced outermost, so that
           // every call has its span, refused ones too.
           .addService(tracing.trace(metrics.meter(UnparseableRequests.refuse(ServerInterceptors.intercept(
-              new LockServiceAdapter(engine, streams, access, shares,
+              new LockServiceAdapter(engine, streams, access, new LeaseDesk(engine, shares),
                   config.allowForceRelease, admission(config, engine, metrics)).bind(),
               auth))), hidden))
           .addService(tracing.trace(metrics.meter(UnparseableRequests.refuse(ServerInterceptors.intercept(

@@ -268,6 +268,33 @@ class SemaphoreTest {
     assertThat(woken.getFencingToken()).isGreaterThan(b.getFencingToken());
   }
 
+  /** A lock and a semaphore on one name are separate, and Describe shows both: neither hides the other. */
+  @Test
+  void describeShowsTheLockAndTheSemaphoreOnOneNameAtOnce() {
+    String r = resource();
+    Lease permit = h.blocking.acquire(permitRequest(r, 2, Duration.ofSeconds(20), Duration.ZERO, "").toBuilder()
+        .setOwner("permit-holder").build()).getLease();
+    Lease lock = h.blocking.acquire(AcquireRequest.newBuilder().setResource(r).setOwner("lock-holder")
+        .setTtl(proto(Duration.ofSeconds(20))).build()).getLease();
+    DescribeResponse both = describe(r);
+    assertThat(both.getHeld()).as("the lock, while a permit is held").isTrue();
+    assertThat(both.getOwner()).isEqualTo("lock-holder");
+    assertThat(both.getFencingToken()).isEqualTo(lock.getFencingToken());
+    assertThat(both.getPermits()).isEqualTo(2);
+    assertThat(both.getFreePermits()).isEqualTo(1);
+    assertThat(both.getHoldersList()).extracting(PermitHolder::getOwner).containsExactly("permit-holder");
+    assertThat(both.toString()).doesNotContain(permit.getToken(), lock.getToken());
+
+    assertThat(release(h.blocking, permit)).isTrue();
+    DescribeResponse lockOnly = describe(r);
+    assertThat(lockOnly.getHeld()).isTrue();
+    assertThat(lockOnly.getPermits()).as("no permit held: no semaphore described").isZero();
+    assertThat(lockOnly.getHoldersList()).isEmpty();
+    assertThat(h.blocking.release(ReleaseRequest.newBuilder().setResource(r).setToken(lock.getToken()).build())
+        .getReleased()).isTrue();
+    assertThat(describe(r)).isEqualTo(DescribeResponse.getDefaultInstance());
+  }
+
   @Test
   void describeReportsPermitsAndHoldersAndForceReleaseDeletesOnePermit() throws Exception {
     String r = resource();

@@ -1,11 +1,12 @@
 package dev.redlockd.server.rpc;
 
-import dev.redlockd.engine.AcquireObserver;
 import dev.redlockd.engine.Grant;
 import dev.redlockd.engine.InvalidRequestException;
 import dev.redlockd.engine.LimitExceededException;
 import dev.redlockd.engine.LockDescription;
+import dev.redlockd.engine.LeaseRequest;
 import dev.redlockd.engine.LockEngine;
+import dev.redlockd.engine.NameDescription;
 import dev.redlockd.engine.SemaphoreDescription;
 import dev.redlockd.proto.v1.AcquireRequest;
 import dev.redlockd.proto.v1.AcquireResponse;
@@ -25,10 +26,9 @@ import dev.redlockd.proto.v1.ReleaseResponse;
 import dev.redlockd.server.access.Access;
 import dev.redlockd.server.access.Caller;
 import dev.redlockd.server.access.CallerInterceptor;
-import dev.redlockd.server.access.KeptLeaseAccount;
+import dev.redlockd.server.access.LeaseDesk;
 import dev.redlockd.server.access.Printable;
 import dev.redlockd.server.access.Quotas;
-import dev.redlockd.server.access.Shares;
 import dev.redlockd.server.tracing.CallSpan;
 import io.grpc.Context;
 import io.grpc.Deadline;
@@ -54,23 +54,23 @@ public final class LockServiceAdapter extends LockServiceGrpc.LockServiceImplBas
   private final LockEngine engine;
   private final OpenStreams streams;
   private final Access access;
-  private final Shares shares;
+  private final LeaseDesk leases;
   private final boolean allowForceRelease;
   private final Admission admission;
 
-  public LockServiceAdapter(LockEngine engine, OpenStreams streams, Access access, Shares shares,
+  public LockServiceAdapter(LockEngine engine, OpenStreams streams, Access access, LeaseDesk leases,
       boolean allowForceRelease) {
-    this(engine, streams, access, shares, allowForceRelease, Admission.off());
+    this(engine, streams, access, leases, allowForceRelease, Admission.off());
   }
 
   /** With admission control: new Acquire calls and KeepAlive streams are refused while the engine runs behind. */
-  public LockServiceAdapter(LockEngine engine, OpenStreams streams, Access access, Shares shares,
+  public LockServiceAdapter(LockEngine engine, OpenStreams streams, Access access, LeaseDesk leases,
       boolean allowForceRelease, Admission admission) {
     this.admission = admission;
     this.engine = engine;
     this.streams = streams;
     this.access = access;
-    this.shares = shares;
+    this.leases = leases;
     this.allowForceRelease = allowForceRelease;
   }
 
@@ -91,65 +91,20 @@ public final class LockServiceAdapter extends LockServiceGrpc.LockServiceImplBas
     CompletableFuture<Grant> lease;
     try {
       String resource = request.getResource();
-      Duration ttl = request.hasTtl() ? ProtoDurations.fromProto(resource, "ttl", request.getTtl()) : null;
-      Duration wait = request.hasWait()
-          ? ProtoDurations.fromProto(resource, "wait", request.getWait()) : Duration.ZERO;
-      lease = acquireWithinShare(caller, resource, ttl, wait, request);
+      // permits 0 is a lock; anything else asks for a permit of the semaphore (the engine checks N).
+      LeaseRequest.Builder asked = LeaseRequest.forResource(resource)
+          .permits(request.getPermits())
+          .ttl(request.hasTtl() ? ProtoDurations.fromProto(resource, "ttl", request.getTtl()) : null)
+          .waitUpTo(request.hasWait() ? ProtoDurations.fromProto(resource, "wait", request.getWait()) : Duration.ZERO)
+          .token(request.getToken())
+          .owner(request.getOwner())
+          .callerLeavesIn(callerLeavesIn());
+      lease = leases.acquire(caller, asked, CallSpan.current().acquireObserver());
     } catch (InvalidRequestException | Quotas.Exhausted e) {
       lease = CompletableFuture.failedFuture(e);
     }
-    // A lease granted just as the caller left cannot reach it. With a token the server made, no
-    // one else can release it; with the caller's own token, the caller may be retrying with it.
-    boolean serverMadeToken = request.getToken().isEmpty();
-    reply(responses, lease, l -> AcquireResponse.newBuilder().setLease(toProto(l)).build(), l -> {
-      if (serverMadeToken) {
-        engine.release(l.resource(), l.permit(), l.token());
-        shares.released(caller, l.resource(), l.token());
-      }
-    });
-  }
-
-  /** The Acquire, counted in the caller's shares: held leases, and waiting calls while it waits. */
-  private CompletableFuture<Grant> acquireWithinShare(Caller caller, String resource, Duration ttl, Duration wait,
-      AcquireRequest request) throws Quotas.Exhausted {
-    Quotas.Slot waiting = wait.isZero() ? null : shares.waitingAcquire(caller);
-    Quotas.Slot holding;
-    try {
-      holding = shares.reserveLease(caller, resource, request.getToken());
-    } catch (Quotas.Exhausted e) {
-      if (waiting != null) {
-        waiting.close();
-      }
-      throw e;
-    }
-    CompletableFuture<Grant> lease;
-    try {
-      String holder = caller == null ? "" : caller.identity();
-      AcquireObserver traced = CallSpan.current().acquireObserver();
-      // permits 0 is a lock; anything else asks for a permit of the semaphore (the engine checks N).
-      lease = request.getPermits() == 0
-          ? engine.acquire(resource, ttl, wait, request.getToken(), request.getOwner(), holder, callerLeavesIn(),
-              traced)
-          : engine.acquirePermit(resource, request.getPermits(), ttl, wait, request.getToken(), request.getOwner(),
-              holder, callerLeavesIn(), traced);
-    } catch (RuntimeException e) {
-      holding.close();
-      if (waiting != null) {
-        waiting.close();
-      }
-      throw e;
-    }
-    lease.whenComplete((granted, failure) -> {
-      if (waiting != null) {
-        waiting.close();
-      }
-      if (failure == null) {
-        shares.granted(caller, granted, holding);
-      } else {
-        holding.close();
-      }
-    });
-    return lease;
+    reply(responses, lease, l -> AcquireResponse.newBuilder().setLease(toProto(l)).build(),
+        l -> leases.undeliverable(caller, l, request.getToken()));
   }
 
   /**
@@ -168,9 +123,7 @@ public final class LockServiceAdapter extends LockServiceGrpc.LockServiceImplBas
     try {
       String resource = request.getResource();
       Duration ttl = request.hasTtl() ? ProtoDurations.fromProto(resource, "ttl", request.getTtl()) : null;
-      lease = engine.extend(resource, request.getPermit(), request.getToken(), ttl);
-      Caller caller = Caller.current();
-      lease.thenAccept(extended -> shares.renewed(caller, extended));
+      lease = leases.extend(Caller.current(), resource, request.getPermit(), request.getToken(), ttl);
     } catch (InvalidRequestException e) {
       lease = CompletableFuture.failedFuture(e);
     }
@@ -179,33 +132,16 @@ public final class LockServiceAdapter extends LockServiceGrpc.LockServiceImplBas
 
   @Override
   public void release(ReleaseRequest request, StreamObserver<ReleaseResponse> responses) {
-    Caller caller = Caller.current();
-    CompletableFuture<Boolean> outcome = engine.release(request.getResource(), request.getPermit(),
+    CompletableFuture<Boolean> outcome = leases.release(Caller.current(), request.getResource(), request.getPermit(),
         request.getToken());
-    outcome.thenAccept(r -> shares.released(caller, request.getResource(), request.getToken()));
     reply(responses, outcome,
         released -> ReleaseResponse.newBuilder().setReleased(released).build(), released -> { });
   }
 
-  /**
-   * A semaphore with a permit held is described as one (permits, free permits, holders); any
-   * other resource as a lock. Semaphores and locks on one name are separate: the lock is read
-   * only when no permit is held.
-   */
+  /** The lock and the semaphore on the name, each as held (or not): they are separate. */
   @Override
   public void describe(DescribeRequest request, StreamObserver<DescribeResponse> responses) {
-    String resource = request.getResource();
-    try {
-      engine.rules().resource(resource); // a bad name is refused in a lock's words, as before semaphores
-    } catch (InvalidRequestException e) {
-      reply(responses, CompletableFuture.<DescribeResponse>failedFuture(e), d -> d, d -> { });
-      return;
-    }
-    CompletableFuture<DescribeResponse> described = engine.describeSemaphore(resource)
-        .thenCompose(semaphore -> semaphore.holders().isEmpty()
-            ? engine.describe(resource).thenApply(LockServiceAdapter::toProto)
-            : CompletableFuture.completedFuture(toProto(semaphore)));
-    reply(responses, described, d -> d, d -> { });
+    reply(responses, engine.describeName(request.getResource()), LockServiceAdapter::toProto, d -> { });
   }
 
   /**
@@ -253,9 +189,9 @@ public final class LockServiceAdapter extends LockServiceGrpc.LockServiceImplBas
     ServerCallStreamObserver<KeepAliveResponse> call = (ServerCallStreamObserver<KeepAliveResponse>) responses;
     Caller caller = Caller.current();
     // The policy may change while the stream lives: each renewal the server makes is checked too.
-    KeepAliveStream stream = new KeepAliveStream(engine, streams, call, new KeptLeaseAccount(access, shares, caller));
+    KeepAliveStream stream = new KeepAliveStream(engine, streams, call, leases.keptLeases(access, caller));
     try {
-      stream.holdUntilEnd(shares.keepAliveStream(caller));
+      stream.holdUntilEnd(leases.keepAliveStream(caller));
       streams.opened(stream);
     } catch (LimitExceededException | Quotas.Exhausted e) {
       stream.end(StatusMapper.toStatus(e));
@@ -311,34 +247,31 @@ public final class LockServiceAdapter extends LockServiceGrpc.LockServiceImplBas
         .build();
   }
 
-  static DescribeResponse toProto(SemaphoreDescription semaphore) {
-    DescribeResponse.Builder b = DescribeResponse.newBuilder()
-        .setPermits(semaphore.permits())
-        .setFreePermits(semaphore.freePermits());
-    for (SemaphoreDescription.PermitDescription held : semaphore.holders()) {
-      LockDescription lease = held.lease();
-      b.addHolders(PermitHolder.newBuilder()
-          .setPermit(held.permit())
-          .setOwner(lease.owner())
-          .setHolderIdentity(lease.holder())
-          .setRemainingTtl(ProtoDurations.toProto(lease.remainingTtl()))
-          .setFencingToken(lease.fencingToken())
-          .addAllNodes(lease.nodes()));
+  static DescribeResponse toProto(NameDescription name) {
+    DescribeResponse.Builder b = DescribeResponse.newBuilder();
+    LockDescription lock = name.lock();
+    if (lock.held()) {
+      b.setHeld(true)
+          .setOwner(lock.owner())
+          .setHolderIdentity(lock.holder())
+          .setRemainingTtl(ProtoDurations.toProto(lock.remainingTtl()))
+          .setFencingToken(lock.fencingToken())
+          .addAllNodes(lock.nodes());
+    }
+    SemaphoreDescription semaphore = name.semaphore();
+    if (!semaphore.holders().isEmpty()) {
+      b.setPermits(semaphore.permits()).setFreePermits(semaphore.freePermits());
+      for (SemaphoreDescription.PermitDescription held : semaphore.holders()) {
+        LockDescription lease = held.lease();
+        b.addHolders(PermitHolder.newBuilder()
+            .setPermit(held.permit())
+            .setOwner(lease.owner())
+            .setHolderIdentity(lease.holder())
+            .setRemainingTtl(ProtoDurations.toProto(lease.remainingTtl()))
+            .setFencingToken(lease.fencingToken())
+            .addAllNodes(lease.nodes()));
+      }
     }
     return b.build();
-  }
-
-  static DescribeResponse toProto(LockDescription description) {
-    if (!description.held()) {
-      return DescribeResponse.getDefaultInstance();
-    }
-    return DescribeResponse.newBuilder()
-        .setHeld(true)
-        .setOwner(description.owner())
-        .setHolderIdentity(description.holder())
-        .setRemainingTtl(ProtoDurations.toProto(description.remainingTtl()))
-        .setFencingToken(description.fencingToken())
-        .addAllNodes(description.nodes())
-        .build();
   }
 }

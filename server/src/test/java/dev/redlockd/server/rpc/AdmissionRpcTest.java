@@ -16,6 +16,7 @@ import dev.redlockd.proto.v1.LeaseState;
 import dev.redlockd.proto.v1.LockServiceGrpc;
 import dev.redlockd.proto.v1.ReleaseRequest;
 import dev.redlockd.server.access.Access;
+import dev.redlockd.server.access.LeaseDesk;
 import dev.redlockd.server.access.Shares;
 import dev.redlockd.testing.RedisCluster;
 import io.grpc.ManagedChannel;
@@ -62,7 +63,7 @@ class AdmissionRpcTest {
         refused::add);
     String name = InProcessServerBuilder.generateName();
     server = InProcessServerBuilder.forName(name).addService(new LockServiceAdapter(engine,
-        new OpenStreams(100), Access.open(), new Shares(Access.open()), false, admission).bind()).build().start();
+        new OpenStreams(100), Access.open(), new LeaseDesk(engine, new Shares(Access.open())), false, admission).bind()).build().start();
     channel = InProcessChannelBuilder.forName(name).build();
   }
 
