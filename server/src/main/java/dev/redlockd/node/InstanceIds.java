@@ -81,7 +81,7 @@ public final class InstanceIds {
 
   /** How long an instance given up by {@code node} stays its own. */
   static long linger(NettyRedisNode node) {
-    return node.timeoutNanos() + RedisConnection.STUCK_NANOS + TimeUnit.MILLISECONDS.toNanos(100);
+    return node.timeoutNanos() + DeadlineTimer.STUCK_NANOS + TimeUnit.MILLISECONDS.toNanos(100);
   }
 
   /** The run_id line of an {@code INFO server} reply; null when there is none. */

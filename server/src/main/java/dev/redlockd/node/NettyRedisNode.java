@@ -123,15 +123,15 @@ public final class NettyRedisNode implements RedisNode {
 
   @Override
   public CompletableFuture<Object> eval(LuaScript script, List<String> keys, List<String> args) {
-    return submit(new RedisConnection.ScriptCall(new ScriptBatch.Op(script, keys, args)));
+    return submit(new ScriptCall(new ScriptBatch.Op(script, keys, args)));
   }
 
   @Override
   public CompletableFuture<Object> command(String... args) {
-    return submit(new RedisConnection.Call(List.of(args), null));
+    return submit(new NodeCall(List.of(args), null));
   }
 
-  private CompletableFuture<Object> submit(RedisConnection.Call call) {
+  private CompletableFuture<Object> submit(NodeCall call) {
     if (closed) {
       call.result.completeExceptionally(closedFailure());
       return call.result;

@@ -14,7 +14,7 @@ import java.util.Map;
  * every node for nearly every lease.
  */
 public final class Pipelining {
-  private static final ThreadLocal<Map<RedisConnection, List<RedisConnection.Call>>> held = new ThreadLocal<>();
+  private static final ThreadLocal<Map<RedisConnection, List<NodeCall>>> held = new ThreadLocal<>();
 
   private Pipelining() {}
 
@@ -24,7 +24,7 @@ public final class Pipelining {
       calls.run();
       return;
     }
-    Map<RedisConnection, List<RedisConnection.Call>> batches = new LinkedHashMap<>();
+    Map<RedisConnection, List<NodeCall>> batches = new LinkedHashMap<>();
     held.set(batches);
     try {
       calls.run();
@@ -35,8 +35,8 @@ public final class Pipelining {
   }
 
   /** Submits at once, or holds the call until the enclosing {@link #together} returns. */
-  static void queue(RedisConnection connection, RedisConnection.Call call) {
-    Map<RedisConnection, List<RedisConnection.Call>> batches = held.get();
+  static void queue(RedisConnection connection, NodeCall call) {
+    Map<RedisConnection, List<NodeCall>> batches = held.get();
     if (batches == null) {
       connection.submit(call);
     } else {

@@ -3,8 +3,6 @@ package dev.redlockd.node;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
-import io.netty.channel.ChannelHandlerContext;
-import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoop;
@@ -26,7 +24,7 @@ import org.slf4j.LoggerFactory;
  * loop, every field touched on it only. Connects on the first subscription, and after a drop
  * again after a {@link ReconnectBackoff backoff}, subscribing every wanted channel anew.
  */
-final class SubscriberConnection implements Subscriber {
+final class SubscriberConnection implements Subscriber, AttemptHandler.Connection {
   private static final Logger log = LoggerFactory.getLogger(SubscriberConnection.class);
 
   private final NettyRedisNode node;
@@ -114,7 +112,7 @@ final class SubscriberConnection implements Subscriber {
         if (address.tls()) {
           ch.pipeline().addLast(new SslHandler(TlsEngines.client(tls == null ? SSLContext.getDefault() : tls, address)));
         }
-        ch.pipeline().addLast(new RespDecoder(), new MessageHandler(attempt));
+        ch.pipeline().addLast(new RespDecoder(), new AttemptHandler(SubscriberConnection.this, attempt));
       }
     }).connect(address.host(), address.port());
     channel = connecting.channel();
@@ -153,7 +151,8 @@ final class SubscriberConnection implements Subscriber {
     }
   }
 
-  private void onReply(Object reply) {
+  @Override
+  public void onReply(Object reply) {
     Boolean required = handshakeLeft.poll();
     if (required != null) {
       if (reply instanceof RedisErrorReply error && required) {
@@ -217,33 +216,17 @@ final class SubscriberConnection implements Subscriber {
   }
 
   /** The end of the channel's pipeline; each instance belongs to one connect attempt. */
-  private final class MessageHandler extends ChannelInboundHandlerAdapter {
-    private final int attempt;
 
-    MessageHandler(int attempt) {
-      this.attempt = attempt;
-    }
+  @Override
+  public int generation() {
+    return generation;
+  }
 
-    @Override
-    public void channelRead(ChannelHandlerContext ctx, Object reply) {
-      if (attempt == generation) {
-        onReply(reply);
-      }
+  @Override
+  public void onFailure(Throwable cause, boolean refused) {
+    if (refused) {
+      node.noteRefusal(cause);
     }
-
-    @Override
-    public void channelInactive(ChannelHandlerContext ctx) {
-      if (attempt == generation) {
-        failed();
-      }
-    }
-
-    @Override
-    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-      if (attempt == generation) {
-        node.noteRefusal(cause);
-        failed();
-      }
-    }
+    failed();
   }
 }

@@ -138,7 +138,7 @@ class NettyRedisNodeTest {
     cluster.pause(0);
     try {
       CompletableFuture<Object> stuck = node.command("ECHO", "stuck");
-      Thread.sleep(TimeUnit.NANOSECONDS.toMillis(RedisConnection.STUCK_NANOS) + TIMEOUT.toMillis() + 300);
+      Thread.sleep(TimeUnit.NANOSECONDS.toMillis(DeadlineTimer.STUCK_NANOS) + TIMEOUT.toMillis() + 300);
       assertThat(stuck).isCompletedExceptionally();
     } finally {
       cluster.resume(0);
