@@ -1,7 +1,7 @@
 // A fake LockService on localhost: each test scripts the answers and reads what arrived.
 import { performance } from 'node:perf_hooks';
 import * as grpc from '@grpc/grpc-js';
-import { loadProto } from '../dist/index.js';
+import { loadProto } from '../dist/internal.js';
 import { ManualClock, onAnswerProcessed, useClock } from '../dist/testing.js';
 
 export const { status } = grpc;

@@ -36,13 +36,13 @@ import java.util.concurrent.TimeUnit;
  */
 public final class Channels {
   /** The name resolver scheme of a fixed list of addresses: {@code redlockd-static:///host:port,host:port}. */
-  public static final String SCHEME = "redlockd-static";
+  static final String SCHEME = "redlockd-static";
   /** The load balancing policy every channel made here starts with. */
-  public static final String LOAD_BALANCING_POLICY = "round_robin";
+  static final String LOAD_BALANCING_POLICY = "round_robin";
   /** How long a connection with calls open may stay quiet before it is pinged: grpc-java's floor. */
-  public static final long KEEPALIVE_SECONDS = 10;
+  static final long KEEPALIVE_SECONDS = 10;
   /** How long a ping may go unanswered before the connection is closed. */
-  public static final long KEEPALIVE_TIMEOUT_SECONDS = 1;
+  static final long KEEPALIVE_TIMEOUT_SECONDS = 1;
 
   private Channels() {}
 
@@ -72,7 +72,7 @@ public final class Channels {
   }
 
   /** The {@value #SCHEME} target naming these addresses. */
-  public static String target(List<String> addresses) {
+  static String target(List<String> addresses) {
     Objects.requireNonNull(addresses, "addresses");
     if (addresses.isEmpty()) {
       throw new IllegalArgumentException("no server address");

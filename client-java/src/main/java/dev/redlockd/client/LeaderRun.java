@@ -1,7 +1,6 @@
 package dev.redlockd.client;
 
 import io.grpc.Status;
-import java.time.Duration;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
@@ -12,16 +11,14 @@ import java.util.concurrent.atomic.AtomicReference;
 final class LeaderRun<T> {
   private final LockClient client;
   private final String election;
-  private final String value;
-  private final Duration ttl;
+  private final CampaignOptions options;
   private final OnLoss onLoss;
   private final LeaderWork<T> work;
 
-  LeaderRun(LockClient client, String election, String value, Duration ttl, OnLoss onLoss, LeaderWork<T> work) {
+  LeaderRun(LockClient client, String election, CampaignOptions options, OnLoss onLoss, LeaderWork<T> work) {
     this.client = client;
     this.election = election;
-    this.value = value;
-    this.ttl = ttl;
+    this.options = options;
     this.onLoss = onLoss;
     this.work = work;
   }
@@ -61,7 +58,7 @@ final class LeaderRun<T> {
 
   private Leadership campaign() throws InterruptedException {
     try {
-      return client.campaign(election, value, ttl);
+      return client.campaign(election, options);
     } catch (LockServiceException e) {
       if (e.status().getCode() == Status.Code.CANCELLED && Thread.interrupted()) {
         InterruptedException cancelled = new InterruptedException("lead of election '" + election

@@ -12,7 +12,8 @@ import java.util.function.Consumer;
  * term if a renewal lands before its guarded deadline, and no loss is reported.
  *
  * <pre>{@code
- * try (Leadership leading = locks.campaign("scheduler", "10.0.0.7:8080", Duration.ofSeconds(10))) {
+ * CampaignOptions me = CampaignOptions.value("10.0.0.7:8080").ttl(Duration.ofSeconds(10));
+ * try (Leadership leading = locks.campaign("scheduler", me)) {
  *   leading.onLost(e -> scheduler.stop());
  *   scheduler.run(leading.term()); // pass the term with every write, as a fencing token
  * }

@@ -34,7 +34,8 @@ import java.util.function.LongSupplier;
  *
  * <pre>{@code
  * LockClient locks = LockClient.create(channel);
- * try (Lease lease = locks.acquire("orders/42", Duration.ofSeconds(10), Duration.ofSeconds(2))) {
+ * LockOptions orderLock = LockOptions.ttl(Duration.ofSeconds(10)).waitUpTo(Duration.ofSeconds(2));
+ * try (Lease lease = locks.acquire("orders/42", orderLock)) {
  *   store.write(order, lease.fencingToken());
  * }
  * }</pre>
@@ -42,7 +43,8 @@ import java.util.function.LongSupplier;
  * A semaphore's permit is a lease too, of the same type:
  *
  * <pre>{@code
- * try (Lease permit = locks.acquirePermit("partner-api", 8, Duration.ofSeconds(10), Duration.ofSeconds(30))) {
+ * LockOptions partnerCall = LockOptions.ttl(Duration.ofSeconds(10)).waitUpTo(Duration.ofSeconds(30));
+ * try (Lease permit = locks.acquirePermit("partner-api", 8, partnerCall)) {
  *   partner.call(request); // at most 8 callers at once; permit.permit() says which of the 8
  * }
  * }</pre>
@@ -96,60 +98,57 @@ public final class LockClient {
   }
 
   /**
-   * Takes the lock, waiting up to {@code wait} while someone else holds it.
+   * Takes the lock, waiting up to the options' wait while someone else holds it.
    *
-   * @throws LockNotAcquiredException when it is still held by someone else after {@code wait}
+   * @throws LockNotAcquiredException when it is still held by someone else after the wait
    * @throws LockServiceException for every other failure, with its gRPC status
    */
-  public Lease acquire(String resource, Duration ttl, Duration wait) {
-    return await(acquireAsync(resource, ttl, wait));
+  public Lease acquire(String resource, LockOptions options) {
+    return await(acquireAsync(resource, options));
   }
 
-  /** {@link #acquire(String, Duration, Duration)} with the builder's default ttl. */
-  public Lease acquire(String resource, Duration wait) {
-    return acquire(resource, defaultTtl, wait);
-  }
-
-  /** One attempt: the lease, or empty when someone else holds the lock. */
-  public Optional<Lease> tryAcquire(String resource, Duration ttl) {
+  /**
+   * {@link #acquire}, with an empty result instead of {@link LockNotAcquiredException} when
+   * someone else still holds the lock after the options' wait (zero by default: one attempt).
+   */
+  public Optional<Lease> tryAcquire(String resource, LockOptions options) {
     try {
-      return Optional.of(acquire(resource, ttl, Duration.ZERO));
+      return Optional.of(acquire(resource, options));
     } catch (LockNotAcquiredException e) {
       return Optional.empty();
     }
   }
 
   /**
-   * Asynchronous {@link #acquire(String, Duration, Duration)}. Cancelling the future cancels the
-   * call; a lease granted anyway is released.
+   * Asynchronous {@link #acquire}. Cancelling the future cancels the call; a lease granted anyway
+   * is released.
    */
-  public CompletableFuture<Lease> acquireAsync(String resource, Duration ttl, Duration wait) {
+  public CompletableFuture<Lease> acquireAsync(String resource, LockOptions options) {
     Objects.requireNonNull(resource, "resource");
-    Objects.requireNonNull(ttl, "ttl");
-    Objects.requireNonNull(wait, "wait");
-    return startAcquire(resource, 0, ttl, wait);
+    Objects.requireNonNull(options, "options");
+    return startAcquire(resource, 0, options);
   }
 
   /**
    * Takes one of the {@code permits} permits of the semaphore {@code resource} (at most that
-   * many holders at once), waiting up to {@code wait} while all are held. The lease is a lock's
-   * in every way (extend, keep alive, release, fencing token) and says which permit it holds
-   * ({@link Lease#permit()}). Every caller of one semaphore must give the same {@code permits}
-   * (at most 1024); a semaphore and a lock of the same name are separate.
+   * many holders at once), waiting up to the options' wait while all are held. The lease is a
+   * lock's in every way (extend, keep alive, release, fencing token) and says which permit it
+   * holds ({@link Lease#permit()}). Every caller of one semaphore must give the same
+   * {@code permits} (at most 1024); a semaphore and a lock of the same name are separate.
    *
-   * @throws LockNotAcquiredException when every permit is still held by others after {@code wait}
+   * @throws LockNotAcquiredException when every permit is still held by others after the wait
    * @throws LockServiceException for every other failure, with its gRPC status
    *     (FAILED_PRECONDITION when the holders were given another number of permits)
    * @throws IllegalArgumentException when {@code permits} is below 1 (0 would ask for a lock)
    */
-  public Lease acquirePermit(String resource, int permits, Duration ttl, Duration wait) {
-    return await(acquirePermitAsync(resource, permits, ttl, wait));
+  public Lease acquirePermit(String resource, int permits, LockOptions options) {
+    return await(acquirePermitAsync(resource, permits, options));
   }
 
-  /** One attempt at a permit: the lease, or empty when every permit is held by others. */
-  public Optional<Lease> tryAcquirePermit(String resource, int permits, Duration ttl) {
+  /** {@link #acquirePermit}, with an empty result when every permit is still held by others after the wait. */
+  public Optional<Lease> tryAcquirePermit(String resource, int permits, LockOptions options) {
     try {
-      return Optional.of(acquirePermit(resource, permits, ttl, Duration.ZERO));
+      return Optional.of(acquirePermit(resource, permits, options));
     } catch (LockNotAcquiredException e) {
       return Optional.empty();
     }
@@ -159,35 +158,40 @@ public final class LockClient {
    * Asynchronous {@link #acquirePermit}. Cancelling the future cancels the call; a permit granted
    * anyway is released.
    */
-  public CompletableFuture<Lease> acquirePermitAsync(String resource, int permits, Duration ttl, Duration wait) {
+  public CompletableFuture<Lease> acquirePermitAsync(String resource, int permits, LockOptions options) {
     Objects.requireNonNull(resource, "resource");
-    Objects.requireNonNull(ttl, "ttl");
-    Objects.requireNonNull(wait, "wait");
+    Objects.requireNonNull(options, "options");
     if (permits < 1) {
       throw new IllegalArgumentException("permits must be at least 1, was " + permits);
     }
-    return startAcquire(resource, permits, ttl, wait);
+    return startAcquire(resource, permits, options);
   }
 
-  private CompletableFuture<Lease> startAcquire(String resource, int permits, Duration ttl, Duration wait) {
-    PendingAcquire pending = new PendingAcquire(this, resource, permits, ttl, wait, LockTokens.newToken());
+  private CompletableFuture<Lease> startAcquire(String resource, int permits, LockOptions options) {
+    PendingAcquire pending = new PendingAcquire(this, resource, permits, options, LockTokens.newToken());
     pending.attempt(1, 0, false);
     return pending.result;
   }
 
-  /** Sends one Acquire; the deadline leaves the server the whole wait, plus the usual time for a call. */
-  UnaryCall<AcquireRequest, AcquireResponse> sendAcquire(String resource, int permits, Duration ttl, Duration wait,
-      String token) {
-    AcquireRequest request = AcquireRequest.newBuilder()
+  /** The ttl the options give, or this client's default. */
+  Duration ttl(LockOptions options) {
+    return options.ttlOr(defaultTtl);
+  }
+
+  /** An Acquire's request, but for its token and wait. */
+  AcquireRequest.Builder acquireRequest(String resource, int permits, LockOptions options) {
+    return AcquireRequest.newBuilder()
         .setResource(resource)
         .setPermits(permits)
-        .setTtl(ProtoTime.toProto(ttl))
-        .setWait(ProtoTime.toProto(wait))
-        .setOwner(owner)
-        .setToken(token)
-        .build();
+        .setTtl(ProtoTime.toProto(ttl(options)))
+        .setOwner(options.ownerOr(owner));
+  }
+
+  /** Sends one Acquire; the deadline leaves the server the whole wait, plus the usual time for a call. */
+  UnaryCall<AcquireRequest, AcquireResponse> sendAcquire(AcquireRequest request, Duration wait) {
     UnaryCall<AcquireRequest, AcquireResponse> call = new UnaryCall<>();
-    stub.withDeadlineAfter(wait.plus(callTimeout).toNanos(), TimeUnit.NANOSECONDS).acquire(request, call);
+    stub.withDeadlineAfter(wait.plus(callTimeout).toNanos(), TimeUnit.NANOSECONDS)
+        .acquire(request.toBuilder().setWait(ProtoTime.toProto(wait)).build(), call);
     return call;
   }
 
@@ -220,38 +224,36 @@ public final class LockClient {
   }
 
   /**
-   * Runs {@code work} while holding the lock: acquires (waiting up to {@code wait}), keeps the
-   * lease alive, runs the work on this thread and releases. If the lease is lost meanwhile, this
-   * thread is interrupted and the call throws {@link LeaseLostException}.
+   * Runs {@code work} while holding the lock: acquires (waiting up to the options' wait), keeps
+   * the lease alive, runs the work on this thread and releases. If the lease is lost meanwhile,
+   * this thread is interrupted and the call throws {@link LeaseLostException}.
    */
-  public <T> T withLock(String resource, Duration ttl, Duration wait, Callable<T> work) throws Exception {
-    return withLock(resource, ttl, wait, lease -> work.call());
+  public <T> T withLock(String resource, LockOptions options, Callable<T> work) throws Exception {
+    return withLock(resource, options, lease -> work.call());
   }
 
   /**
-   * {@link #withLock(String, Duration, Duration, Callable)} for work that needs the lease, to
-   * send its {@link Lease#fencingToken()} with each write it protects.
+   * {@link #withLock(String, LockOptions, Callable)} for work that needs the lease, to send its
+   * {@link Lease#fencingToken()} with each write it protects.
    */
-  public <T> T withLock(String resource, Duration ttl, Duration wait, LockedWork<T> work) throws Exception {
-    return withLease(acquire(resource, ttl, wait), work);
+  public <T> T withLock(String resource, LockOptions options, LockedWork<T> work) throws Exception {
+    return withLease(acquire(resource, options), work);
   }
 
   /**
    * Runs {@code work} while holding one of the semaphore's {@code permits} permits, as
-   * {@link #withLock(String, Duration, Duration, Callable)} does with a lock.
+   * {@link #withLock(String, LockOptions, Callable)} does with a lock.
    */
-  public <T> T withPermit(String resource, int permits, Duration ttl, Duration wait, Callable<T> work)
-      throws Exception {
-    return withPermit(resource, permits, ttl, wait, lease -> work.call());
+  public <T> T withPermit(String resource, int permits, LockOptions options, Callable<T> work) throws Exception {
+    return withPermit(resource, permits, options, lease -> work.call());
   }
 
   /**
-   * {@link #withPermit(String, int, Duration, Duration, Callable)} for work that needs the lease,
-   * to send its {@link Lease#fencingToken()} (which rises per permit) with each write.
+   * {@link #withPermit(String, int, LockOptions, Callable)} for work that needs the lease, to
+   * send its {@link Lease#fencingToken()} (which rises per permit) with each write.
    */
-  public <T> T withPermit(String resource, int permits, Duration ttl, Duration wait, LockedWork<T> work)
-      throws Exception {
-    return withLease(acquirePermit(resource, permits, ttl, wait), work);
+  public <T> T withPermit(String resource, int permits, LockOptions options, LockedWork<T> work) throws Exception {
+    return withLease(acquirePermit(resource, permits, options), work);
   }
 
   /** Keeps {@code lease} alive while the work runs, interrupting it on a loss; releases after. */
@@ -305,38 +307,30 @@ public final class LockClient {
   }
 
   /**
-   * Campaigns in an election until this caller leads it (however long that takes), then keeps
-   * leading until the returned {@link Leadership} is closed or lost. The value is what
-   * {@link #leader} and {@link #observe} report while it leads.
-   */
-  public Leadership campaign(String election, String value, Duration ttl) {
-    return await(campaignAsync(election, value, ttl, null));
-  }
-
-  /**
-   * {@link #campaign(String, String, Duration)}, giving up after {@code wait}.
+   * Campaigns in an election until this caller leads it (or until the options' wait, when they
+   * give one), then keeps leading until the returned {@link Leadership} is closed or lost. The
+   * options' value is what {@link #leader} and {@link #observe} report while it leads.
    *
-   * @throws LockNotAcquiredException when someone else still leads after {@code wait}
+   * @throws LockNotAcquiredException when someone else still leads after the options' wait
    */
-  public Leadership campaign(String election, String value, Duration ttl, Duration wait) {
-    return await(campaignAsync(election, value, ttl, Objects.requireNonNull(wait, "wait")));
+  public Leadership campaign(String election, CampaignOptions options) {
+    return await(campaignAsync(election, options));
   }
 
   /**
-   * Asynchronous campaign; {@code wait} null waits as long as it takes. Cancelling the future
-   * withdraws the candidacy (a leadership granted in that instant is resigned).
+   * Asynchronous {@link #campaign}. Cancelling the future withdraws the candidacy (a leadership
+   * granted in that instant is resigned).
    */
-  public CompletableFuture<Leadership> campaignAsync(String election, String value, Duration ttl, Duration wait) {
+  public CompletableFuture<Leadership> campaignAsync(String election, CampaignOptions options) {
     Objects.requireNonNull(election, "election");
-    Objects.requireNonNull(value, "value");
-    Objects.requireNonNull(ttl, "ttl");
-    Campaigner campaigner = new Campaigner(this, election, value, ttl);
-    campaigner.start(elections, wait);
+    Objects.requireNonNull(options, "options");
+    Campaigner campaigner = new Campaigner(this, election, options.leaderValue(), options.ttlOr(defaultTtl));
+    campaigner.start(elections, options.waitOrNull());
     return campaigner.result;
   }
 
   /**
-   * Runs {@code work} while leading the election: campaigns (as long as it takes), runs the work
+   * Runs {@code work} while leading the election: campaigns (as {@link #campaign}), runs the work
    * on this thread with the {@link Leadership}, and resigns when it returns, returning its
    * result. The moment the leadership is lost (a guard before its deadline, as
    * {@link Leadership#onLost}), this thread is interrupted; once the work has returned, lead
@@ -345,23 +339,21 @@ public final class LockClient {
    * cancels the whole: while campaigning, lead throws {@link InterruptedException}; while
    * working, the work sees the interrupt, and lead resigns once it returns.
    */
-  public <T> T lead(String election, String value, Duration ttl, LeaderWork<T> work) throws Exception {
-    return lead(election, value, ttl, OnLoss.FAIL, work);
+  public <T> T lead(String election, CampaignOptions options, LeaderWork<T> work) throws Exception {
+    return lead(election, options, OnLoss.FAIL, work);
   }
 
   /**
-   * {@link #lead(String, String, Duration, LeaderWork)}; with {@link OnLoss#REQUEUE}, a lost
+   * {@link #lead(String, CampaignOptions, LeaderWork)}; with {@link OnLoss#REQUEUE}, a lost
    * leadership is campaigned for again and the work run again, until the work returns or
    * throws while leading, or this thread is interrupted.
    */
-  public <T> T lead(String election, String value, Duration ttl, OnLoss onLoss, LeaderWork<T> work)
-      throws Exception {
+  public <T> T lead(String election, CampaignOptions options, OnLoss onLoss, LeaderWork<T> work) throws Exception {
     Objects.requireNonNull(election, "election");
-    Objects.requireNonNull(value, "value");
-    Objects.requireNonNull(ttl, "ttl");
+    Objects.requireNonNull(options, "options");
     Objects.requireNonNull(onLoss, "onLoss");
     Objects.requireNonNull(work, "work");
-    return new LeaderRun<>(this, election, value, ttl, onLoss, work).run();
+    return new LeaderRun<>(this, election, options, onLoss, work).run();
   }
 
   /** The election's leader now, or empty when it has none. */
@@ -510,7 +502,7 @@ public final class LockClient {
       return this;
     }
 
-    /** The ttl of {@link LockClient#acquire(String, Duration)} (default 30 s). */
+    /** The ttl of a lease or leadership whose options give none ({@link LockOptions#defaultTtl()}; default 30 s). */
     public Builder defaultTtl(Duration ttl) {
       this.defaultTtl = Objects.requireNonNull(ttl);
       return this;

@@ -7,6 +7,9 @@ import java.util.Base64;
  * Lease tokens made on the client side. A client that chooses its token before the first
  * Acquire can retry that Acquire after a lost answer (deadline, reconnect) without leaking a
  * lock or blocking on itself: the server refreshes the lease it already holds.
+ *
+ * <p>Public for callers of the gRPC API itself (the benchmarks, raw-stub tests, a client of
+ * your own), so that their tokens are made as this client makes its own.
  */
 public final class LockTokens {
   private static final SecureRandom RANDOM = new SecureRandom();

@@ -1,6 +1,6 @@
 package dev.redlockd.client;
 
-/** What {@link LockClient#lead(String, String, java.time.Duration, OnLoss, LeaderWork)} does when the leadership is lost. */
+/** What {@link LockClient#lead(String, CampaignOptions, OnLoss, LeaderWork)} does when the leadership is lost. */
 public enum OnLoss {
   /** Throw the {@link LeaseLostException} (once the work has returned). */
   FAIL,

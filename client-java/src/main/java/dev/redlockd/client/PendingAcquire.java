@@ -31,7 +31,10 @@ final class PendingAcquire {
   private final int permits;
   private final Duration ttl;
   private final Duration wait;
+  private final boolean keepAlive;
   private final String token;
+  /** Every attempt's request but its wait: the same token, so a retry refreshes what it may have been granted. */
+  private final AcquireRequest request;
   private final long startNanos;
   final CompletableFuture<Lease> result = new CompletableFuture<>();
   private volatile UnaryCall<AcquireRequest, AcquireResponse> inFlight;
@@ -40,13 +43,17 @@ final class PendingAcquire {
   /** Attempts that ended DEADLINE_EXCEEDED: those the policy's attempts count (one attempt in flight at a time). */
   private volatile int timeouts;
 
-  PendingAcquire(LockClient client, String resource, int permits, Duration ttl, Duration wait, String token) {
+  PendingAcquire(LockClient client, String resource, int permits, LockOptions options, String token) {
     this.client = client;
     this.resource = resource;
     this.permits = permits;
-    this.ttl = ttl;
-    this.wait = wait;
+    this.ttl = client.ttl(options);
+    this.wait = options.waitTime();
+    this.keepAlive = options.keptAlive();
     this.token = token;
+    this.request = client.acquireRequest(resource, permits, options)
+        .setToken(token)
+        .build();
     this.startNanos = client.nanoTime();
     result.whenComplete((lease, failure) -> {
       if (result.isCancelled()) {
@@ -74,7 +81,7 @@ final class PendingAcquire {
       waitLeft = Duration.ZERO;
     }
     long sent = client.nanoTime();
-    UnaryCall<AcquireRequest, AcquireResponse> call = client.sendAcquire(resource, permits, ttl, waitLeft, token);
+    UnaryCall<AcquireRequest, AcquireResponse> call = client.sendAcquire(request, waitLeft);
     inFlight = call;
     if (result.isCancelled()) {
       call.cancel(false);
@@ -106,6 +113,8 @@ final class PendingAcquire {
     Lease lease = new Lease(client, resource, granted.getPermit(), token, granted.getFencingToken(), ttl, deadline);
     if (!result.complete(lease)) {
       lease.abandon(); // the caller cancelled meanwhile: give the lock back without blocking this thread
+    } else if (keepAlive) {
+      lease.keepAlive();
     }
   }
 

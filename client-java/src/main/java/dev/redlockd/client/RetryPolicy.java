@@ -1,6 +1,7 @@
 package dev.redlockd.client;
 
 import java.time.Duration;
+import java.util.Objects;
 
 /**
  * How UNAVAILABLE (and, for Acquire, DEADLINE_EXCEEDED) is retried: the same call with the same
@@ -16,16 +17,25 @@ import java.time.Duration;
  * cannot bound them), and a candidate's Campaign streams refused in a row. A {@code maxAttempts}
  * of 1 turns retries off altogether.
  */
-public record RetryPolicy(int maxAttempts, Duration initialBackoff, Duration maxBackoff) {
-  public RetryPolicy {
+public final class RetryPolicy {
+  private final int maxAttempts;
+  private final Duration initialBackoff;
+  private final Duration maxBackoff;
+
+  private RetryPolicy(int maxAttempts, Duration initialBackoff, Duration maxBackoff) {
     if (maxAttempts < 1) {
       throw new IllegalArgumentException("maxAttempts must be at least 1");
     }
     if (initialBackoff.isNegative() || maxBackoff.compareTo(initialBackoff) < 0) {
-      throw new IllegalArgumentException("backoff must be non-negative and max >= initial");
+      throw new IllegalArgumentException("backoff must be non-negative and maxBackoff >= initialBackoff, was "
+          + initialBackoff.toMillis() + " ms and " + maxBackoff.toMillis() + " ms");
     }
+    this.maxAttempts = maxAttempts;
+    this.initialBackoff = initialBackoff;
+    this.maxBackoff = maxBackoff;
   }
 
+  /** 4 attempts, backoff from 50 ms doubling up to 1 s. */
   public static RetryPolicy defaults() {
     return new RetryPolicy(4, Duration.ofMillis(50), Duration.ofSeconds(1));
   }
@@ -33,6 +43,39 @@ public record RetryPolicy(int maxAttempts, Duration initialBackoff, Duration max
   /** No retries. */
   public static RetryPolicy none() {
     return new RetryPolicy(1, Duration.ZERO, Duration.ZERO);
+  }
+
+  /** This policy with {@code attempts} attempts (at least 1; 1 retries nothing). */
+  public RetryPolicy withMaxAttempts(int attempts) {
+    return new RetryPolicy(attempts, initialBackoff, maxBackoff);
+  }
+
+  /** This policy with the backoff after the first failed attempt; it may not exceed {@link #maxBackoff()}. */
+  public RetryPolicy withInitialBackoff(Duration backoff) {
+    return new RetryPolicy(maxAttempts, Objects.requireNonNull(backoff, "backoff"), maxBackoff);
+  }
+
+  /** This policy with the longest backoff; it may not be below {@link #initialBackoff()}. */
+  public RetryPolicy withMaxBackoff(Duration backoff) {
+    return new RetryPolicy(maxAttempts, initialBackoff, Objects.requireNonNull(backoff, "backoff"));
+  }
+
+  public int maxAttempts() {
+    return maxAttempts;
+  }
+
+  public Duration initialBackoff() {
+    return initialBackoff;
+  }
+
+  public Duration maxBackoff() {
+    return maxBackoff;
+  }
+
+  @Override
+  public String toString() {
+    return "RetryPolicy[maxAttempts=" + maxAttempts + ", initialBackoff=" + initialBackoff + ", maxBackoff="
+        + maxBackoff + "]";
   }
 
   Duration backoff(int attempt) {

@@ -53,7 +53,7 @@ class ChannelsTest {
     long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
     int calls = 0;
     while (System.nanoTime() < until && (calls(first) < 3 || calls(second) < 3)) {
-      client.acquire("orders/" + calls, Duration.ofSeconds(10), Duration.ZERO).release();
+      client.acquire("orders/" + calls, LockOptions.ttl(Duration.ofSeconds(10))).release();
       calls += 2;
       Thread.sleep(10);
     }
@@ -69,7 +69,7 @@ class ChannelsTest {
   @Test
   void aKeptLeaseResumesOnTheOtherReplicaWhenItsOwnStops() throws Exception {
     LockClient client = LockClient.builder(channel).callTimeout(Duration.ofSeconds(2)).build();
-    Lease lease = client.acquire("orders/1", Duration.ofSeconds(2), Duration.ZERO).keepAlive();
+    Lease lease = client.acquire("orders/1", LockOptions.ttl(Duration.ofSeconds(2))).keepAlive();
     List<LeaseLostException> heard = new CopyOnWriteArrayList<>();
     lease.onLost(heard::add);
     await().atMost(Duration.ofSeconds(5)).until(() -> first.keepAliveRequests.get() + second.keepAliveRequests.get() > 0);

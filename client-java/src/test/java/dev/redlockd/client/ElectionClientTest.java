@@ -44,7 +44,8 @@ class ElectionClientTest {
 
   @Test
   void aCandidateKeepsSendingWhileItWaitsAndLeadsOnTheFirstAnswer() throws Exception {
-    CompletableFuture<Leadership> campaign = client.campaignAsync("jobs", "10.0.0.7", Duration.ofMillis(400), null);
+    CompletableFuture<Leadership> campaign = client.campaignAsync("jobs",
+        CampaignOptions.value("10.0.0.7").ttl(Duration.ofMillis(400)));
     FakeElectionService.Candidate c = candidate(0);
     await().atMost(WAIT_LONG).until(() -> c.requests.size() >= 3);
     assertThat(campaign).isNotDone();
@@ -63,7 +64,8 @@ class ElectionClientTest {
 
   @Test
   void theLeadershipIsDatedFromTheRequestItsAnswerEchoes() throws Exception {
-    CompletableFuture<Leadership> campaign = client.campaignAsync("jobs", "a", Duration.ofSeconds(1), null);
+    CompletableFuture<Leadership> campaign = client.campaignAsync("jobs",
+        CampaignOptions.value("a").ttl(Duration.ofSeconds(1)));
     FakeElectionService.Candidate c = candidate(0);
     long firstSent = System.nanoTime();
     await().atMost(WAIT_LONG).until(() -> c.requests.size() >= 3); // 500 ms after the first
@@ -81,7 +83,9 @@ class ElectionClientTest {
   @Test
   void aCandidateWhoseWaitPassesWithdrawsAndIsNotAcquired() {
     LockNotAcquiredException e = catchThrowableOfType(
-        () -> client.campaign("jobs", "b", Duration.ofSeconds(2), Duration.ofMillis(200)), LockNotAcquiredException.class);
+        () -> client.campaign("jobs",
+            CampaignOptions.value("b").ttl(Duration.ofSeconds(2)).waitUpTo(Duration.ofMillis(200))),
+        LockNotAcquiredException.class);
     assertThat(e.status().getCode()).isEqualTo(Status.Code.ABORTED);
     assertThat(e.getMessage()).contains("jobs");
     await().atMost(WAIT_LONG).until(() -> fake.candidates.get(0).halfClosed);
@@ -89,7 +93,8 @@ class ElectionClientTest {
 
   @Test
   void aCancelledCampaignWithdraws() {
-    CompletableFuture<Leadership> campaign = client.campaignAsync("jobs", "b", Duration.ofSeconds(2), null);
+    CompletableFuture<Leadership> campaign = client.campaignAsync("jobs",
+        CampaignOptions.value("b").ttl(Duration.ofSeconds(2)));
     candidate(0);
     campaign.cancel(false);
     await().atMost(WAIT_LONG).until(() -> fake.candidates.get(0).halfClosed);
@@ -97,7 +102,8 @@ class ElectionClientTest {
 
   @Test
   void aStreamEndingBeforeLeadingFailsTheCampaignWithItsStatus() {
-    CompletableFuture<Leadership> campaign = client.campaignAsync("jobs", "b", Duration.ofSeconds(2), null);
+    CompletableFuture<Leadership> campaign = client.campaignAsync("jobs",
+        CampaignOptions.value("b").ttl(Duration.ofSeconds(2)));
     candidate(0).end(Status.INVALID_ARGUMENT.withDescription("bad election"));
     LockServiceException e = catchThrowableOfType(() -> client.await(campaign), LockServiceException.class);
     assertThat(e.status().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
@@ -105,7 +111,8 @@ class ElectionClientTest {
 
   @Test
   void aLostLeadershipIsReportedOnceAndLateCallbacksRunAtOnce() throws Exception {
-    CompletableFuture<Leadership> campaign = client.campaignAsync("jobs", "a", Duration.ofSeconds(2), null);
+    CompletableFuture<Leadership> campaign = client.campaignAsync("jobs",
+        CampaignOptions.value("a").ttl(Duration.ofSeconds(2)));
     FakeElectionService.Candidate c = candidate(0);
     c.lead(9);
     Leadership leading = campaign.get(5, TimeUnit.SECONDS);
@@ -126,7 +133,8 @@ class ElectionClientTest {
 
   @Test
   void aLeadershipWhoseRenewalsStopIsLostBeforeItsDeadline() throws Exception {
-    CompletableFuture<Leadership> campaign = client.campaignAsync("jobs", "a", Duration.ofMillis(400), null);
+    CompletableFuture<Leadership> campaign = client.campaignAsync("jobs",
+        CampaignOptions.value("a").ttl(Duration.ofMillis(400)));
     FakeElectionService.Candidate c = candidate(0);
     c.validity = Duration.ofMillis(300);
     c.answer(3, c.lastSequence(), "a", c.validity); // leads once, never renewed
@@ -140,7 +148,8 @@ class ElectionClientTest {
 
   @Test
   void resignHalfClosesOnceAndIsNoLoss() throws Exception {
-    CompletableFuture<Leadership> campaign = client.campaignAsync("jobs", "a", Duration.ofSeconds(2), null);
+    CompletableFuture<Leadership> campaign = client.campaignAsync("jobs",
+        CampaignOptions.value("a").ttl(Duration.ofSeconds(2)));
     FakeElectionService.Candidate c = candidate(0);
     c.lead(4);
     Leadership leading = campaign.get(5, TimeUnit.SECONDS);
@@ -158,7 +167,8 @@ class ElectionClientTest {
 
   @Test
   void proclaimReturnsOnceTheServerShowsTheNewValue() throws Exception {
-    CompletableFuture<Leadership> campaign = client.campaignAsync("jobs", "a", Duration.ofSeconds(2), null);
+    CompletableFuture<Leadership> campaign = client.campaignAsync("jobs",
+        CampaignOptions.value("a").ttl(Duration.ofSeconds(2)));
     FakeElectionService.Candidate c = candidate(0);
     c.lead(4);
     Leadership leading = campaign.get(5, TimeUnit.SECONDS);
@@ -175,7 +185,8 @@ class ElectionClientTest {
 
   @Test
   void theTermFollowsARenewalThatReportsAHigherOneAndNeverFalls() throws Exception {
-    CompletableFuture<Leadership> campaign = client.campaignAsync("jobs", "a", Duration.ofSeconds(2), null);
+    CompletableFuture<Leadership> campaign = client.campaignAsync("jobs",
+        CampaignOptions.value("a").ttl(Duration.ofSeconds(2)));
     FakeElectionService.Candidate c = candidate(0);
     c.lead(4);
     Leadership leading = campaign.get(5, TimeUnit.SECONDS);
@@ -232,7 +243,8 @@ class ElectionClientTest {
   /** Rule 14: a leader whose stream breaks asks for its leadership back with its token, and keeps its term. */
   @Test
   void aLeaderWhoseStreamBreaksResumesWithItsTokenAndKeepsItsTerm() throws Exception {
-    CompletableFuture<Leadership> campaign = client.campaignAsync("jobs", "a", Duration.ofSeconds(2), null);
+    CompletableFuture<Leadership> campaign = client.campaignAsync("jobs",
+        CampaignOptions.value("a").ttl(Duration.ofSeconds(2)));
     FakeElectionService.Candidate first = candidate(0);
     String token = first.requests.get(0).getToken();
     assertThat(token).as("a client-made token, as a lease's").hasSize(32).matches("[A-Za-z0-9_-]+");
@@ -267,7 +279,8 @@ class ElectionClientTest {
 
   @Test
   void aWaitingCandidateWhoseStreamBreaksCampaignsAgainWithItsToken() throws Exception {
-    CompletableFuture<Leadership> campaign = client.campaignAsync("jobs", "b", Duration.ofSeconds(2), null);
+    CompletableFuture<Leadership> campaign = client.campaignAsync("jobs",
+        CampaignOptions.value("b").ttl(Duration.ofSeconds(2)));
     FakeElectionService.Candidate first = candidate(0);
 
     first.end(Status.UNAVAILABLE.withDescription("the server is shutting down"));
@@ -282,7 +295,8 @@ class ElectionClientTest {
 
   @Test
   void notFoundOnTheResumedCampaignIsALossReportedOnce() throws Exception {
-    CompletableFuture<Leadership> campaign = client.campaignAsync("jobs", "a", Duration.ofSeconds(2), null);
+    CompletableFuture<Leadership> campaign = client.campaignAsync("jobs",
+        CampaignOptions.value("a").ttl(Duration.ofSeconds(2)));
     FakeElectionService.Candidate first = candidate(0);
     first.lead(7);
     Leadership leading = campaign.get(5, TimeUnit.SECONDS);
@@ -302,7 +316,8 @@ class ElectionClientTest {
 
   @Test
   void aLeadershipWhoseStreamCannotBeReopenedIsLostOnceBeforeItsDeadline() throws Exception {
-    CompletableFuture<Leadership> campaign = client.campaignAsync("jobs", "a", Duration.ofSeconds(1), null);
+    CompletableFuture<Leadership> campaign = client.campaignAsync("jobs",
+        CampaignOptions.value("a").ttl(Duration.ofSeconds(1)));
     FakeElectionService.Candidate first = candidate(0);
     first.validity = Duration.ofSeconds(1);
     first.lead(7);

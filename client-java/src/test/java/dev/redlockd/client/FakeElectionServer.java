@@ -28,7 +28,8 @@ final class FakeElectionServer implements AutoCloseable {
     channel = InProcessChannelBuilder.forName(name).build();
     client = LockClient.builder(channel)
         .callTimeout(Duration.ofSeconds(2))
-        .retryPolicy(new RetryPolicy(3, Duration.ofMillis(10), Duration.ofMillis(40)))
+        .retryPolicy(RetryPolicy.defaults()
+                .withMaxAttempts(3).withInitialBackoff(Duration.ofMillis(10)).withMaxBackoff(Duration.ofMillis(40)))
         .build();
   }
 

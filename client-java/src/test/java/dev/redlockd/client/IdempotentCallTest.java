@@ -32,7 +32,8 @@ class IdempotentCallTest {
   private static final Duration TTL = Duration.ofSeconds(10);
   private static final Duration CALL_TIMEOUT = Duration.ofSeconds(2);
   /** Two attempts, then UNAVAILABLE is retried every 5 ms at most until the call timeout. */
-  private static final RetryPolicy TWO_ATTEMPTS = new RetryPolicy(2, Duration.ofMillis(1), Duration.ofMillis(5));
+  private static final RetryPolicy TWO_ATTEMPTS = RetryPolicy.defaults()
+          .withMaxAttempts(2).withInitialBackoff(Duration.ofMillis(1)).withMaxBackoff(Duration.ofMillis(5));
   private static final Status GOING_AWAY = Status.UNAVAILABLE.withDescription("the replica is shutting down");
 
   private final FakeLockService fake = new FakeLockService();
@@ -68,7 +69,7 @@ class IdempotentCallTest {
   @Test
   void releaseIsRetriedPastThePolicysAttemptsAndResetsTheReconnectBackoffBeforeEachRetry() {
     LockClient client = builder(channel).build();
-    Lease lease = client.acquire("orders/1", TTL, Duration.ZERO);
+    Lease lease = client.acquire("orders/1", LockOptions.ttl(TTL));
     failReleases(6);
 
     assertThat(lease.release()).isTrue();
@@ -81,7 +82,7 @@ class IdempotentCallTest {
   @Test
   void unavailableIsRetriedNoLongerThanTheCallsDeadline() {
     LockClient client = builder(channel).build();
-    Lease lease = client.acquire("orders/1", TTL, Duration.ZERO);
+    Lease lease = client.acquire("orders/1", LockOptions.ttl(TTL));
     failReleases(100_000);
 
     long start = System.nanoTime();
@@ -97,7 +98,7 @@ class IdempotentCallTest {
   @Test
   void aRetryPolicyOfOneAttemptRetriesNothing() {
     LockClient client = builder(channel).retryPolicy(RetryPolicy.none()).build();
-    Lease lease = client.acquire("orders/1", TTL, Duration.ZERO);
+    Lease lease = client.acquire("orders/1", LockOptions.ttl(TTL));
     failReleases(1);
 
     LockServiceException e = catchThrowableOfType(lease::release, LockServiceException.class);
@@ -116,7 +117,7 @@ class IdempotentCallTest {
     };
     Channel intercepted = ClientInterceptors.intercept(channel, passThrough);
     LockClient client = builder(intercepted).resetBackoffOn(channel).build();
-    Lease lease = client.acquire("orders/1", TTL, Duration.ZERO);
+    Lease lease = client.acquire("orders/1", LockOptions.ttl(TTL));
     failReleases(2);
 
     assertThat(lease.release()).isTrue();
@@ -126,7 +127,7 @@ class IdempotentCallTest {
   @Test
   void extendAndLeaderAreRetriedToo() throws Exception {
     LockClient client = builder(channel).build();
-    Lease lease = client.acquire("orders/1", TTL, Duration.ZERO);
+    Lease lease = client.acquire("orders/1", LockOptions.ttl(TTL));
     for (int i = 0; i < 4; i++) {
       fake.failNextExtend.add(GOING_AWAY);
     }
@@ -150,13 +151,13 @@ class IdempotentCallTest {
   void theAttemptsOfAnAcquireCountOnlyItsTimeouts() {
     LockClient client = builder(channel).build();
     fake.failNextAcquire.addAll(java.util.List.of(GOING_AWAY, GOING_AWAY, Status.DEADLINE_EXCEEDED, GOING_AWAY));
-    client.acquire("orders/1", TTL, Duration.ZERO);
+    client.acquire("orders/1", LockOptions.ttl(TTL));
     assertThat(fake.acquires).as("two attempts, but only one of the four failures timed out").hasSize(5);
     assertThat(fake.acquires).extracting(a -> a.getToken()).containsOnly(fake.acquires.get(0).getToken());
 
     fake.failNextAcquire.addAll(java.util.List.of(Status.DEADLINE_EXCEEDED, GOING_AWAY, Status.DEADLINE_EXCEEDED));
     LockServiceException e = catchThrowableOfType(
-        () -> client.acquire("orders/2", TTL, Duration.ZERO), LockServiceException.class);
+        () -> client.acquire("orders/2", LockOptions.ttl(TTL)), LockServiceException.class);
     assertThat(e.status().getCode()).isEqualTo(Status.Code.DEADLINE_EXCEEDED);
     assertThat(fake.acquires).hasSize(8);
   }
@@ -167,7 +168,7 @@ class IdempotentCallTest {
     ManualTimers timers = new ManualTimers();
     LockClient client = builder(channel).nanoClock(timers::nanoTime).scheduler(timers).build();
     fake.validity = Duration.ofSeconds(1);
-    Lease lease = client.acquire("orders/1", Duration.ofSeconds(1), Duration.ZERO);
+    Lease lease = client.acquire("orders/1", LockOptions.ttl(Duration.ofSeconds(1)));
     failReleases(2);
 
     timers.advance(Duration.ofSeconds(1)); // past its guarded deadline, unrenewed: lost, and given back

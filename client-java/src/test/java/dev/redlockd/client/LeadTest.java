@@ -50,7 +50,7 @@ class LeadTest {
     CompletableFuture<Object> outcome = new CompletableFuture<>();
     Thread t = new Thread(() -> {
       try {
-        outcome.complete(client.lead("jobs", "a", Duration.ofSeconds(2), onLoss, work));
+        outcome.complete(client.lead("jobs", CampaignOptions.value("a").ttl(Duration.ofSeconds(2)), onLoss, work));
       } catch (Throwable e) {
         outcome.complete(e);
       }
@@ -115,7 +115,7 @@ class LeadTest {
     AtomicReference<Boolean> flagAfter = new AtomicReference<>();
     Thread t = new Thread(() -> {
       try {
-        outcome.complete(client.lead("jobs", "a", Duration.ofSeconds(2), leading -> {
+        outcome.complete(client.lead("jobs", CampaignOptions.value("a").ttl(Duration.ofSeconds(2)), leading -> {
           while (leading.isLeader()) {
             LockSupport.parkNanos(1_000_000); // returns on an interrupt without throwing or clearing it
           }
@@ -145,7 +145,7 @@ class LeadTest {
     AtomicReference<Boolean> flagAfter = new AtomicReference<>();
     Thread t = new Thread(() -> {
       try {
-        outcome.complete(client.lead("jobs", "a", Duration.ofSeconds(2), leading -> {
+        outcome.complete(client.lead("jobs", CampaignOptions.value("a").ttl(Duration.ofSeconds(2)), leading -> {
           Thread.currentThread().interrupt(); // as work that caught the caller's interrupt and kept it
           return "done";
         }));

@@ -41,7 +41,11 @@ import org.junit.jupiter.api.parallel.ExecutionMode;
 @Execution(ExecutionMode.CONCURRENT)
 class LockClientTest {
   private static final Duration TTL = Duration.ofSeconds(10);
-  private static final Duration CALL_TIMEOUT = Duration.ofMillis(400);
+  /**
+   * A bound on a failure, not a speed: three in-process attempts and their backoffs must fit in
+   * it. At 400 ms they did not, at load 14 on 2 cores (the call ran out before its third attempt).
+   */
+  private static final Duration CALL_TIMEOUT = Duration.ofSeconds(2);
 
   private final FakeLockService fake = new FakeLockService();
   private final AtomicLong clock = new AtomicLong(1_000_000_000L);
@@ -60,7 +64,8 @@ class LockClientTest {
   private LockClient.Builder builder() {
     return LockClient.builder(channel)
         .callTimeout(CALL_TIMEOUT)
-        .retryPolicy(new RetryPolicy(3, Duration.ofMillis(10), Duration.ofMillis(40)));
+        .retryPolicy(RetryPolicy.defaults()
+                .withMaxAttempts(3).withInitialBackoff(Duration.ofMillis(10)).withMaxBackoff(Duration.ofMillis(40)));
   }
 
   @AfterEach
@@ -76,7 +81,7 @@ class LockClientTest {
 
   @Test
   void acquireSendsAFreshTokenAndReturnsTheLease() {
-    Lease lease = client.acquire("orders/1", TTL, Duration.ZERO);
+    Lease lease = client.acquire("orders/1", LockOptions.ttl(TTL));
 
     assertThat(lease.resource()).isEqualTo("orders/1");
     assertThat(lease.fencingToken()).isEqualTo(fake.locks.get("orders/1").fence());
@@ -86,8 +91,42 @@ class LockClientTest {
     assertThat(ProtoTime.fromProto(sent.getTtl())).isEqualTo(TTL);
     assertThat(sent.getOwner()).contains("pid");
 
-    client.acquire("orders/2", TTL, Duration.ZERO);
+    client.acquire("orders/2", LockOptions.ttl(TTL));
     assertThat(fake.acquires.get(1).getToken()).isNotEqualTo(fake.acquires.get(0).getToken());
+  }
+
+  @Test
+  void theOptionsSendTheirTtlWaitAndOwnerAndDefaultToTheBuildersTtlAndOwner() {
+    client.acquire("orders/1", LockOptions.ttl(Duration.ofSeconds(7)).waitUpTo(Duration.ofMillis(300)).owner("batch-7"));
+    AcquireRequest named = fake.acquires.get(0);
+    assertThat(ProtoTime.fromProto(named.getTtl())).isEqualTo(Duration.ofSeconds(7));
+    assertThat(ProtoTime.fromProto(named.getWait())).isPositive().isLessThanOrEqualTo(Duration.ofMillis(300));
+    assertThat(named.getOwner()).isEqualTo("batch-7");
+
+    LockClient defaults = builder().defaultTtl(Duration.ofSeconds(12)).owner("scheduler").build();
+    defaults.acquire("orders/2", LockOptions.defaultTtl());
+    AcquireRequest unnamed = fake.acquires.get(1);
+    assertThat(ProtoTime.fromProto(unnamed.getTtl())).isEqualTo(Duration.ofSeconds(12));
+    assertThat(ProtoTime.fromProto(unnamed.getWait())).isZero();
+    assertThat(unnamed.getOwner()).isEqualTo("scheduler");
+  }
+
+  @Test
+  void theKeepAliveOptionHandsOutALeaseAlreadyKeptOnItsStream() {
+    Lease lease = client.acquire("orders/1", LockOptions.ttl(TTL).keepAlive());
+
+    await().atMost(Duration.ofSeconds(5)).until(() -> fake.keepAliveFirsts.size() == 1);
+    assertThat(fake.keepAliveFirsts.get(0).getToken()).isEqualTo(tokenOfLastAcquire());
+    lease.close();
+  }
+
+  @Test
+  void tryAcquireSendsTheOptionsWaitAndIsEmptyWhenStillHeld() {
+    client.acquire("orders/1", LockOptions.ttl(TTL)); // someone else's, for the next acquire's fresh token
+
+    assertThat(client.tryAcquire("orders/1", LockOptions.ttl(TTL).waitUpTo(Duration.ofMillis(200)))).isEmpty();
+    assertThat(ProtoTime.fromProto(fake.acquires.get(1).getWait())).isPositive()
+        .isLessThanOrEqualTo(Duration.ofMillis(200));
   }
 
   @Test
@@ -96,7 +135,7 @@ class LockClientTest {
     LockClient timed = builder().nanoClock(clock::get).build();
 
     long sent = clock.get();
-    Lease lease = timed.acquire("orders/1", TTL, Duration.ZERO);
+    Lease lease = timed.acquire("orders/1", LockOptions.ttl(TTL));
     assertThat(lease.deadlineNanos()).isEqualTo(sent + Duration.ofMillis(9_700).toNanos());
     // Valid until the guard before the deadline: ttl/20 = 500 ms, at most 100 ms.
     assertThat(lease.remaining()).isEqualTo(Duration.ofMillis(9_600));
@@ -122,7 +161,7 @@ class LockClientTest {
   @Test
   void aLeaseNotRenewedIsReportedLostBeforeItsDeadline() throws Exception {
     fake.validity = Duration.ofMillis(600);
-    Lease lease = client.acquire("orders/1", Duration.ofMillis(600), Duration.ZERO);
+    Lease lease = client.acquire("orders/1", LockOptions.ttl(Duration.ofMillis(600)));
     long deadline = lease.deadlineNanos();
     CompletableFuture<Long> lostAt = new CompletableFuture<>();
     lease.onLost(e -> lostAt.complete(System.nanoTime()));
@@ -135,10 +174,11 @@ class LockClientTest {
 
   @Test
   void acquireThrowsLockNotAcquiredWhenHeldBySomeoneElse() {
-    client.acquire("orders/1", TTL, Duration.ZERO);
+    client.acquire("orders/1", LockOptions.ttl(TTL));
 
     LockNotAcquiredException e = catchThrowableOfType(
-        () -> client.acquire("orders/1", TTL, Duration.ofMillis(50)), LockNotAcquiredException.class);
+        () -> client.acquire("orders/1",
+            LockOptions.ttl(TTL).waitUpTo(Duration.ofMillis(50))), LockNotAcquiredException.class);
 
     assertThat(e.status().getCode()).isEqualTo(Status.Code.ABORTED);
     assertThat(e).hasMessageContaining("orders/1");
@@ -146,8 +186,8 @@ class LockClientTest {
 
   @Test
   void tryAcquireIsOneAttemptAndEmptyWhenHeld() {
-    Optional<Lease> first = client.tryAcquire("orders/1", TTL);
-    Optional<Lease> second = client.tryAcquire("orders/1", TTL);
+    Optional<Lease> first = client.tryAcquire("orders/1", LockOptions.ttl(TTL));
+    Optional<Lease> second = client.tryAcquire("orders/1", LockOptions.ttl(TTL));
 
     assertThat(first).isPresent();
     assertThat(second).isEmpty();
@@ -163,7 +203,7 @@ class LockClientTest {
       fake.failNextAcquire.add(Status.fromCode(code).withDescription("resource 'orders/1': " + code));
 
       LockServiceException e = catchThrowableOfType(
-          () -> client.acquire("orders/1", TTL, Duration.ZERO), LockServiceException.class);
+          () -> client.acquire("orders/1", LockOptions.ttl(TTL)), LockServiceException.class);
 
       assertThat(e).isNotInstanceOf(LockNotAcquiredException.class);
       assertThat(e.status().getCode()).isEqualTo(code);
@@ -178,7 +218,7 @@ class LockClientTest {
     fake.failNextAcquire.add(Status.UNAVAILABLE.withDescription("2 of 5 nodes answered"));
     fake.failNextAcquire.add(Status.UNAVAILABLE.withDescription("2 of 5 nodes answered"));
 
-    Lease lease = client.acquire("orders/1", TTL, Duration.ZERO);
+    Lease lease = client.acquire("orders/1", LockOptions.ttl(TTL));
 
     assertThat(fake.acquires).hasSize(3);
     assertThat(fake.acquires).extracting(AcquireRequest::getToken).containsOnly(tokenOfLastAcquire());
@@ -194,7 +234,7 @@ class LockClientTest {
 
     long start = System.nanoTime();
     LockServiceException e = catchThrowableOfType(
-        () -> client.acquire("orders/1", TTL, Duration.ZERO), LockServiceException.class);
+        () -> client.acquire("orders/1", LockOptions.ttl(TTL)), LockServiceException.class);
     long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
 
     assertThat(e.status().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
@@ -212,7 +252,7 @@ class LockClientTest {
     // The first Acquire is granted, but its answer comes after the caller's deadline.
     fake.delayNextAcquireAnswer = CALL_TIMEOUT.multipliedBy(3);
 
-    Lease lease = client.acquire("orders/1", TTL, Duration.ZERO);
+    Lease lease = client.acquire("orders/1", LockOptions.ttl(TTL));
 
     assertThat(fake.acquires).hasSize(2);
     assertThat(fake.acquires.get(1).getToken()).isEqualTo(fake.acquires.get(0).getToken());
@@ -225,19 +265,19 @@ class LockClientTest {
 
   @Test
   void acquireDeadlineIsTheWaitPlusTheCallTimeout() {
-    client.acquire("orders/1", TTL, Duration.ofSeconds(3));
-    client.acquire("orders/2", TTL, Duration.ZERO);
+    client.acquire("orders/1", LockOptions.ttl(TTL).waitUpTo(Duration.ofSeconds(3)));
+    client.acquire("orders/2", LockOptions.ttl(TTL));
 
-    assertThat(fake.acquireDeadlinesMs.get(0)).isBetween(3_000L, 3_400L);
-    assertThat(fake.acquireDeadlinesMs.get(1)).isBetween(0L, 400L).isPositive();
+    assertThat(fake.acquireDeadlinesMs.get(0)).isBetween(3_000L, 3_000L + CALL_TIMEOUT.toMillis());
+    assertThat(fake.acquireDeadlinesMs.get(1)).isBetween(0L, CALL_TIMEOUT.toMillis()).isPositive();
   }
 
   @Test
   void acquireAsyncCompletesWithTheLeaseOrTheFailure() throws Exception {
-    Lease lease = client.acquireAsync("orders/1", TTL, Duration.ZERO).get(5, TimeUnit.SECONDS);
+    Lease lease = client.acquireAsync("orders/1", LockOptions.ttl(TTL)).get(5, TimeUnit.SECONDS);
     assertThat(lease.isValid()).isTrue();
 
-    CompletableFuture<Lease> held = client.acquireAsync("orders/1", TTL, Duration.ZERO);
+    CompletableFuture<Lease> held = client.acquireAsync("orders/1", LockOptions.ttl(TTL));
     ExecutionException e = catchThrowableOfType(() -> held.get(5, TimeUnit.SECONDS), ExecutionException.class);
     assertThat(e.getCause()).isInstanceOf(LockNotAcquiredException.class);
   }
@@ -248,7 +288,7 @@ class LockClientTest {
     fake.validity = Duration.ofSeconds(1);
     fake.delayNextAcquireAnswer = Duration.ofMillis(600);
 
-    Lease lease = client.acquire("orders/1", Duration.ofSeconds(1), Duration.ofSeconds(2));
+    Lease lease = client.acquire("orders/1", LockOptions.ttl(Duration.ofSeconds(1)).waitUpTo(Duration.ofSeconds(2)));
 
     assertThat(lease.remaining()).isGreaterThan(Duration.ofMillis(800));
     assertThat(fake.acquires).hasSize(2);
@@ -263,7 +303,8 @@ class LockClientTest {
     fake.delayEveryAcquireAnswer = Duration.ofMillis(350);
 
     LockServiceException e = catchThrowableOfType(
-        () -> client.acquire("orders/1", Duration.ofMillis(300), Duration.ofSeconds(5)), LockServiceException.class);
+        () -> client.acquire("orders/1",
+            LockOptions.ttl(Duration.ofMillis(300)).waitUpTo(Duration.ofSeconds(5))), LockServiceException.class);
 
     assertThat(e.status().getCode()).isEqualTo(Status.Code.DEADLINE_EXCEEDED);
     assertThat(fake.acquires).as("the first attempt and three refreshes").hasSize(4);
@@ -273,21 +314,22 @@ class LockClientTest {
   @Test
   void aLeaseGrantedAfterTheCallerCancelledIsReleased() {
     fake.delayNextAcquireAnswer = Duration.ofMillis(200);
-    CompletableFuture<Lease> pending = client.acquireAsync("orders/1", TTL, Duration.ofSeconds(5));
+    CompletableFuture<Lease> pending = client.acquireAsync("orders/1",
+        LockOptions.ttl(TTL).waitUpTo(Duration.ofSeconds(5)));
     org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(2)).until(() -> !fake.locks.isEmpty());
 
     pending.cancel(false);
 
     // The fake grants before answering; the cancelled caller's lock must not leak.
     org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(3)).until(fake.locks::isEmpty);
-    assertThat(client.tryAcquire("orders/1", TTL)).isPresent();
+    assertThat(client.tryAcquire("orders/1", LockOptions.ttl(TTL))).isPresent();
   }
 
   @Test
   void extendMovesTheDeadlineWithTheNewValidity() {
     LockClient timed = builder().nanoClock(clock::get).build();
     fake.validity = Duration.ofSeconds(1);
-    Lease lease = timed.acquire("orders/1", TTL, Duration.ZERO);
+    Lease lease = timed.acquire("orders/1", LockOptions.ttl(TTL));
     clock.addAndGet(Duration.ofMillis(900).toNanos());
 
     fake.validity = Duration.ofSeconds(20);
@@ -300,7 +342,7 @@ class LockClientTest {
 
   @Test
   void extendOfALeaseNoLongerHeldThrowsLeaseLostAndFiresOnLost() {
-    Lease lease = client.acquire("orders/1", TTL, Duration.ZERO);
+    Lease lease = client.acquire("orders/1", LockOptions.ttl(TTL));
     AtomicReference<LeaseLostException> heard = new AtomicReference<>();
     lease.onLost(heard::set);
     fake.locks.clear(); // expired or taken over behind the client's back
@@ -314,7 +356,7 @@ class LockClientTest {
 
   @Test
   void extendRetriesUnavailableWhileTheLeaseIsValid() {
-    Lease lease = client.acquire("orders/1", TTL, Duration.ZERO);
+    Lease lease = client.acquire("orders/1", LockOptions.ttl(TTL));
     fake.failNextExtend.add(Status.UNAVAILABLE.withDescription("2 of 5 nodes answered"));
 
     lease.extend(TTL);
@@ -325,7 +367,7 @@ class LockClientTest {
 
   @Test
   void releaseIsIdempotentAndTrueOnlyOnce() {
-    Lease lease = client.acquire("orders/1", TTL, Duration.ZERO);
+    Lease lease = client.acquire("orders/1", LockOptions.ttl(TTL));
 
     assertThat(lease.release()).isTrue();
     assertThat(lease.release()).isFalse();
@@ -338,7 +380,7 @@ class LockClientTest {
 
   @Test
   void releaseOfALeaseTakenOverSaysFalse() {
-    Lease lease = client.acquire("orders/1", TTL, Duration.ZERO);
+    Lease lease = client.acquire("orders/1", LockOptions.ttl(TTL));
     fake.locks.clear();
 
     assertThat(lease.release()).isFalse();
@@ -349,7 +391,7 @@ class LockClientTest {
     fake.validity = Duration.ofMillis(50);
     CountDownLatch lost = new CountDownLatch(1);
     AtomicReference<LeaseLostException> heard = new AtomicReference<>();
-    Lease lease = client.acquire("orders/1", TTL, Duration.ZERO).onLost(e -> {
+    Lease lease = client.acquire("orders/1", LockOptions.ttl(TTL)).onLost(e -> {
       heard.set(e);
       lost.countDown();
     });
@@ -370,7 +412,7 @@ class LockClientTest {
 
   @Test
   void onLostRegisteredAfterTheLossFiresAtOnce() {
-    Lease lease = client.acquire("orders/1", TTL, Duration.ZERO);
+    Lease lease = client.acquire("orders/1", LockOptions.ttl(TTL));
     fake.locks.clear();
     assertThatThrownBy(() -> lease.extend(TTL)).isInstanceOf(LeaseLostException.class);
 
@@ -383,7 +425,7 @@ class LockClientTest {
   @Test
   void keepAliveMovesTheDeadlineAndReportsTheStreamEndingAsLost() throws Exception {
     fake.validity = Duration.ofMillis(300);
-    Lease lease = client.acquire("orders/1", TTL, Duration.ZERO);
+    Lease lease = client.acquire("orders/1", LockOptions.ttl(TTL));
     fake.validity = Duration.ofSeconds(30);
     CountDownLatch lost = new CountDownLatch(1);
     AtomicReference<LeaseLostException> heard = new AtomicReference<>();
@@ -413,7 +455,7 @@ class LockClientTest {
   void keepAliveCountsEachRenewalFromTheSendTimeOfTheRequestItEchoes() throws Exception {
     Duration ttl = Duration.ofSeconds(1);
     fake.validity = ttl;
-    Lease lease = client.acquire("orders/1", ttl, Duration.ZERO);
+    Lease lease = client.acquire("orders/1", LockOptions.ttl(ttl));
     // Late, but within a quarter of the ttl (later than that, the stream counts as silent: SilentStreamTest).
     fake.laterKeepAliveAnswerDelay = Duration.ofMillis(150);
     lease.keepAlive();
@@ -435,7 +477,7 @@ class LockClientTest {
 
   @Test
   void releaseOfAKeptLeaseHalfClosesItsStream() {
-    Lease lease = client.acquire("orders/1", TTL, Duration.ZERO).keepAlive();
+    Lease lease = client.acquire("orders/1", LockOptions.ttl(TTL)).keepAlive();
     org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(2)).until(() -> fake.streams.size() == 1);
     AtomicReference<LeaseLostException> heard = new AtomicReference<>();
     lease.onLost(heard::set);
@@ -450,7 +492,7 @@ class LockClientTest {
 
   @Test
   void withLockRunsTheWorkAndReleases() throws Exception {
-    String result = client.withLock("orders/1", TTL, Duration.ZERO, () -> {
+    String result = client.withLock("orders/1", LockOptions.ttl(TTL), () -> {
       assertThat(fake.locks).containsKey("orders/1");
       return "done";
     });
@@ -462,7 +504,7 @@ class LockClientTest {
 
   @Test
   void withLockReleasesWhenTheWorkThrows() {
-    assertThatThrownBy(() -> client.withLock("orders/1", TTL, Duration.ZERO, () -> {
+    assertThatThrownBy(() -> client.withLock("orders/1", LockOptions.ttl(TTL), () -> {
       throw new IllegalStateException("the work failed");
     })).isInstanceOf(IllegalStateException.class).hasMessage("the work failed");
 
@@ -472,7 +514,7 @@ class LockClientTest {
   @Test
   void withLockInterruptsTheWorkAndThrowsLeaseLostWhenTheLeaseIsLost() {
     long start = System.nanoTime();
-    LeaseLostException e = catchThrowableOfType(() -> client.withLock("orders/1", TTL, Duration.ZERO, () -> {
+    LeaseLostException e = catchThrowableOfType(() -> client.withLock("orders/1", LockOptions.ttl(TTL), () -> {
       org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(2)).until(() -> fake.streams.size() == 1);
       fake.endStreams(Status.NOT_FOUND.withDescription("lease on resource 'orders/1' is not held"));
       Thread.sleep(10_000); // interrupted when the loss is heard
@@ -487,17 +529,18 @@ class LockClientTest {
 
   @Test
   void withLockThrowsNotAcquiredWithoutRunningTheWork() {
-    client.acquire("orders/1", TTL, Duration.ZERO);
+    client.acquire("orders/1", LockOptions.ttl(TTL));
     boolean[] ran = {false};
 
-    assertThatThrownBy(() -> client.withLock("orders/1", TTL, Duration.ofMillis(20), () -> ran[0] = true))
+    assertThatThrownBy(() -> client.withLock("orders/1",
+        LockOptions.ttl(TTL).waitUpTo(Duration.ofMillis(20)), () -> ran[0] = true))
         .isInstanceOf(LockNotAcquiredException.class);
     assertThat(ran[0]).isFalse();
   }
 
   @Test
   void theTokenAppearsInNoStringTheCallerCanSee() {
-    Lease lease = client.acquire("orders/1", TTL, Duration.ZERO);
+    Lease lease = client.acquire("orders/1", LockOptions.ttl(TTL));
     String token = tokenOfLastAcquire();
     fake.locks.clear();
     LeaseLostException lost = catchThrowableOfType(() -> lease.extend(TTL), LeaseLostException.class);
@@ -515,7 +558,7 @@ class LockClientTest {
   @Test
   void aKeptStreamEndedUnavailableIsReopenedWithTheSameTokenAndNoLoss() {
     fake.validity = Duration.ofSeconds(2);
-    Lease lease = client.acquire("orders/1", Duration.ofSeconds(2), Duration.ZERO).keepAlive();
+    Lease lease = client.acquire("orders/1", LockOptions.ttl(Duration.ofSeconds(2))).keepAlive();
     String token = tokenOfLastAcquire();
     List<LeaseLostException> heard = new CopyOnWriteArrayList<>();
     lease.onLost(heard::add);
@@ -542,7 +585,7 @@ class LockClientTest {
 
   @Test
   void notFoundOnTheReopenedStreamIsALossReportedOnce() throws Exception {
-    Lease lease = client.acquire("orders/1", Duration.ofSeconds(2), Duration.ZERO).keepAlive();
+    Lease lease = client.acquire("orders/1", LockOptions.ttl(Duration.ofSeconds(2))).keepAlive();
     List<LeaseLostException> heard = new CopyOnWriteArrayList<>();
     lease.onLost(heard::add);
     await().atMost(Duration.ofSeconds(5)).until(() -> fake.keepAliveRequests.get() >= 1);
@@ -562,7 +605,7 @@ class LockClientTest {
   void whenEveryReopenFailsTheLeaseIsLostOnceAtItsGuardedDeadlineWhichDoesNotMoveMeanwhile() throws Exception {
     Duration ttl = Duration.ofSeconds(1);
     fake.validity = ttl;
-    Lease lease = client.acquire("orders/1", ttl, Duration.ZERO).keepAlive();
+    Lease lease = client.acquire("orders/1", LockOptions.ttl(ttl)).keepAlive();
     List<Long> lostAt = new CopyOnWriteArrayList<>();
     List<LeaseLostException> heard = new CopyOnWriteArrayList<>();
     lease.onLost(e -> {
@@ -595,7 +638,7 @@ class LockClientTest {
   void extendOfAKeptLeaseGoesThroughItsStreamAndLaterRequestsFollowTheNewTtl() throws Exception {
     fake.validityFollowsTtl = true;
     fake.validity = FakeLockService.validityFor(Duration.ofSeconds(2));
-    Lease lease = client.acquire("orders/1", Duration.ofSeconds(2), Duration.ZERO).keepAlive();
+    Lease lease = client.acquire("orders/1", LockOptions.ttl(Duration.ofSeconds(2))).keepAlive();
     await().atMost(Duration.ofSeconds(5)).until(() -> fake.keepAliveRequests.get() >= 1);
 
     lease.extend(Duration.ofSeconds(6));
@@ -627,7 +670,7 @@ class LockClientTest {
 
   @Test
   void aShorterTtlCutsTheDeadlineAtOnceAndAnswersToEarlierRequestsAreIgnored() throws Exception {
-    Lease lease = client.acquire("orders/1", TTL, Duration.ZERO).keepAlive();
+    Lease lease = client.acquire("orders/1", LockOptions.ttl(TTL)).keepAlive();
     await().atMost(Duration.ofSeconds(5)).until(() -> fake.keepAliveRequests.get() >= 1);
     await().atMost(Duration.ofSeconds(5)).until(() -> lease.remaining().compareTo(Duration.ofSeconds(9)) > 0);
     fake.keepAliveSilent = true;
@@ -660,13 +703,13 @@ class LockClientTest {
   @Test
   void aLeaseThatRanOutIsGivenBackAndAKeptOneIsHalfClosed() {
     fake.validity = Duration.ofMillis(300);
-    Lease plain = client.acquire("orders/1", TTL, Duration.ZERO);
+    Lease plain = client.acquire("orders/1", LockOptions.ttl(TTL));
     await().atMost(Duration.ofSeconds(5)).until(() -> !fake.locks.containsKey("orders/1"));
     assertThat(plain.isValid()).isFalse();
     assertThat(fake.releases.get()).isEqualTo(1);
 
     fake.keepAliveSilent = true; // renewals get no answer: the lease runs out with its stream up
-    Lease kept = client.acquire("orders/2", TTL, Duration.ZERO).keepAlive();
+    Lease kept = client.acquire("orders/2", LockOptions.ttl(TTL)).keepAlive();
     await().atMost(Duration.ofSeconds(5)).until(() -> !fake.locks.containsKey("orders/2"));
     assertThat(kept.isValid()).isFalse();
     assertThat(fake.releases.get()).as("released by the half-close, not a Release call").isEqualTo(1);

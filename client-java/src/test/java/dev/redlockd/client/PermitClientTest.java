@@ -44,7 +44,8 @@ class PermitClientTest {
     channel = InProcessChannelBuilder.forName(name).build();
     client = LockClient.builder(channel)
         .callTimeout(CALL_TIMEOUT)
-        .retryPolicy(new RetryPolicy(3, Duration.ofMillis(10), Duration.ofMillis(40)))
+        .retryPolicy(RetryPolicy.defaults()
+                .withMaxAttempts(3).withInitialBackoff(Duration.ofMillis(10)).withMaxBackoff(Duration.ofMillis(40)))
         .build();
   }
 
@@ -61,37 +62,37 @@ class PermitClientTest {
 
   @Test
   void acquirePermitAsksForNPermitsAndTheLeaseSaysWhichItHolds() {
-    Lease first = client.acquirePermit(SEM, 2, TTL, Duration.ZERO);
-    Lease second = client.acquirePermit(SEM, 2, TTL, Duration.ZERO);
+    Lease first = client.acquirePermit(SEM, 2, LockOptions.ttl(TTL));
+    Lease second = client.acquirePermit(SEM, 2, LockOptions.ttl(TTL));
 
     assertThat(fake.acquires).extracting(AcquireRequest::getPermits).containsOnly(2);
     assertThat(first.permit()).isEqualTo(1);
     assertThat(second.permit()).isEqualTo(2);
     assertThat(first.resource()).isEqualTo(SEM);
     assertThat(second.fencingToken()).isEqualTo(fake.locks.get(FakeLockService.key(SEM, 2)).fence());
-    assertThat(client.tryAcquirePermit(SEM, 2, TTL)).isEmpty();
-    assertThatThrownBy(() -> client.acquirePermit(SEM, 2, TTL, Duration.ofMillis(20)))
+    assertThat(client.tryAcquirePermit(SEM, 2, LockOptions.ttl(TTL))).isEmpty();
+    assertThatThrownBy(() -> client.acquirePermit(SEM, 2, LockOptions.ttl(TTL).waitUpTo(Duration.ofMillis(20))))
         .isInstanceOf(LockNotAcquiredException.class);
 
     // A lock is still a lock: permits 0, permit 0.
-    Lease lock = client.acquire(SEM, TTL, Duration.ZERO);
+    Lease lock = client.acquire(SEM, LockOptions.ttl(TTL));
     assertThat(fake.acquires.get(fake.acquires.size() - 1).getPermits()).isZero();
     assertThat(lock.permit()).isZero();
   }
 
   @Test
   void fewerThanOnePermitIsRefusedBeforeAnythingIsSent() {
-    assertThatThrownBy(() -> client.acquirePermit(SEM, 0, TTL, Duration.ZERO))
+    assertThatThrownBy(() -> client.acquirePermit(SEM, 0, LockOptions.ttl(TTL)))
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("permits");
-    assertThatThrownBy(() -> client.acquirePermit(SEM, -1, TTL, Duration.ZERO))
+    assertThatThrownBy(() -> client.acquirePermit(SEM, -1, LockOptions.ttl(TTL)))
         .isInstanceOf(IllegalArgumentException.class);
     assertThat(fake.acquires).isEmpty();
   }
 
   @Test
   void extendAndReleaseCarryThePermit() {
-    client.acquirePermit(SEM, 3, TTL, Duration.ZERO); // permit 1, someone else's
-    Lease lease = client.acquirePermit(SEM, 3, TTL, Duration.ZERO);
+    client.acquirePermit(SEM, 3, LockOptions.ttl(TTL)); // permit 1, someone else's
+    Lease lease = client.acquirePermit(SEM, 3, LockOptions.ttl(TTL));
     assertThat(lease.permit()).isEqualTo(2);
 
     lease.extend(Duration.ofSeconds(20));
@@ -104,8 +105,8 @@ class PermitClientTest {
 
   @Test
   void everyKeepAliveRequestCarriesThePermitAcrossReopenedStreams() throws Exception {
-    client.acquirePermit(SEM, 3, TTL, Duration.ZERO);
-    Lease lease = client.acquirePermit(SEM, 3, Duration.ofMillis(400), Duration.ZERO).keepAlive();
+    client.acquirePermit(SEM, 3, LockOptions.ttl(TTL));
+    Lease lease = client.acquirePermit(SEM, 3, LockOptions.ttl(Duration.ofMillis(400))).keepAlive();
     await().atMost(Duration.ofSeconds(2)).until(() -> fake.keepAliveRequests.get() >= 2);
 
     fake.endStreams(Status.UNAVAILABLE.withDescription("replica shutting down"));
@@ -121,10 +122,10 @@ class PermitClientTest {
 
   @Test
   void anAnswerLostPastTheDeadlineIsRetriedWithTheSameTokenAndGetsTheSamePermit() {
-    client.acquirePermit(SEM, 3, TTL, Duration.ZERO); // permit 1
+    client.acquirePermit(SEM, 3, LockOptions.ttl(TTL)); // permit 1
     fake.delayNextAcquireAnswer = CALL_TIMEOUT.multipliedBy(3); // granted permit 2, answer lost
 
-    Lease lease = client.acquirePermit(SEM, 3, TTL, Duration.ZERO);
+    Lease lease = client.acquirePermit(SEM, 3, LockOptions.ttl(TTL));
 
     assertThat(fake.acquires).hasSize(3);
     assertThat(fake.acquires.get(2).getToken()).isEqualTo(fake.acquires.get(1).getToken());
@@ -142,7 +143,7 @@ class PermitClientTest {
     }
 
     LockServiceException e = catchThrowableOfType(
-        () -> client.acquirePermit(SEM, 4, TTL, Duration.ZERO), LockServiceException.class);
+        () -> client.acquirePermit(SEM, 4, LockOptions.ttl(TTL)), LockServiceException.class);
 
     assertThat(e.status().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
     String token = tokenOfLastAcquire();
@@ -154,12 +155,13 @@ class PermitClientTest {
 
   @Test
   void grantsThatKeepRunningOutAreGivenBackByTheirPermitOnly() {
-    client.acquirePermit(SEM, 3, TTL, Duration.ZERO); // permit 1
+    client.acquirePermit(SEM, 3, LockOptions.ttl(TTL)); // permit 1
     fake.validity = Duration.ofMillis(300);
     fake.delayEveryAcquireAnswer = Duration.ofMillis(350);
 
     LockServiceException e = catchThrowableOfType(
-        () -> client.acquirePermit(SEM, 3, Duration.ofMillis(300), Duration.ofSeconds(5)), LockServiceException.class);
+        () -> client.acquirePermit(SEM, 3,
+            LockOptions.ttl(Duration.ofMillis(300)).waitUpTo(Duration.ofSeconds(5))), LockServiceException.class);
 
     assertThat(e.status().getCode()).isEqualTo(Status.Code.DEADLINE_EXCEEDED);
     assertThat(fake.acquires.subList(1, fake.acquires.size())).extracting(AcquireRequest::getToken)
@@ -172,7 +174,8 @@ class PermitClientTest {
   @Test
   void aPermitGrantedAfterTheCallerCancelledIsReleased() {
     fake.delayNextAcquireAnswer = Duration.ofMillis(200);
-    CompletableFuture<Lease> pending = client.acquirePermitAsync(SEM, 2, TTL, Duration.ofSeconds(5));
+    CompletableFuture<Lease> pending = client.acquirePermitAsync(SEM, 2,
+        LockOptions.ttl(TTL).waitUpTo(Duration.ofSeconds(5)));
     await().atMost(Duration.ofSeconds(2)).until(() -> !fake.locks.isEmpty());
 
     pending.cancel(false);
@@ -183,26 +186,26 @@ class PermitClientTest {
 
   @Test
   void theStringFormNamesThePermitAndNeverTheToken() {
-    client.acquirePermit(SEM, 3, TTL, Duration.ZERO);
-    Lease lease = client.acquirePermit(SEM, 3, TTL, Duration.ZERO);
+    client.acquirePermit(SEM, 3, LockOptions.ttl(TTL));
+    Lease lease = client.acquirePermit(SEM, 3, LockOptions.ttl(TTL));
     String token = tokenOfLastAcquire();
     fake.locks.clear();
     LeaseLostException lost = catchThrowableOfType(() -> lease.extend(TTL), LeaseLostException.class);
 
     assertThat(lease.toString()).contains(SEM).contains("permit=2").doesNotContain(token);
     assertThat(lost.getMessage()).doesNotContain(token);
-    Lease released = client.acquirePermit(SEM, 3, TTL, Duration.ZERO);
+    Lease released = client.acquirePermit(SEM, 3, LockOptions.ttl(TTL));
     released.release();
     assertThat(catchThrowableOfType(() -> released.extend(TTL), LeaseLostException.class))
         .hasMessageContaining("permit 1 of semaphore 'partner-api'")
         .hasMessageNotContaining(tokenOfLastAcquire());
-    assertThat(client.acquire("orders/1", TTL, Duration.ZERO).toString()).doesNotContain("permit");
+    assertThat(client.acquire("orders/1", LockOptions.ttl(TTL)).toString()).doesNotContain("permit");
   }
 
   @Test
   void withPermitKeepsThePermitAliveWhileTheWorkRunsAndReleasesIt() throws Exception {
-    client.acquirePermit(SEM, 2, TTL, Duration.ZERO); // permit 1
-    int held = client.withPermit(SEM, 2, Duration.ofMillis(400), Duration.ZERO, lease -> {
+    client.acquirePermit(SEM, 2, LockOptions.ttl(TTL)); // permit 1
+    int held = client.withPermit(SEM, 2, LockOptions.ttl(Duration.ofMillis(400)), lease -> {
       await().atMost(Duration.ofSeconds(2)).until(() -> fake.keepAliveRequests.get() >= 1);
       assertThat(fake.locks).containsKey(FakeLockService.key(SEM, 2));
       return lease.permit();
@@ -213,16 +216,17 @@ class PermitClientTest {
     assertThat(fake.locks).containsOnlyKeys(FakeLockService.key(SEM, 1));
     assertThat(Thread.currentThread().isInterrupted()).isFalse();
 
-    client.acquirePermit(SEM, 2, TTL, Duration.ZERO); // both held now
+    client.acquirePermit(SEM, 2, LockOptions.ttl(TTL)); // both held now
     boolean[] ran = {false};
-    assertThatThrownBy(() -> client.withPermit(SEM, 2, TTL, Duration.ofMillis(20), () -> ran[0] = true))
+    assertThatThrownBy(() -> client.withPermit(SEM, 2,
+        LockOptions.ttl(TTL).waitUpTo(Duration.ofMillis(20)), () -> ran[0] = true))
         .isInstanceOf(LockNotAcquiredException.class);
     assertThat(ran[0]).isFalse();
   }
 
   @Test
   void withPermitInterruptsTheWorkAndThrowsLeaseLostWhenThePermitIsLost() {
-    LeaseLostException e = catchThrowableOfType(() -> client.withPermit(SEM, 2, TTL, Duration.ZERO, () -> {
+    LeaseLostException e = catchThrowableOfType(() -> client.withPermit(SEM, 2, LockOptions.ttl(TTL), () -> {
       await().atMost(Duration.ofSeconds(2)).until(() -> fake.streams.size() == 1);
       fake.endStreams(Status.NOT_FOUND.withDescription("permit 1 of semaphore 'partner-api' is not held"));
       Thread.sleep(10_000); // interrupted when the loss is heard

@@ -50,7 +50,8 @@ class PushbackTest {
     channel = InProcessChannelBuilder.forName(name).build();
     client = LockClient.builder(channel)
         .callTimeout(Duration.ofSeconds(2))
-        .retryPolicy(new RetryPolicy(5, Duration.ofMillis(10), Duration.ofMillis(40)))
+        .retryPolicy(RetryPolicy.defaults()
+                .withMaxAttempts(5).withInitialBackoff(Duration.ofMillis(10)).withMaxBackoff(Duration.ofMillis(40)))
         .build();
   }
 
@@ -73,7 +74,7 @@ class PushbackTest {
     RefusingInterceptor refusing = new RefusingInterceptor(LockServiceGrpc.getAcquireMethod().getFullMethodName(), 3, "150");
     start(refusing);
 
-    Lease lease = client.acquire("orders/1", TTL, Duration.ofSeconds(5));
+    Lease lease = client.acquire("orders/1", LockOptions.ttl(TTL).waitUpTo(Duration.ofSeconds(5)));
 
     assertWaitedAtLeastWithJitter(refusing.gapsMs(), 3, 150);
     assertThat(refusing.refused).hasSize(3);
@@ -90,7 +91,8 @@ class PushbackTest {
     RefusingInterceptor refusing = new RefusingInterceptor(LockServiceGrpc.getAcquireMethod().getFullMethodName(), 5, "-1");
     start(refusing);
 
-    LockServiceException e = catchThrowableOfType(() -> client.acquire("orders/1", TTL, Duration.ofSeconds(5)),
+    LockServiceException e = catchThrowableOfType(() -> client.acquire("orders/1",
+        LockOptions.ttl(TTL).waitUpTo(Duration.ofSeconds(5))),
         LockServiceException.class);
 
     assertThat(e.status().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
@@ -102,7 +104,7 @@ class PushbackTest {
   void anUnparsablePushbackIsDoNotRetryToo() throws Exception {
     RefusingInterceptor refusing = new RefusingInterceptor(LockServiceGrpc.getReleaseMethod().getFullMethodName(), 5, "soon");
     start(refusing);
-    Lease lease = client.acquire("orders/1", TTL, Duration.ZERO);
+    Lease lease = client.acquire("orders/1", LockOptions.ttl(TTL));
 
     LockServiceException e = catchThrowableOfType(lease::release, LockServiceException.class);
 
@@ -114,7 +116,7 @@ class PushbackTest {
   void aUnaryCallRefusedWithPushbackWaitsAtLeastIt() throws Exception {
     RefusingInterceptor refusing = new RefusingInterceptor(LockServiceGrpc.getExtendMethod().getFullMethodName(), 2, "120");
     start(refusing);
-    Lease lease = client.acquire("orders/1", TTL, Duration.ZERO);
+    Lease lease = client.acquire("orders/1", LockOptions.ttl(TTL));
 
     lease.extend(Duration.ofSeconds(20));
 
@@ -127,7 +129,7 @@ class PushbackTest {
     RefusingInterceptor refusing = new RefusingInterceptor(LockServiceGrpc.getKeepAliveMethod().getFullMethodName(), 3, "150");
     start(refusing);
     fake.validity = Duration.ofSeconds(3);
-    Lease lease = client.acquire("orders/1", Duration.ofSeconds(3), Duration.ZERO);
+    Lease lease = client.acquire("orders/1", LockOptions.ttl(Duration.ofSeconds(3)));
     String token = fake.acquires.get(0).getToken();
     List<LeaseLostException> heard = new CopyOnWriteArrayList<>();
     lease.onLost(heard::add).keepAlive();
@@ -147,7 +149,7 @@ class PushbackTest {
     RefusingInterceptor refusing = new RefusingInterceptor(LockServiceGrpc.getKeepAliveMethod().getFullMethodName(), 100, "5000");
     start(refusing);
     fake.validity = Duration.ofMillis(800);
-    Lease lease = client.acquire("orders/1", Duration.ofMillis(800), Duration.ZERO);
+    Lease lease = client.acquire("orders/1", LockOptions.ttl(Duration.ofMillis(800)));
     List<LeaseLostException> heard = new CopyOnWriteArrayList<>();
     long[] lostAt = new long[1];
     lease.onLost(e -> {
@@ -173,7 +175,7 @@ class PushbackTest {
   void doNotRetryOnAKeptStreamIsALossWithUnavailable() throws Exception {
     RefusingInterceptor refusing = new RefusingInterceptor(LockServiceGrpc.getKeepAliveMethod().getFullMethodName(), 1, "-1");
     start(refusing);
-    Lease lease = client.acquire("orders/1", TTL, Duration.ZERO);
+    Lease lease = client.acquire("orders/1", LockOptions.ttl(TTL));
     List<LeaseLostException> heard = new CopyOnWriteArrayList<>();
     lease.onLost(heard::add).keepAlive();
 
@@ -191,7 +193,7 @@ class PushbackTest {
     start(refusing);
 
     CompletableFuture<Leadership> campaign = CompletableFuture.supplyAsync(
-        () -> client.campaign("jobs", "a", Duration.ofSeconds(3)));
+        () -> client.campaign("jobs", CampaignOptions.value("a").ttl(Duration.ofSeconds(3))));
     await().atMost(WAIT_LONG).until(() -> elections.candidates.size() == 1
         && !elections.candidates.get(0).requests.isEmpty());
     elections.candidates.get(0).lead(7);

@@ -71,7 +71,7 @@ class SilentReplicaTest {
 
   @Test
   void aReplacementThatReachedTheSilentReplicaMovesOnAfterAThirdOfTheBound() {
-    Lease lease = client.acquire("orders/1", TTL, Duration.ZERO).keepAlive();
+    Lease lease = client.acquire("orders/1", LockOptions.ttl(TTL)).keepAlive();
     await().atMost(Duration.ofSeconds(5)).until(() -> first.streams.size() + second.streams.size() == 1);
     FakeLockService silent = first.streams.isEmpty() ? second : first;
     FakeLockService other = silent == first ? second : first;
@@ -81,7 +81,7 @@ class SilentReplicaTest {
     do {
       int before1 = first.acquires.size();
       int before2 = second.acquires.size();
-      client.acquire("orders/other-" + first.acquires.size() + second.acquires.size(), TTL, Duration.ZERO);
+      client.acquire("orders/other-" + first.acquires.size() + second.acquires.size(), LockOptions.ttl(TTL));
       served = lastAcquireServedBy(before1, before2);
     } while (served != other);
 

@@ -70,7 +70,7 @@ class SilentStreamTest {
 
   /** A kept lease whose stream has answered its first request. */
   private Lease keptLease() {
-    Lease lease = client.acquire(R, TTL, Duration.ZERO);
+    Lease lease = client.acquire(R, LockOptions.ttl(TTL));
     lease.onLost(losses::add);
     timers.advance(Duration.ofMillis(1)); // so that the first answer visibly moves the deadline
     long expected = timers.nanoTime() + TTL.toNanos();
@@ -210,7 +210,7 @@ class SilentStreamTest {
 
   @Test
   void aCandidateStillWaitingIsLeftAloneButASilentLeaderIsSupersededAtOnce() throws Exception {
-    CompletableFuture<Leadership> campaign = client.campaignAsync("scheduler", "a", TTL, null);
+    CompletableFuture<Leadership> campaign = client.campaignAsync("scheduler", CampaignOptions.value("a").ttl(TTL));
     await().atMost(Duration.ofSeconds(5)).until(() -> !elections.candidates.isEmpty());
     FakeElectionService.Candidate waiting = elections.candidates.get(0);
     timers.advance(TTL); // requests every quarter of the ttl, no answer: it is not leading

@@ -61,7 +61,7 @@ class TraceContextTest {
     SpanContext caller = SpanContext.create("0af7651916cd43dd8448eb211c80319c", "b7ad6b7169203331",
         TraceFlags.getSampled(), TraceState.getDefault());
     try (Scope ignored = Span.wrap(caller).makeCurrent()) {
-      traced.acquire("traced", Duration.ofSeconds(10), Duration.ZERO).release();
+      traced.acquire("traced", LockOptions.ttl(Duration.ofSeconds(10))).release();
     }
     // Acquire and Release, each with the one header.
     assertThat(seen).containsExactly("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
@@ -70,9 +70,9 @@ class TraceContextTest {
 
   @Test
   void withoutItOrWithoutACurrentSpanNothingIsSent() {
-    LockClient.create(channel).acquire("plain", Duration.ofSeconds(10), Duration.ZERO).release();
+    LockClient.create(channel).acquire("plain", LockOptions.ttl(Duration.ofSeconds(10))).release();
     LockClient.builder(channel).propagateTraceContext().build()
-        .acquire("no-span", Duration.ofSeconds(10), Duration.ZERO).release();
+        .acquire("no-span", LockOptions.ttl(Duration.ofSeconds(10))).release();
     assertThat(seen).hasSize(4).containsOnly("none");
   }
 }

@@ -2,6 +2,7 @@ package dev.redlockd.shedlock;
 
 import dev.redlockd.client.Lease;
 import dev.redlockd.client.LockClient;
+import dev.redlockd.client.LockOptions;
 import java.util.Objects;
 import java.util.Optional;
 import net.javacrumbs.shedlock.core.ExtensibleLockProvider;
@@ -48,7 +49,8 @@ public final class RedlockdLockProvider implements ExtensibleLockProvider {
   @Override
   public Optional<SimpleLock> lock(LockConfiguration configuration) {
     long start = System.nanoTime();
-    Optional<Lease> lease = client.tryAcquire(prefix + configuration.getName(), configuration.getLockAtMostFor());
+    Optional<Lease> lease = client.tryAcquire(prefix + configuration.getName(),
+        LockOptions.ttl(configuration.getLockAtMostFor()));
     return lease.map(l -> new RedlockdLock(HeldLocks.push(l), configuration.getName(), start,
         configuration.getLockAtLeastFor()));
   }

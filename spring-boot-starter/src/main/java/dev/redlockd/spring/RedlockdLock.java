@@ -3,6 +3,7 @@ package dev.redlockd.spring;
 import dev.redlockd.client.Lease;
 import dev.redlockd.client.LeaseLostException;
 import dev.redlockd.client.LockNotAcquiredException;
+import dev.redlockd.client.LockOptions;
 import dev.redlockd.client.LockServiceException;
 import io.grpc.Status;
 import java.time.Duration;
@@ -329,7 +330,8 @@ public final class RedlockdLock implements DistributedLock {
    * grant, the lease is kept alive and its loss watched. False when someone else still holds it.
    */
   private boolean acquire(Duration ttl, Duration wait, long start) throws InterruptedException {
-    CompletableFuture<Lease> granted = registry.client().acquireAsync(registry.resource(key), ttl, wait);
+    CompletableFuture<Lease> granted = registry.client().acquireAsync(registry.resource(key),
+        LockOptions.ttl(ttl).waitUpTo(wait));
     Lease lease;
     try {
       lease = granted.get();

@@ -18,7 +18,7 @@ public class RedlockdProperties {
   private String token;
   /** A file holding the bearer token (read again when it changes, so it can be rotated). */
   private Path tokenFile;
-  /** The ttl of leases when none is given ({@code LockClient.acquire(resource, wait)}, the lock registry's). */
+  /** The ttl of leases when none is given ({@code LockOptions.defaultTtl()}, the lock registry's). */
   private Duration defaultTtl = Duration.ofSeconds(30);
   /** The deadline of each call; an Acquire gets its wait on top. */
   private Duration callTimeout = Duration.ofSeconds(5);

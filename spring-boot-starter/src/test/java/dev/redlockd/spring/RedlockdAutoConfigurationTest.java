@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 
 import dev.redlockd.client.Lease;
 import dev.redlockd.client.LockClient;
+import dev.redlockd.client.LockOptions;
 import io.grpc.ForwardingServerCall;
 import io.grpc.Grpc;
 import io.grpc.InsecureServerCredentials;
@@ -59,7 +60,7 @@ class RedlockdAutoConfigurationTest {
       assertThat(context).hasNotFailed();
       channel[0] = context.getBean(RedlockdAutoConfiguration.CHANNEL, ManagedChannel.class);
       String key = UUID.randomUUID().toString();
-      try (Lease lease = context.getBean(LockClient.class).acquire("auto/client-" + key, Duration.ZERO)) {
+      try (Lease lease = context.getBean(LockClient.class).acquire("auto/client-" + key, LockOptions.defaultTtl())) {
         assertThat(lease.isValid()).isTrue();
       }
       LockRegistry<?> registry = context.getBean(LockRegistry.class);

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.redlockd.client.Lease;
 import dev.redlockd.client.LockClient;
+import dev.redlockd.client.LockOptions;
 import dev.redlockd.it.support.LiveServer;
 import io.grpc.Grpc;
 import io.grpc.InsecureChannelCredentials;
@@ -32,7 +33,7 @@ class DelayedRenewalTest {
       ManagedChannel slowLink = Grpc.newChannelBuilder("127.0.0.1:" + proxy.port(),
           InsecureChannelCredentials.create()).build();
       try {
-        Lease first = LockClient.create(slowLink).acquire("delayed-renewals", TTL, Duration.ZERO).keepAlive();
+        Lease first = LockClient.create(slowLink).acquire("delayed-renewals", LockOptions.ttl(TTL)).keepAlive();
         Thread.sleep(500); // the first exchange is over: its round trip is a loopback one
         // The client asks for a renewal every ttl/4 (750 ms). Each step adds 100 ms to the
         // answers' way, up to 600 ms: each still arrives within a quarter of the ttl of its
@@ -51,7 +52,8 @@ class DelayedRenewalTest {
         Thread.sleep(TTL.toMillis() + 100);
         h.cluster.resume(0, 1);
 
-        Lease second = LockClient.create(h.channel).acquire("delayed-renewals", TTL, Duration.ofSeconds(3));
+        Lease second = LockClient.create(h.channel).acquire("delayed-renewals",
+            LockOptions.ttl(TTL).waitUpTo(Duration.ofSeconds(3)));
         long granted = System.nanoTime();
         boolean firstStillValid = first.isValid();
         long firstRemainingMs = first.remaining().toMillis();

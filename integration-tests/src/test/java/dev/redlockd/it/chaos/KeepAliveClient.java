@@ -3,6 +3,7 @@ package dev.redlockd.it.chaos;
 import dev.redlockd.client.Lease;
 import dev.redlockd.client.LockClient;
 import dev.redlockd.client.LockNotAcquiredException;
+import dev.redlockd.client.LockOptions;
 import dev.redlockd.client.LockServiceException;
 import io.grpc.Status;
 import java.time.Duration;
@@ -30,7 +31,7 @@ final class KeepAliveClient extends ChaosClient {
     long sent = System.nanoTime();
     Lease lease;
     try {
-      lease = locks.acquire(resource, ttl, millisBetween(200, 2000));
+      lease = locks.acquire(resource, LockOptions.ttl(ttl).waitUpTo(millisBetween(200, 2000)));
     } catch (LockNotAcquiredException e) {
       acquireFailed(resource, sent, Status.ABORTED);
       return;

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.redlockd.client.Lease;
 import dev.redlockd.client.LockClient;
+import dev.redlockd.client.LockOptions;
 import dev.redlockd.it.support.LiveServer;
 import io.grpc.ManagedChannel;
 import java.time.Duration;
@@ -45,7 +46,7 @@ class WaitedGrantTest {
 
   /** Holds the resource for {@code holdMs} through another client, then releases it. */
   private static CompletableFuture<Void> heldFor(String resource, long holdMs) {
-    Lease held = holder.acquire(resource, Duration.ofSeconds(10), Duration.ZERO);
+    Lease held = holder.acquire(resource, LockOptions.ttl(Duration.ofSeconds(10)));
     return CompletableFuture.runAsync(() -> {
       try {
         Thread.sleep(holdMs);
@@ -59,7 +60,8 @@ class WaitedGrantTest {
   @Test
   void aLeaseGrantedAfterAWaitLongerThanItsTtlIsValidWhenAcquireReturns() throws Exception {
     CompletableFuture<Void> released = heldFor("waited-acquire", 1500);
-    Lease lease = locks.acquire("waited-acquire", Duration.ofMillis(500), Duration.ofSeconds(5));
+    Lease lease = locks.acquire("waited-acquire",
+        LockOptions.ttl(Duration.ofMillis(500)).waitUpTo(Duration.ofSeconds(5)));
     try {
       assertThat(lease.isValid())
           .as("a 500 ms lease granted after a 1.5 s wait, as soon as acquire returns").isTrue();
@@ -75,7 +77,8 @@ class WaitedGrantTest {
     CompletableFuture<Void> released = heldFor("waited-with-lock", 1500);
     AtomicBoolean validInside = new AtomicBoolean();
     try {
-      String result = locks.withLock("waited-with-lock", Duration.ofMillis(500), Duration.ofSeconds(5), lease -> {
+      String result = locks.withLock("waited-with-lock",
+          LockOptions.ttl(Duration.ofMillis(500)).waitUpTo(Duration.ofSeconds(5)), lease -> {
         validInside.set(lease.isValid());
         Thread.sleep(100);
         return "done";

@@ -3,6 +3,7 @@ package dev.redlockd.it.chaos;
 import dev.redlockd.client.LeaseLostException;
 import dev.redlockd.client.LockClient;
 import dev.redlockd.client.LockNotAcquiredException;
+import dev.redlockd.client.LockOptions;
 import dev.redlockd.client.LockServiceException;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
@@ -27,7 +28,7 @@ final class WithLockClient extends ChaosClient {
     long sent = System.nanoTime();
     boolean[] granted = {false};
     try {
-      locks.withLock(resource, ttl, millisBetween(200, 2000), lease -> {
+      locks.withLock(resource, LockOptions.ttl(ttl).waitUpTo(millisBetween(200, 2000)), lease -> {
         long start = System.nanoTime();
         granted[0] = true;
         long leaseId = nextLeaseId();

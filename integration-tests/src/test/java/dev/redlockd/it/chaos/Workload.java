@@ -34,7 +34,8 @@ final class Workload {
     for (int r = 0; r < replicas.size(); r++) {
       lockClients.add(LockClient.builder(replicas.channel(r))
           .callTimeout(Duration.ofSeconds(2))
-          .retryPolicy(new RetryPolicy(4, Duration.ofMillis(50), Duration.ofMillis(400)))
+          .retryPolicy(RetryPolicy.defaults()
+                  .withMaxAttempts(4).withInitialBackoff(Duration.ofMillis(50)).withMaxBackoff(Duration.ofMillis(400)))
           .owner("chaos")
           .build());
     }

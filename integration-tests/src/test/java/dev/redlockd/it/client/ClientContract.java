@@ -9,6 +9,7 @@ import dev.redlockd.client.Lease;
 import dev.redlockd.client.LeaseLostException;
 import dev.redlockd.client.LockClient;
 import dev.redlockd.client.LockNotAcquiredException;
+import dev.redlockd.client.LockOptions;
 import dev.redlockd.it.support.ServerHarness;
 import dev.redlockd.proto.v1.ForceReleaseRequest;
 import io.grpc.ManagedChannel;
@@ -72,7 +73,7 @@ abstract class ClientContract {
 
   /** Whether another client can take the lock now; releases it again if so. */
   private boolean freeForAnotherClient(String resource) {
-    Optional<Lease> taken = competitor.tryAcquire(resource, TTL);
+    Optional<Lease> taken = competitor.tryAcquire(resource, LockOptions.ttl(TTL));
     taken.ifPresent(Lease::release);
     return taken.isPresent();
   }
@@ -80,16 +81,16 @@ abstract class ClientContract {
   @Test
   void acquireReturnsALeaseThatHoldsTheLock() {
     String r = resource();
-    Lease lease = locks.acquire(r, TTL, Duration.ZERO);
+    Lease lease = locks.acquire(r, LockOptions.ttl(TTL));
 
     assertThat(lease.resource()).isEqualTo(r);
     assertThat(lease.fencingToken()).isPositive();
     assertThat(lease.isValid()).isTrue();
     assertThat(lease.remaining()).isPositive().isLessThanOrEqualTo(TTL);
-    assertThat(competitor.tryAcquire(r, TTL)).isEmpty();
+    assertThat(competitor.tryAcquire(r, LockOptions.ttl(TTL))).isEmpty();
     // The server holds the lock under the token the client made: releasing with it works.
     assertThat(lease.release()).isTrue();
-    Lease next = competitor.acquire(r, TTL, Duration.ZERO);
+    Lease next = competitor.acquire(r, LockOptions.ttl(TTL));
     assertThat(next.fencingToken()).isGreaterThan(lease.fencingToken());
     assertThat(next.release()).isTrue();
   }
@@ -97,11 +98,11 @@ abstract class ClientContract {
   @Test
   void acquireThrowsLockNotAcquiredWhenHeldBySomeoneElse() {
     String r = resource();
-    Lease holder = competitor.acquire(r, TTL, Duration.ZERO);
+    Lease holder = competitor.acquire(r, LockOptions.ttl(TTL));
 
     long start = System.nanoTime();
     LockNotAcquiredException e = catchThrowableOfType(LockNotAcquiredException.class,
-        () -> locks.acquire(r, TTL, Duration.ofMillis(200)));
+        () -> locks.acquire(r, LockOptions.ttl(TTL).waitUpTo(Duration.ofMillis(200))));
 
     assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).as("waited before giving up")
         .isGreaterThanOrEqualTo(150);
@@ -113,11 +114,11 @@ abstract class ClientContract {
   @Test
   void tryAcquireIsEmptyWhileHeldAndPresentOnceReleased() {
     String r = resource();
-    Lease holder = competitor.acquire(r, TTL, Duration.ZERO);
+    Lease holder = competitor.acquire(r, LockOptions.ttl(TTL));
 
-    assertThat(locks.tryAcquire(r, TTL)).isEmpty();
+    assertThat(locks.tryAcquire(r, LockOptions.ttl(TTL))).isEmpty();
     assertThat(holder.release()).isTrue();
-    Optional<Lease> after = locks.tryAcquire(r, TTL);
+    Optional<Lease> after = locks.tryAcquire(r, LockOptions.ttl(TTL));
     assertThat(after).isPresent();
     assertThat(after.get().release()).isTrue();
   }
@@ -126,7 +127,7 @@ abstract class ClientContract {
   void extendMovesTheDeadlineAndKeepsTheLockPastTheFirstTtl() throws InterruptedException {
     String r = resource();
     Duration first = Duration.ofSeconds(1);
-    Lease lease = locks.acquire(r, first, Duration.ZERO);
+    Lease lease = locks.acquire(r, LockOptions.ttl(first));
     long firstDeadline = lease.deadlineNanos();
 
     lease.extend(TTL);
@@ -134,18 +135,18 @@ abstract class ClientContract {
     assertThat(lease.deadlineNanos() - firstDeadline).isGreaterThan(Duration.ofSeconds(8).toNanos());
     Thread.sleep(first.plusMillis(300).toMillis());
     assertThat(lease.isValid()).isTrue();
-    assertThat(competitor.tryAcquire(r, TTL)).as("still held on the server").isEmpty();
+    assertThat(competitor.tryAcquire(r, LockOptions.ttl(TTL))).as("still held on the server").isEmpty();
     assertThat(lease.release()).isTrue();
   }
 
   @Test
   void extendOfALeaseNoLongerHeldThrowsLeaseLostAndFiresOnLost() {
     String r = resource();
-    Lease lease = locks.acquire(r, TTL, Duration.ZERO);
+    Lease lease = locks.acquire(r, LockOptions.ttl(TTL));
     AtomicReference<LeaseLostException> heard = new AtomicReference<>();
     lease.onLost(heard::set);
     takeOverBehindTheHoldersBack(r);
-    Lease next = competitor.acquire(r, TTL, Duration.ZERO);
+    Lease next = competitor.acquire(r, LockOptions.ttl(TTL));
 
     LeaseLostException e = catchThrowableOfType(LeaseLostException.class, () -> lease.extend(TTL));
 
@@ -158,10 +159,10 @@ abstract class ClientContract {
   @Test
   void releaseIsIdempotentAndTrueOnlyOnce() {
     String r = resource();
-    Lease lease = locks.acquire(r, TTL, Duration.ZERO);
+    Lease lease = locks.acquire(r, LockOptions.ttl(TTL));
 
     assertThat(lease.release()).isTrue();
-    Lease next = competitor.acquire(r, TTL, Duration.ZERO);
+    Lease next = competitor.acquire(r, LockOptions.ttl(TTL));
     assertThat(lease.release()).isFalse();
     lease.close();
 
@@ -172,13 +173,13 @@ abstract class ClientContract {
   @Test
   void releaseOfALeaseTakenOverSaysFalse() {
     String r = resource();
-    Lease lease = locks.acquire(r, TTL, Duration.ZERO);
+    Lease lease = locks.acquire(r, LockOptions.ttl(TTL));
     takeOverBehindTheHoldersBack(r);
-    Lease next = competitor.acquire(r, TTL, Duration.ZERO);
+    Lease next = competitor.acquire(r, LockOptions.ttl(TTL));
 
     assertThat(lease.release()).isFalse();
 
-    assertThat(locks.tryAcquire(r, TTL)).as("the new holder still holds it").isEmpty();
+    assertThat(locks.tryAcquire(r, LockOptions.ttl(TTL))).as("the new holder still holds it").isEmpty();
     assertThat(next.release()).isTrue();
   }
 
@@ -186,14 +187,14 @@ abstract class ClientContract {
   void keepAliveMovesTheDeadlineAndKeepsTheLockPastItsTtl() throws InterruptedException {
     String r = resource();
     Duration ttl = Duration.ofSeconds(2);
-    Lease lease = locks.acquire(r, ttl, Duration.ZERO).keepAlive();
+    Lease lease = locks.acquire(r, LockOptions.ttl(ttl)).keepAlive();
     long firstDeadline = lease.deadlineNanos();
 
     Thread.sleep(ttl.plusMillis(500).toMillis());
 
     assertThat(lease.isValid()).isTrue();
     assertThat(lease.deadlineNanos()).isGreaterThan(firstDeadline);
-    assertThat(competitor.tryAcquire(r, ttl)).as("still held on the server").isEmpty();
+    assertThat(competitor.tryAcquire(r, LockOptions.ttl(ttl))).as("still held on the server").isEmpty();
     assertThat(lease.release()).isTrue();
     assertThat(freeForAnotherClient(r)).isTrue();
   }
@@ -201,7 +202,7 @@ abstract class ClientContract {
   @Test
   void releasingAKeptLeaseHalfClosesItsStreamAndFreesTheLock() {
     String r = resource();
-    Lease lease = locks.acquire(r, TTL, Duration.ZERO).keepAlive();
+    Lease lease = locks.acquire(r, LockOptions.ttl(TTL)).keepAlive();
     await().atMost(Duration.ofSeconds(2)).until(() -> h.server().openStreams() > 0);
     AtomicReference<LeaseLostException> heard = new AtomicReference<>();
     lease.onLost(heard::set);
@@ -217,8 +218,8 @@ abstract class ClientContract {
   void withLockRunsTheWorkWhileHoldingTheLockAndReleases() throws Exception {
     String r = resource();
 
-    String result = locks.withLock(r, TTL, Duration.ZERO, lease -> {
-      assertThat(competitor.tryAcquire(r, TTL)).as("held while the work runs").isEmpty();
+    String result = locks.withLock(r, LockOptions.ttl(TTL), lease -> {
+      assertThat(competitor.tryAcquire(r, LockOptions.ttl(TTL))).as("held while the work runs").isEmpty();
       assertThat(lease.fencingToken()).isPositive();
       return "done";
     });
@@ -232,7 +233,7 @@ abstract class ClientContract {
   void withLockReleasesWhenTheWorkThrows() {
     String r = resource();
 
-    assertThatThrownBy(() -> locks.withLock(r, TTL, Duration.ZERO, () -> {
+    assertThatThrownBy(() -> locks.withLock(r, LockOptions.ttl(TTL), () -> {
       throw new IllegalStateException("the work failed");
     })).isInstanceOf(IllegalStateException.class).hasMessage("the work failed");
 
@@ -242,10 +243,11 @@ abstract class ClientContract {
   @Test
   void withLockThrowsNotAcquiredWithoutRunningTheWork() {
     String r = resource();
-    Lease holder = competitor.acquire(r, TTL, Duration.ZERO);
+    Lease holder = competitor.acquire(r, LockOptions.ttl(TTL));
     boolean[] ran = {false};
 
-    assertThatThrownBy(() -> locks.withLock(r, TTL, Duration.ofMillis(50), () -> ran[0] = true))
+    assertThatThrownBy(() -> locks.withLock(r,
+        LockOptions.ttl(TTL).waitUpTo(Duration.ofMillis(50)), () -> ran[0] = true))
         .isInstanceOf(LockNotAcquiredException.class);
 
     assertThat(ran[0]).isFalse();

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
 import dev.redlockd.client.Lease;
 import dev.redlockd.client.LeaseLostException;
 import dev.redlockd.client.LockClient;
+import dev.redlockd.client.LockOptions;
 import dev.redlockd.it.support.ExclusionChecker;
 import dev.redlockd.it.support.LiveServer;
 import io.grpc.ManagedChannel;
@@ -97,7 +98,7 @@ class ClientEndToEndTest {
   void withLockFromSixteenThreadsOnOneResourceNeverOverlaps() throws Exception {
     String r = resource();
     ExclusionChecker checker = contend((client, me, c) ->
-        client.withLock(r, Duration.ofSeconds(2), Duration.ofSeconds(60), lease -> {
+        client.withLock(r, LockOptions.ttl(Duration.ofSeconds(2)).waitUpTo(Duration.ofSeconds(60)), lease -> {
           c.enter(r, me, lease.fencingToken());
           briefly();
           c.exit(r, me);
@@ -111,7 +112,7 @@ class ClientEndToEndTest {
   void leasesClosedByTryWithResourcesNeverOverlapAndTheirFencesRise() throws Exception {
     String r = resource();
     ExclusionChecker checker = contend((client, me, c) -> {
-      try (Lease lease = client.acquire(r, Duration.ofSeconds(2), Duration.ofSeconds(60))) {
+      try (Lease lease = client.acquire(r, LockOptions.ttl(Duration.ofSeconds(2)).waitUpTo(Duration.ofSeconds(60)))) {
         c.enter(r, me, lease.fencingToken());
         briefly();
         c.exit(r, me);
@@ -124,14 +125,14 @@ class ClientEndToEndTest {
   @Test
   void keepAliveHoldsA500msLeaseForFiveSeconds() throws Exception {
     String r = resource();
-    Lease lease = locks.acquire(r, Duration.ofMillis(500), Duration.ZERO).keepAlive();
+    Lease lease = locks.acquire(r, LockOptions.ttl(Duration.ofMillis(500))).keepAlive();
     AtomicReference<LeaseLostException> lost = new AtomicReference<>();
     lease.onLost(lost::set);
     long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
     int checks = 0;
     while (System.nanoTime() < end) {
       assertThat(lease.isValid()).as("valid after %d checks", checks).isTrue();
-      assertThat(competitor.tryAcquire(r, Duration.ofSeconds(1))).isEmpty();
+      assertThat(competitor.tryAcquire(r, LockOptions.ttl(Duration.ofSeconds(1)))).isEmpty();
       checks++;
       Thread.sleep(100);
     }
@@ -139,7 +140,7 @@ class ClientEndToEndTest {
     assertThat(lost.get()).isNull();
 
     assertThat(lease.release()).isTrue();
-    Lease next = competitor.tryAcquire(r, Duration.ofSeconds(1)).orElseThrow();
+    Lease next = competitor.tryAcquire(r, LockOptions.ttl(Duration.ofSeconds(1))).orElseThrow();
     assertThat(next.fencingToken()).isGreaterThan(lease.fencingToken());
     next.close();
   }
@@ -147,7 +148,7 @@ class ClientEndToEndTest {
   @Test
   void onLostFiresWhenAMajorityIsFrozenPastTheValidity() throws Exception {
     String r = resource();
-    Lease lease = locks.acquire(r, Duration.ofMillis(600), Duration.ZERO).keepAlive();
+    Lease lease = locks.acquire(r, LockOptions.ttl(Duration.ofMillis(600))).keepAlive();
     CountDownLatch lost = new CountDownLatch(1);
     AtomicReference<LeaseLostException> heard = new AtomicReference<>();
     lease.onLost(e -> {
@@ -173,7 +174,7 @@ class ClientEndToEndTest {
     AtomicReference<Boolean> interrupted = new AtomicReference<>(false);
     long[] frozenAt = new long[1];
 
-    LeaseLostException e = catchThrowableOfType(() -> locks.withLock(r, Duration.ofMillis(600), Duration.ZERO, () -> {
+    LeaseLostException e = catchThrowableOfType(() -> locks.withLock(r, LockOptions.ttl(Duration.ofMillis(600)), () -> {
       h.cluster.pause(0, 1, 2);
       frozenAt[0] = System.nanoTime();
       try {
@@ -192,7 +193,7 @@ class ClientEndToEndTest {
     assertThat(heardAfterMs).isLessThan(3_000);
     assertThat(Thread.currentThread().isInterrupted()).isFalse();
     // Once the nodes are back and the lease has run out, the lock can be had again.
-    Lease next = competitor.acquire(r, Duration.ofSeconds(2), Duration.ofSeconds(5));
+    Lease next = competitor.acquire(r, LockOptions.ttl(Duration.ofSeconds(2)).waitUpTo(Duration.ofSeconds(5)));
     assertThat(next.isValid()).isTrue();
     next.close();
   }

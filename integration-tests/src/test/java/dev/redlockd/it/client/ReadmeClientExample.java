@@ -3,6 +3,7 @@ package dev.redlockd.it.client;
 // README:client-imports:begin
 import dev.redlockd.client.Lease;
 import dev.redlockd.client.LockClient;
+import dev.redlockd.client.LockOptions;
 import io.grpc.Grpc;
 import io.grpc.InsecureChannelCredentials;
 import io.grpc.ManagedChannel;
@@ -41,16 +42,18 @@ final class ReadmeClientExample {
     LockClient locks = LockClient.create(channel);
 
     // Hold a lease yourself: close() releases it. Send the fencing token with every write,
-    // so the store can refuse a holder that was paused past its lease.
-    try (Lease lease = locks.acquire("orders/42", Duration.ofSeconds(30), Duration.ofSeconds(2))) {
+    // so the store can refuse a holder that was paused past its lease. The options name each
+    // Duration: the lease's ttl, and how long to wait while someone else holds it.
+    LockOptions orderLock = LockOptions.ttl(Duration.ofSeconds(30)).waitUpTo(Duration.ofSeconds(2));
+    try (Lease lease = locks.acquire("orders/42", orderLock)) {
       orders.write(42, "paid", lease.fencingToken());
     }
 
     // Or let the client do it all: acquire (waiting up to a minute), keep the lease alive while
     // the work runs, release. If the lease is lost meanwhile, the work is interrupted and
     // withLock throws LeaseLostException.
-    String report = locks.withLock("jobs/nightly-report", Duration.ofSeconds(10), Duration.ofMinutes(1),
-        () -> buildReport());
+    String report = locks.withLock("jobs/nightly-report",
+        LockOptions.ttl(Duration.ofSeconds(10)).waitUpTo(Duration.ofMinutes(1)), () -> buildReport());
 
     channel.shutdown();
     // README:client-example:end

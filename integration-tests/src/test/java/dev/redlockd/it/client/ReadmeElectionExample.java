@@ -1,5 +1,6 @@
 package dev.redlockd.it.client;
 
+import dev.redlockd.client.CampaignOptions;
 import dev.redlockd.client.Leader;
 import dev.redlockd.client.Leadership;
 import dev.redlockd.client.LockClient;
@@ -51,7 +52,8 @@ final class ReadmeElectionExample {
     try (Observation watch = elections.observe("scheduler", leader -> scheduler.routeTo(leader))) {
       // Returns once this instance leads; it keeps leading while the handle is open.
       // close() resigns, and the next candidate, on any server, leads within milliseconds.
-      try (Leadership leading = elections.campaign("scheduler", "10.0.0.7:8080", Duration.ofSeconds(10))) {
+      CampaignOptions me = CampaignOptions.value("10.0.0.7:8080").ttl(Duration.ofSeconds(10));
+      try (Leadership leading = elections.campaign("scheduler", me)) {
         leading.onLost(e -> scheduler.stop()); // renewals failed: stop acting as leader now
         scheduler.runAsLeader(leading.term()); // the term is a fencing token: send it with writes
       }

@@ -1,5 +1,6 @@
 package dev.redlockd.it.client;
 
+import dev.redlockd.client.CampaignOptions;
 import dev.redlockd.client.LockClient;
 import dev.redlockd.client.OnLoss;
 import io.grpc.Grpc;
@@ -39,7 +40,8 @@ final class ReadmeLeadExample {
     // Campaigns, runs the work on this thread while leading, resigns when it returns, and
     // returns its result. The moment the leadership is lost this thread is interrupted; lead
     // then throws LeaseLostException, or with OnLoss.REQUEUE campaigns again and reruns it.
-    int ran = elections.lead("scheduler", "10.0.0.7:8080", Duration.ofSeconds(10), OnLoss.REQUEUE, leading -> {
+    CampaignOptions me = CampaignOptions.value("10.0.0.7:8080").ttl(Duration.ofSeconds(10));
+    int ran = elections.lead("scheduler", me, OnLoss.REQUEUE, leading -> {
       int jobs = 0;
       while (scheduler.hasJobs() && leading.isLeader()) {
         scheduler.runNext(leading.term()); // the term is a fencing token: send it with writes

@@ -3,6 +3,7 @@ package dev.redlockd.it.client;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.redlockd.client.CampaignOptions;
 import dev.redlockd.client.Leadership;
 import dev.redlockd.client.LockClient;
 import dev.redlockd.it.support.LiveServer;
@@ -35,7 +36,8 @@ class ReadmeLeaderUpdatesExampleTest {
       });
       await().atMost(Duration.ofSeconds(10)).until(() -> !router.routedTo.isEmpty()); // the state now: nobody
       ManagedChannel channel = h.channel;
-      Leadership leading = LockClient.create(channel).campaign("scheduler", "10.0.0.7:8080", Duration.ofSeconds(10));
+      Leadership leading = LockClient.create(channel)
+          .campaign("scheduler", CampaignOptions.value("10.0.0.7:8080").ttl(Duration.ofSeconds(10)));
       await().atMost(Duration.ofSeconds(10)).until(() -> router.routedTo.size() >= 2);
       leading.resign();
 

@@ -3,11 +3,13 @@ package dev.redlockd.it.conformance;
 import com.google.gson.Gson;
 import com.google.gson.JsonArray;
 import com.google.gson.JsonObject;
+import dev.redlockd.client.CampaignOptions;
 import dev.redlockd.client.Channels;
 import dev.redlockd.client.Leader;
 import dev.redlockd.client.Leadership;
 import dev.redlockd.client.Lease;
 import dev.redlockd.client.LockClient;
+import dev.redlockd.client.LockOptions;
 import dev.redlockd.client.LockServiceException;
 import io.grpc.ConnectivityState;
 import io.grpc.InsecureChannelCredentials;
@@ -126,12 +128,13 @@ public final class JavaRunner {
 
   private JsonObject acquireContended() throws IOException {
     LockClient a = client(Duration.ofSeconds(5));
-    Lease lease = a.acquire(resource, Duration.ofSeconds(10), Duration.ZERO);
+    Lease lease = a.acquire(resource, LockOptions.ttl(Duration.ofSeconds(10)));
     beliefs.report(LEASE, lease);
     await("held");
     LockClient b = client(Duration.ofSeconds(5));
-    Optional<Lease> tried = b.tryAcquire(resource, Duration.ofSeconds(10));
-    JsonObject competitor = errorOf(() -> b.acquire(resource, Duration.ofSeconds(10), Duration.ofMillis(300)));
+    Optional<Lease> tried = b.tryAcquire(resource, LockOptions.ttl(Duration.ofSeconds(10)));
+    JsonObject competitor = errorOf(() -> b.acquire(resource,
+        LockOptions.ttl(Duration.ofSeconds(10)).waitUpTo(Duration.ofMillis(300))));
     JsonObject facts = new JsonObject();
     facts.addProperty("fencing_token", Long.toUnsignedString(lease.fencingToken()));
     facts.addProperty("valid", lease.isValid());
@@ -145,7 +148,7 @@ public final class JavaRunner {
   }
 
   private JsonObject releaseTwice() throws IOException {
-    Lease lease = client(Duration.ofSeconds(5)).acquire(resource, Duration.ofSeconds(10), Duration.ZERO);
+    Lease lease = client(Duration.ofSeconds(5)).acquire(resource, LockOptions.ttl(Duration.ofSeconds(10)));
     beliefs.report(LEASE, lease);
     await("held");
     JsonObject facts = new JsonObject();
@@ -157,7 +160,7 @@ public final class JavaRunner {
   }
 
   private JsonObject extend() throws Exception {
-    Lease lease = client(Duration.ofSeconds(5)).acquire(resource, Duration.ofSeconds(2), Duration.ZERO);
+    Lease lease = client(Duration.ofSeconds(5)).acquire(resource, LockOptions.ttl(Duration.ofSeconds(2)));
     beliefs.report(LEASE, lease);
     Thread.sleep(500);
     lease.extend(Duration.ofSeconds(3));
@@ -172,7 +175,7 @@ public final class JavaRunner {
   }
 
   private JsonObject keepAlive() throws Exception {
-    Lease lease = client(Duration.ofSeconds(5)).acquire(resource, Duration.ofSeconds(1), Duration.ZERO);
+    Lease lease = client(Duration.ofSeconds(5)).acquire(resource, LockOptions.ttl(Duration.ofSeconds(1)));
     beliefs.report(LEASE, lease);
     AtomicInteger lost = new AtomicInteger();
     lease.keepAlive().onLost(e -> lost.incrementAndGet());
@@ -188,7 +191,7 @@ public final class JavaRunner {
   }
 
   private JsonObject majorityFrozen() throws Exception {
-    Lease lease = client(Duration.ofSeconds(5)).acquire(resource, Duration.ofSeconds(2), Duration.ZERO);
+    Lease lease = client(Duration.ofSeconds(5)).acquire(resource, LockOptions.ttl(Duration.ofSeconds(2)));
     beliefs.report(LEASE, lease);
     AtomicInteger calls = new AtomicInteger();
     AtomicReference<long[]> firstLoss = new AtomicReference<>();
@@ -228,7 +231,7 @@ public final class JavaRunner {
     awaitReady(channels.get(channels.size() - 1));
     await("pause");
     long start = System.nanoTime();
-    Lease lease = impatient.acquire(resource, Duration.ofSeconds(10), Duration.ZERO);
+    Lease lease = impatient.acquire(resource, LockOptions.ttl(Duration.ofSeconds(10)));
     long elapsed = System.nanoTime() - start;
     JsonObject facts = new JsonObject();
     facts.addProperty("acquired", lease.isValid());
@@ -243,10 +246,10 @@ public final class JavaRunner {
   private JsonObject invalidArgument() {
     LockClient c = client(Duration.ofSeconds(5));
     JsonObject facts = new JsonObject();
-    facts.add("empty_resource", errorOf(() -> c.acquire("", Duration.ofSeconds(10), Duration.ZERO)));
-    facts.add("zero_ttl", errorOf(() -> c.acquire(resource, Duration.ZERO, Duration.ZERO)));
+    facts.add("empty_resource", errorOf(() -> c.acquire("", LockOptions.ttl(Duration.ofSeconds(10)))));
+    facts.add("zero_ttl", errorOf(() -> c.acquire(resource, LockOptions.ttl(Duration.ZERO))));
     facts.add("long_resource",
-        errorOf(() -> c.acquire(resource + "x".repeat(600), Duration.ofSeconds(10), Duration.ZERO)));
+        errorOf(() -> c.acquire(resource + "x".repeat(600), LockOptions.ttl(Duration.ofSeconds(10)))));
     return facts;
   }
 
@@ -309,7 +312,8 @@ public final class JavaRunner {
   /** One permit: acquired, kept alive, held 50 to 150 ms, reported, released. */
   private void permitRound(LockClient client, int worker, int n, AtomicInteger acquired, java.util.Set<Integer> seen,
       JsonArray errors) throws InterruptedException {
-    Lease permit = client.acquirePermit(resource, n, Duration.ofSeconds(2), Duration.ofSeconds(3));
+    Lease permit = client.acquirePermit(resource, n,
+        LockOptions.ttl(Duration.ofSeconds(2)).waitUpTo(Duration.ofSeconds(3)));
     long start = System.nanoTime();
     acquired.incrementAndGet();
     seen.add(permit.permit());
@@ -350,7 +354,7 @@ public final class JavaRunner {
         LockClient mine = clients.get(w % 2);
         done.add(workers.submit(() -> {
           for (int i = 0; i < 5; i++) {
-            mine.withLock(resource, Duration.ofSeconds(2), Duration.ofSeconds(20), lease -> {
+            mine.withLock(resource, LockOptions.ttl(Duration.ofSeconds(2)).waitUpTo(Duration.ofSeconds(20)), lease -> {
               long start = System.nanoTime();
               Thread.sleep(5);
               long end = System.nanoTime();
@@ -387,15 +391,16 @@ public final class JavaRunner {
     LockClient a = client(Duration.ofSeconds(5));
     LockClient b = client(Duration.ofSeconds(5));
     LockClient c = client(Duration.ofSeconds(5));
-    Leadership leadingA = a.campaign(resource, "a", ttl);
+    Leadership leadingA = a.campaign(resource, CampaignOptions.value("a").ttl(ttl));
     beliefs.report(LEADERSHIP, leadingA);
     AtomicInteger aLost = new AtomicInteger();
     leadingA.onLost(e -> aLost.incrementAndGet());
     await("leading");
     JsonObject facts = new JsonObject();
     facts.addProperty("term_a", Long.toUnsignedString(leadingA.term()));
-    facts.add("c_error", errorOf(() -> c.campaign(resource, "c", ttl, Duration.ofMillis(300))));
-    CompletableFuture<Leadership> candidateB = b.campaignAsync(resource, "b", ttl, null);
+    facts.add("c_error", errorOf(() -> c.campaign(resource,
+        CampaignOptions.value("c").ttl(ttl).waitUpTo(Duration.ofMillis(300)))));
+    CompletableFuture<Leadership> candidateB = b.campaignAsync(resource, CampaignOptions.value("b").ttl(ttl));
     Thread.sleep(1500);
     facts.addProperty("b_led_early", candidateB.isDone());
     leadingA.proclaim("a2");
@@ -433,13 +438,13 @@ public final class JavaRunner {
       }
     });
     awaitEvents(events, 1, Duration.ofSeconds(5));
-    Leadership leadingA = a.campaign(resource, "a", ttl);
+    Leadership leadingA = a.campaign(resource, CampaignOptions.value("a").ttl(ttl));
     beliefs.report(LEADERSHIP, leadingA);
     Thread.sleep(300);
     beliefs.end(LEADERSHIP);
     leadingA.resign();
     Thread.sleep(300);
-    Leadership leadingB = b.campaign(resource, "b", ttl);
+    Leadership leadingB = b.campaign(resource, CampaignOptions.value("b").ttl(ttl));
     Thread.sleep(300);
     leadingB.resign();
     awaitEvents(events, 5, Duration.ofSeconds(5));
@@ -461,7 +466,7 @@ public final class JavaRunner {
   }
 
   private JsonObject extendWhileKept() throws Exception {
-    Lease lease = client(Duration.ofSeconds(5)).acquire(resource, Duration.ofSeconds(2), Duration.ZERO);
+    Lease lease = client(Duration.ofSeconds(5)).acquire(resource, LockOptions.ttl(Duration.ofSeconds(2)));
     beliefs.report(LEASE, lease);
     AtomicInteger lost = new AtomicInteger();
     CountDownLatch lostLatch = new CountDownLatch(1);
@@ -490,11 +495,11 @@ public final class JavaRunner {
   private JsonObject replicaRestart() throws Exception {
     Duration ttl = Duration.ofSeconds(3);
     LockClient c = client(Duration.ofSeconds(5));
-    Lease lease = c.acquire(resource, ttl, Duration.ZERO);
+    Lease lease = c.acquire(resource, LockOptions.ttl(ttl));
     beliefs.report(LEASE, lease);
     AtomicInteger leaseLost = new AtomicInteger();
     lease.keepAlive().onLost(e -> leaseLost.incrementAndGet());
-    Leadership leading = c.campaign(resource, "a", ttl);
+    Leadership leading = c.campaign(resource, CampaignOptions.value("a").ttl(ttl));
     beliefs.report(LEADERSHIP, leading);
     AtomicInteger leadershipLost = new AtomicInteger();
     leading.onLost(e -> leadershipLost.incrementAndGet());
@@ -529,7 +534,7 @@ public final class JavaRunner {
     JsonArray describes = new JsonArray();
     JsonArray releases = new JsonArray();
     for (int round = 1; round <= 3; round++) {
-      Lease lease = c.acquire(resource, Duration.ofSeconds(10), Duration.ZERO);
+      Lease lease = c.acquire(resource, LockOptions.ttl(Duration.ofSeconds(10)));
       await("held");
       try {
         lease.extend(Duration.ofSeconds(10));
@@ -563,7 +568,7 @@ public final class JavaRunner {
     List<Long> fences = new ArrayList<>();
     AtomicInteger leasesLost = new AtomicInteger();
     for (int i = 0; i < holdCount; i++) {
-      Lease lease = c.acquire(resource + "/" + i, ttl, Duration.ofSeconds(10));
+      Lease lease = c.acquire(resource + "/" + i, LockOptions.ttl(ttl).waitUpTo(Duration.ofSeconds(10)));
       lease.keepAlive().onLost(e -> leasesLost.incrementAndGet());
       leases.add(lease);
       fences.add(lease.fencingToken());
@@ -571,7 +576,8 @@ public final class JavaRunner {
     List<java.util.concurrent.CompletableFuture<Leadership>> campaigns = new ArrayList<>();
     for (int i = 0; i < holdElections; i++) {
       String election = resource + "/e" + i;
-      campaigns.add(java.util.concurrent.CompletableFuture.supplyAsync(() -> c.campaign(election, "java", ttl)));
+      campaigns.add(java.util.concurrent.CompletableFuture.supplyAsync(() -> c.campaign(election,
+          CampaignOptions.value("java").ttl(ttl))));
     }
     List<Leadership> leaderships = new ArrayList<>();
     List<Long> terms = new ArrayList<>();
@@ -616,7 +622,8 @@ public final class JavaRunner {
     CompletableFuture<long[]> aStarted = new CompletableFuture<>(); // {mono_ns, term}
     CompletableFuture<long[]> aCancelled = new CompletableFuture<>(); // {mono_ns, deadline}
     CompletableFuture<long[]> bStarted = new CompletableFuture<>(); // {mono_ns, term}
-    CompletableFuture<Throwable> aEnded = inBackground("lead-a", () -> a.lead(resource, "a", ttl, leading -> {
+    CompletableFuture<Throwable> aEnded = inBackground("lead-a", () -> a.lead(resource,
+        CampaignOptions.value("a").ttl(ttl), leading -> {
       aStarted.complete(new long[] {System.nanoTime(), leading.term()});
       beliefs.report(LEADERSHIP, leading);
       try {
@@ -629,7 +636,8 @@ public final class JavaRunner {
     }));
     aStarted.get(10, TimeUnit.SECONDS);
     await("leading");
-    CompletableFuture<Throwable> bEnded = inBackground("lead-b", () -> b.lead(resource, "b", ttl, leading -> {
+    CompletableFuture<Throwable> bEnded = inBackground("lead-b", () -> b.lead(resource,
+        CampaignOptions.value("b").ttl(ttl), leading -> {
       bStarted.complete(new long[] {System.nanoTime(), leading.term()});
       return null;
     }));
@@ -697,7 +705,7 @@ public final class JavaRunner {
   }
 
   private JsonObject shutdownRace() throws Exception {
-    Lease lease = client(Duration.ofSeconds(5)).acquire(resource, Duration.ofSeconds(2), Duration.ZERO);
+    Lease lease = client(Duration.ofSeconds(5)).acquire(resource, LockOptions.ttl(Duration.ofSeconds(2)));
     beliefs.report(LEASE, lease);
     AtomicInteger lost = new AtomicInteger();
     lease.keepAlive().onLost(e -> lost.incrementAndGet());

@@ -4,6 +4,7 @@ import static dev.redlockd.it.support.LiveServer.acquireRequest;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.redlockd.client.Lease;
+import dev.redlockd.client.LockOptions;
 import dev.redlockd.it.support.LiveServer;
 import dev.redlockd.proto.v1.LockServiceGrpc;
 import dev.redlockd.proto.v1.ReleaseRequest;
@@ -132,7 +133,7 @@ class GrpcTlsTest {
       // The Java snippet of docs/operating.md's TLS section, run as written.
       ReadmeTlsClientExample.Connected connected = ReadmeTlsClientExample.connect("127.0.0.1:" + process.port(),
           ca.cert().toFile(), client.cert().toFile(), client.key().toFile());
-      try (Lease lease = connected.locks().acquire("readme-tls", Duration.ofSeconds(10), Duration.ZERO)) {
+      try (Lease lease = connected.locks().acquire("readme-tls", LockOptions.ttl(Duration.ofSeconds(10)))) {
         assertThat(lease.isValid()).isTrue();
         assertThat(lease.fencingToken()).isPositive();
       } finally {

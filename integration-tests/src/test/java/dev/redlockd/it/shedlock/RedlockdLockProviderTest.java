@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.redlockd.client.Lease;
 import dev.redlockd.client.LockClient;
+import dev.redlockd.client.LockOptions;
 import dev.redlockd.it.support.ExclusionChecker;
 import dev.redlockd.it.support.LiveServer;
 import dev.redlockd.proto.v1.DescribeRequest;
@@ -273,7 +274,7 @@ class RedlockdLockProviderTest {
     String name = name();
     AtomicInteger ran = new AtomicInteger();
     long heldToken;
-    try (Lease held = clientB.acquire("shedlock/" + name, Duration.ofSeconds(10), Duration.ZERO)) {
+    try (Lease held = clientB.acquire("shedlock/" + name, LockOptions.ttl(Duration.ofSeconds(10)))) {
       heldToken = held.fencingToken();
       TaskResult<Long> skipped = run(executorA, config(name, Duration.ofSeconds(5), NO_MINIMUM), () -> {
         ran.incrementAndGet();
