@@ -19,14 +19,16 @@ final class AttemptHandler extends ChannelInboundHandlerAdapter {
 
     void onReply(Object reply);
 
-    /** The channel is gone; {@code refused} when the node (or its TLS handshake) refused it. */
-    void onFailure(Throwable cause, boolean refused);
+    /** The channel is gone (after the node's refusal, if it refused). */
+    void onFailure(Throwable cause);
   }
 
+  private final NettyRedisNode node;
   private final Connection connection;
   private final int attempt;
 
-  AttemptHandler(Connection connection, int attempt) {
+  AttemptHandler(NettyRedisNode node, Connection connection, int attempt) {
+    this.node = node;
     this.connection = connection;
     this.attempt = attempt;
   }
@@ -45,7 +47,7 @@ final class AttemptHandler extends ChannelInboundHandlerAdapter {
   @Override
   public void userEventTriggered(ChannelHandlerContext ctx, Object event) {
     if (event instanceof SslHandshakeCompletionEvent handshake && !handshake.isSuccess() && current()) {
-      connection.onFailure(handshake.cause(), true);
+      refused(handshake.cause());
     }
     ctx.fireUserEventTriggered(event);
   }
@@ -53,14 +55,19 @@ final class AttemptHandler extends ChannelInboundHandlerAdapter {
   @Override
   public void channelInactive(ChannelHandlerContext ctx) {
     if (current()) {
-      connection.onFailure(new IOException("closed by the node"), false);
+      connection.onFailure(new IOException("closed by the node"));
     }
   }
 
   @Override
   public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
     if (current()) {
-      connection.onFailure(cause, true);
+      refused(cause);
     }
+  }
+
+  private void refused(Throwable cause) {
+    node.noteRefusal(cause);
+    connection.onFailure(cause);
   }
 }

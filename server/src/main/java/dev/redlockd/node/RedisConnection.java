@@ -123,7 +123,7 @@ final class RedisConnection implements AttemptHandler.Connection {
         if (address.tls()) {
           ch.pipeline().addLast(new SslHandler(TlsEngines.client(tls == null ? SSLContext.getDefault() : tls, address)));
         }
-        ch.pipeline().addLast(new RespDecoder(), new AttemptHandler(RedisConnection.this, attempt));
+        ch.pipeline().addLast(new RespDecoder(), new AttemptHandler(node, RedisConnection.this, attempt));
       }
     };
   }
@@ -488,10 +488,7 @@ final class RedisConnection implements AttemptHandler.Connection {
   }
 
   @Override
-  public void onFailure(Throwable cause, boolean refused) {
-    if (refused) {
-      node.noteRefusal(cause);
-    }
+  public void onFailure(Throwable cause) {
     drop(cause);
   }
 }

@@ -112,7 +112,7 @@ final class SubscriberConnection implements Subscriber, AttemptHandler.Connectio
         if (address.tls()) {
           ch.pipeline().addLast(new SslHandler(TlsEngines.client(tls == null ? SSLContext.getDefault() : tls, address)));
         }
-        ch.pipeline().addLast(new RespDecoder(), new AttemptHandler(SubscriberConnection.this, attempt));
+        ch.pipeline().addLast(new RespDecoder(), new AttemptHandler(node, SubscriberConnection.this, attempt));
       }
     }).connect(address.host(), address.port());
     channel = connecting.channel();
@@ -223,10 +223,7 @@ final class SubscriberConnection implements Subscriber, AttemptHandler.Connectio
   }
 
   @Override
-  public void onFailure(Throwable cause, boolean refused) {
-    if (refused) {
-      node.noteRefusal(cause);
-    }
+  public void onFailure(Throwable cause) {
     failed();
   }
 }
