@@ -33,6 +33,8 @@ final class Redlock {
   private final AtomicLong rounds = new AtomicLong();
   /** Told how long each round waited for a quorum of answers: what admission control reads. */
   private final Backlog backlog;
+  /** Where a thrifty round asks first, per key; unused when every round goes to every node. */
+  private final PreferenceOrder preference;
 
   Redlock(List<RedisNode> nodes, Keys keys, EngineConfig config, LongSupplier nanoClock, NodeMonitor monitor,
       long roundSeed) {
@@ -49,6 +51,7 @@ final class Redlock {
     this.config = config;
     this.nanoClock = nanoClock;
     this.monitor = monitor;
+    this.preference = new PreferenceOrder(nodes);
   }
 
   /** Names one release, unique across replicas, for the copies of its announcement to be told apart. */
@@ -83,7 +86,8 @@ final class Redlock {
     // agreed over a quorum, which meets this one). A round that falls short waits for every
     // node, so that its clean-up knows which took the lock.
     ClockWatch.Round clock = clocks.round(start, "an acquire round");
-    NodeResult.Round<Replies.Acquire> acquiring = quorumRound(Scripts.ACQUIRE, keys.forAcquire(resource), args,
+    NodeResult.Round<Replies.Acquire> acquiring = quorumRound(keys.lease(resource, 0), Scripts.ACQUIRE,
+        keys.forAcquire(resource), args,
         (node, reply) -> Replies.acquire(reply, clock, node), Replies.Acquire::votes, Replies.Acquire::holds);
     return acquiring.decided()
         .thenCompose(results -> {
@@ -124,7 +128,7 @@ final class Redlock {
     List<String> args = List.of(token, Long.toString(ttl.toMillis()), owner, round, Integer.toString(permits),
         Integer.toString(permit));
     ClockWatch.Round clock = clocks.round(start, "a permit's acquire round");
-    NodeResult.Round<Replies.Acquire> acquiring = quorumRound(Scripts.ACQUIRE_PERMIT,
+    NodeResult.Round<Replies.Acquire> acquiring = quorumRound(keys.lease(resource, permit), Scripts.ACQUIRE_PERMIT,
         keys.forAcquirePermit(resource, permits, permit), args, (node, reply) -> Replies.acquirePermit(reply, clock,
             node), Replies.Acquire::votes, Replies.Acquire::holds);
     return acquiring.decided()
@@ -327,7 +331,7 @@ final class Redlock {
       List<NodeResult<Replies.Acquire>> results, RuntimeException failure) {
     List<RedisNode> written = new ArrayList<>();
     for (NodeResult<Replies.Acquire> r : results) {
-      if (!r.answered() || r.value().taken()) {
+      if (r.sent() && (!r.answered() || r.value().taken())) {
         written.add(r.node());
       }
     }
@@ -382,6 +386,15 @@ final class Redlock {
   }
 
   private List<CompletableFuture<Grant>> extendChunk(List<Extension> chunk) {
+    if (config.thriftyRounds()) {
+      // One round per lease, each in its own order: the calls that one pass makes to one node
+      // still travel together (pipelined, or one batch script call with --batch-scripts).
+      List<CompletableFuture<Grant>> leases = new ArrayList<>(chunk.size());
+      for (Extension e : chunk) {
+        leases.add(extendThrifty(e));
+      }
+      return leases;
+    }
     long start = nanoClock.getAsLong();
     boolean permits = chunk.get(0).permit() != 0;
     if (chunk.stream().anyMatch(e -> (e.permit() != 0) != permits)) {
@@ -413,6 +426,24 @@ final class Redlock {
       leases.add(replies.thenCompose(results -> extended(chunk.get(index), start, forLease(results, index))));
     }
     return leases;
+  }
+
+  /** One lease's thrifty renewal: on a quorum of nodes in its order, widening as an acquire round does. */
+  private CompletableFuture<Grant> extendThrifty(Extension e) {
+    long start = nanoClock.getAsLong();
+    boolean permit = e.permit() != 0;
+    LuaScript script = permit ? Scripts.EXTEND_PERMITS : Scripts.EXTEND;
+    List<String> keyList = permit
+        ? keys.forExtendPermits(List.of(e.resource()), List.of(e.permit()))
+        : keys.forExtend(List.of(e.resource()));
+    List<String> args = List.of(e.token(), Long.toString(e.ttl().toMillis()));
+    ClockWatch.Round clock = clocks.round(start, "a renewal round");
+    NodeResult.Round<Replies.Extend> round = NodeResult.widening(nodes, order(keys.lease(e.resource(), e.permit())),
+        quorum(), node -> node.eval(script, keyList, args),
+        (node, reply) -> Replies.extend(reply, 1, clock, node).get(0), r -> r.votes() && r.held(),
+        backlog.round(quorum()));
+    round.all().thenAccept(results -> monitor.observe(results, Replies.Extend::votes));
+    return round.decided().thenCompose(results -> extended(e, start, results));
   }
 
   /** One lease's share of a many-lease round: each node's reply for it, or the node's failure. */
@@ -470,7 +501,7 @@ final class Redlock {
    */
   CompletableFuture<Tally> release(String resource, int permit, String token, String notice) {
     List<String> args = List.of(token, keys.releasedChannel(resource), notice);
-    return untilAQuorumSaysYes(Scripts.RELEASE, keys.forLock(resource, permit), args,
+    return untilAQuorumSaysYes(keys.lease(resource, permit), Scripts.RELEASE, keys.forLock(resource, permit), args,
             (node, reply) -> Replies.release(reply), Replies.Release::incarnated, Replies.Release::deleted)
         .thenApply(results -> Tally.of(results, Replies.Release::incarnated, Replies.Release::deleted));
   }
@@ -479,19 +510,48 @@ final class Redlock {
    * Runs the script on every node; completes with the answers in so far once a quorum of
    * voters said yes, else with every answer. The node monitor sees every answer either way.
    */
-  private <T> CompletableFuture<List<NodeResult<T>>> untilAQuorumSaysYes(LuaScript script, List<String> keyList,
-      List<String> args, BiFunction<RedisNode, Object, T> reply, Predicate<T> incarnated, Predicate<T> yes) {
-    return quorumRound(script, keyList, args, reply, incarnated, yes).decided();
+  private <T> CompletableFuture<List<NodeResult<T>>> untilAQuorumSaysYes(String lease, LuaScript script,
+      List<String> keyList, List<String> args, BiFunction<RedisNode, Object, T> reply, Predicate<T> incarnated,
+      Predicate<T> yes) {
+    return quorumRound(lease, script, keyList, args, reply, incarnated, yes).decided();
   }
 
-  /** {@link #untilAQuorumSaysYes}'s round, whose every answer is there too once the slowest came in. */
-  private <T> NodeResult.Round<T> quorumRound(LuaScript script, List<String> keyList,
+  /**
+   * {@link #untilAQuorumSaysYes}'s round, whose every answer is there too once the slowest came
+   * in. Thrifty, it asks a quorum of nodes in the preference order of {@code lease} (the key
+   * that decides it) and widens from there; else every node at once.
+   */
+  private <T> NodeResult.Round<T> quorumRound(String lease, LuaScript script, List<String> keyList,
       List<String> args, BiFunction<RedisNode, Object, T> reply, Predicate<T> votes, Predicate<T> yes) {
-    NodeResult.Round<T> round = NodeResult.untilEnough(nodes,
-        node -> node.eval(script, keyList, args), reply,
-        sofar -> Tally.of(sofar, votes, yes).quorumSaidYes(), backlog.round(quorum()));
+    NodeResult.Round<T> round = config.thriftyRounds()
+        ? NodeResult.widening(nodes, order(lease), quorum(), node -> node.eval(script, keyList, args), reply,
+            r -> votes.test(r) && yes.test(r), backlog.round(quorum()))
+        : NodeResult.untilEnough(nodes, node -> node.eval(script, keyList, args), reply,
+            sofar -> Tally.of(sofar, votes, yes).quorumSaidYes(), backlog.round(quorum()));
     round.all().thenAccept(results -> monitor.observe(results, votes));
     return round;
+  }
+
+  /**
+   * The nodes (indexes) in the order a thrifty round asks them about {@code lease}: its
+   * preference order, with the nodes the monitor does not know UP (down, quarantined, not yet
+   * probed) moved to the end, so that a known fault does not cost every round a node timeout.
+   */
+  int[] order(String lease) {
+    int[] ranked = preference.ranks(lease);
+    int[] order = new int[ranked.length];
+    int at = 0;
+    for (int i : ranked) {
+      if (monitor.up(nodes.get(i))) {
+        order[at++] = i;
+      }
+    }
+    for (int i : ranked) {
+      if (!monitor.up(nodes.get(i))) {
+        order[at++] = i;
+      }
+    }
+    return order;
   }
 
   private Duration validity(Duration ttl, long startNanos) {

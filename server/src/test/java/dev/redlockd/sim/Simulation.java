@@ -32,6 +32,8 @@ final class Simulation {
 
   private final long seed;
   private final Shape shape;
+  /** Whether the replicas run thrifty rounds (a quorum of nodes first) or every node in every round. */
+  private final boolean thrifty;
   private final Random random;
   private final SimLoop loop = new SimLoop();
   private final List<SimHost> hosts = new ArrayList<>();
@@ -40,7 +42,11 @@ final class Simulation {
   private long operations;
 
   Simulation(long seed) {
-    this(seed, Shape.random(new Random(seed)));
+    this(seed, true);
+  }
+
+  Simulation(long seed, boolean thrifty) {
+    this(seed, Shape.random(new Random(seed)), thrifty);
   }
 
   /**
@@ -54,8 +60,13 @@ final class Simulation {
   }
 
   Simulation(long seed, Shape shape) {
+    this(seed, shape, true);
+  }
+
+  Simulation(long seed, Shape shape, boolean thrifty) {
     this.seed = seed;
     this.shape = shape;
+    this.thrifty = thrifty;
     this.random = new Random(seed * 31 + 7);
     this.network = new SimNetwork(loop, new Random(random.nextLong()), NODE_TIMEOUT.toNanos());
     double drift = config().driftFactor();
@@ -91,7 +102,7 @@ final class Simulation {
       for (SimHost host : hosts) {
         links.add(new SimLink(loop, host, network, NODE_TIMEOUT.toNanos(), lost, checker::event, "replica" + r));
       }
-      LockEngine engine = LockEngine.builder(links, config())
+      LockEngine engine = LockEngine.builder(links, config().withThriftyRounds(thrifty))
           .scheduler(executor)
           .nanoClock(executor.nanoClock())
           .wallMicros(wallClock(r))
