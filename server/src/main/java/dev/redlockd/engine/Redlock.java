@@ -35,6 +35,8 @@ final class Redlock {
   private final Backlog backlog;
   /** Where a thrifty round asks first, per key; unused when every round goes to every node. */
   private final PreferenceOrder preference;
+  /** The validities this replica's thrifty rounds granted, which a renewal may restore a lease within. */
+  private final RecentGrants recent;
 
   Redlock(List<RedisNode> nodes, Keys keys, EngineConfig config, LongSupplier nanoClock, NodeMonitor monitor,
       long roundSeed) {
@@ -52,6 +54,7 @@ final class Redlock {
     this.nanoClock = nanoClock;
     this.monitor = monitor;
     this.preference = new PreferenceOrder(nodes);
+    this.recent = new RecentGrants(nanoClock);
   }
 
   /** Names one release, unique across replicas, for the copies of its announcement to be told apart. */
@@ -212,7 +215,9 @@ final class Redlock {
       monitor.sawFence(fence);
       settleLateHolders(resource, permit, token, fence, acquiring.all());
       takeBackFromSteppedClocks(resource, permit, token, round, acquiring.all());
-      return CompletableFuture.completedFuture(new Grant(resource, token, validity, fence, permit));
+      Grant grant = new Grant(resource, token, validity, fence, permit);
+      remember(resource, permit, token, ttl, start, grant, null);
+      return CompletableFuture.completedFuture(grant);
     });
   }
 
@@ -443,7 +448,95 @@ final class Redlock {
         (node, reply) -> Replies.extend(reply, 1, clock, node).get(0), r -> r.votes() && r.held(),
         backlog.round(quorum()));
     round.all().thenAccept(results -> monitor.observe(results, Replies.Extend::votes));
-    return round.decided().thenCompose(results -> extended(e, start, results));
+    String lease = keys.lease(e.resource(), e.permit());
+    return round.decided().thenCompose(results -> {
+      RecentGrants.Held held = recent.of(lease, e.token());
+      if (Tally.of(results, Replies.Extend::votes, Replies.Extend::held).quorumSaidYes() || !mayRestore(e, held,
+          results)) {
+        return extended(e, start, results);
+      }
+      return restore(e, held, start, clock, results).thenCompose(
+          restored -> restored != null ? CompletableFuture.completedFuture(restored) : extended(e, start, results));
+    }).whenComplete((grant, failure) -> remember(e.resource(), e.permit(), e.token(), e.ttl(), start, grant,
+        failure));
+  }
+
+  /**
+   * Keeps {@link #recent} up to date with a thrifty round's outcome (begun at {@code start});
+   * nothing is kept with every-node rounds. The validity ends where {@link #validity} counts it to.
+   */
+  private void remember(String resource, int permit, String token, Duration ttl, long start, Grant grant,
+      Throwable failure) {
+    if (!config.thriftyRounds()) {
+      return;
+    }
+    if (grant != null) {
+      recent.granted(keys.lease(resource, permit), token, grant.fencingToken(), ttl.toMillis(),
+          start + ttl.toNanos() - config.driftNanos(ttl));
+    } else if (unwrap(failure) instanceof LeaseNotHeldException) {
+      recent.ended(keys.lease(resource, permit), token);
+    }
+  }
+
+  private static Throwable unwrap(Throwable failure) {
+    return failure instanceof java.util.concurrent.CompletionException && failure.getCause() != null
+        ? failure.getCause() : failure;
+  }
+
+  /**
+   * Whether a renewal that fell short may put a lock back on nodes that do not hold it: only
+   * while its last validity runs (its holder holds a quorum till then, so no one else can have
+   * been granted it since), and only at the fence its holder was told, which every node still
+   * holding it must report (a lease whose fence is being raised is renewed as usual).
+   */
+  private static boolean mayRestore(Extension e, RecentGrants.Held held, List<NodeResult<Replies.Extend>> results) {
+    if (e.permit() != 0 || held == null || held.fence() <= 0) {
+      return false;
+    }
+    for (NodeResult<Replies.Extend> r : results) {
+      if (r.answered() && r.value().held() && r.value().fence() != held.fence()) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /**
+   * Puts the lock back (restore.lua) on the voting nodes that answered without holding it, at
+   * once. Completes with the renewal when those that hold it now make a quorum and every answer
+   * counted came before the lease's last validity ran out; else with null (the renewal then
+   * fails as any other that fell short: JEOPARDY for a kept lease, until its validity runs out).
+   */
+  private CompletableFuture<Grant> restore(Extension e, RecentGrants.Held lease, long start, ClockWatch.Round clock,
+      List<NodeResult<Replies.Extend>> results) {
+    List<RedisNode> free = new ArrayList<>();
+    int holding = 0;
+    for (NodeResult<Replies.Extend> r : results) {
+      if (r.answered() && r.value().votes()) {
+        if (r.value().held()) {
+          holding++;
+        } else {
+          free.add(r.node());
+        }
+      }
+    }
+    if (holding + free.size() < quorum()) {
+      return CompletableFuture.completedFuture(null);
+    }
+    int held = holding;
+    List<String> restoreKeys = keys.forRestore(e.resource());
+    List<String> args = List.of(e.token(), Long.toString(lease.fence()), Long.toString(e.ttl().toMillis()));
+    return NodeResult.fromAll(free, node -> node.eval(Scripts.RESTORE, restoreKeys, args)
+            .thenApply(reply -> Replies.restore(reply, clock, node)))
+        .thenApply(restored -> {
+          long put = restored.stream().filter(r -> r.answered() && r.value().votes() && r.value().put()).count();
+          Duration validity = validity(e.ttl(), start);
+          if (held + put < quorum() || nanoClock.getAsLong() - lease.untilNanos() >= 0 || validity.isNegative()
+              || validity.isZero()) {
+            return null;
+          }
+          return new Grant(e.resource(), e.token(), validity, lease.fence(), 0);
+        });
   }
 
   /** One lease's share of a many-lease round: each node's reply for it, or the node's failure. */
@@ -500,6 +593,9 @@ final class Redlock {
    * release is announced on its semaphore's channel, so that it wakes waiters for any permit.
    */
   CompletableFuture<Tally> release(String resource, int permit, String token, String notice) {
+    if (config.thriftyRounds()) {
+      recent.ended(keys.lease(resource, permit), token);
+    }
     List<String> args = List.of(token, keys.releasedChannel(resource), notice);
     return untilAQuorumSaysYes(keys.lease(resource, permit), Scripts.RELEASE, keys.forLock(resource, permit), args,
             (node, reply) -> Replies.release(reply), Replies.Release::incarnated, Replies.Release::deleted)
