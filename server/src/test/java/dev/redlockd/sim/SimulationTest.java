@@ -100,6 +100,32 @@ class SimulationTest {
         + operations + " operations)");
   }
 
+  /** A grant that stands on one vote short of a quorum: caught within the budget of seeds. */
+  @Test
+  void aGrantOneVoteShortIsCaught() {
+    caught("a grant one vote short", Simulation::grantingOneVoteShort, 10);
+  }
+
+  /** A renewal that counts a node holding another token's lock as restored: caught within the budget of seeds. */
+  @Test
+  void aRestoreOnAnotherTokenIsCaught() {
+    caught("a restore on another token", Simulation::restoringOnAnotherToken, 40);
+  }
+
+  private static void caught(String mutant, java.util.function.LongFunction<Simulation> run, int budget) {
+    long operations = 0;
+    for (long seed = 1; seed <= budget; seed++) {
+      Simulation.Result result = run.apply(seed).run();
+      operations += result.operations();
+      if (!result.violations().isEmpty()) {
+        System.out.printf("%s: caught in seed %d after %d operations: %s%n", mutant, seed, operations,
+            result.violations().get(0));
+        return;
+      }
+    }
+    throw new AssertionError(mutant + " was not caught in " + budget + " seeds (" + operations + " operations)");
+  }
+
   @Test
   void aSeedReplaysTheSameRun() {
     Simulation.Result once = new Simulation(7).run();
