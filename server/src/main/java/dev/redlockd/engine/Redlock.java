@@ -392,13 +392,7 @@ final class Redlock {
 
   private List<CompletableFuture<Grant>> extendChunk(List<Extension> chunk) {
     if (config.thriftyRounds()) {
-      // One round per lease, each in its own order: the calls that one pass makes to one node
-      // still travel together (pipelined, or one batch script call with --batch-scripts).
-      List<CompletableFuture<Grant>> leases = new ArrayList<>(chunk.size());
-      for (Extension e : chunk) {
-        leases.add(extendThrifty(e));
-      }
-      return leases;
+      return extendThrifty(chunk);
     }
     long start = nanoClock.getAsLong();
     boolean permits = chunk.get(0).permit() != 0;
@@ -433,20 +427,72 @@ final class Redlock {
     return leases;
   }
 
-  /** One lease's thrifty renewal: on a quorum of nodes in its order, widening as an acquire round does. */
-  private CompletableFuture<Grant> extendThrifty(Extension e) {
+  /**
+   * Thrifty renewals: each lease's round asks the first quorum of its own order, and widens
+   * alone. The first asks are sent as one many-lease extend per node (each node gets the
+   * leases it comes first for), as every-node renewals are; a widening is a call of its own.
+   */
+  private List<CompletableFuture<Grant>> extendThrifty(List<Extension> chunk) {
     long start = nanoClock.getAsLong();
-    boolean permit = e.permit() != 0;
-    LuaScript script = permit ? Scripts.EXTEND_PERMITS : Scripts.EXTEND;
-    List<String> keyList = permit
-        ? keys.forExtendPermits(List.of(e.resource()), List.of(e.permit()))
-        : keys.forExtend(List.of(e.resource()));
-    List<String> args = List.of(e.token(), Long.toString(e.ttl().toMillis()));
     ClockWatch.Round clock = clocks.round(start, "a renewal round");
-    NodeResult.Round<Replies.Extend> round = NodeResult.widening(nodes, order(keys.lease(e.resource(), e.permit())),
-        quorum(), node -> node.eval(script, keyList, args),
-        (node, reply) -> Replies.extend(reply, 1, clock, node).get(0), r -> r.votes() && r.held(),
-        backlog.round(quorum()));
+    int[][] orders = new int[chunk.size()][];
+    List<List<Integer>> firstOn = new ArrayList<>(nodes.size());
+    for (int n = 0; n < nodes.size(); n++) {
+      firstOn.add(new ArrayList<>());
+    }
+    for (int i = 0; i < chunk.size(); i++) {
+      Extension e = chunk.get(i);
+      orders[i] = order(keys.lease(e.resource(), e.permit()));
+      for (int k = 0; k < quorum(); k++) {
+        firstOn.get(orders[i][k]).add(i);
+      }
+    }
+    List<CompletableFuture<List<Replies.Extend>>> batches = new ArrayList<>(nodes.size());
+    for (int n = 0; n < nodes.size(); n++) {
+      List<Extension> mine = firstOn.get(n).stream().map(chunk::get).toList();
+      RedisNode node = nodes.get(n);
+      batches.add(mine.isEmpty() ? null : extendOn(node, mine, clock));
+    }
+    List<CompletableFuture<Grant>> leases = new ArrayList<>(chunk.size());
+    for (int i = 0; i < chunk.size(); i++) {
+      Extension e = chunk.get(i);
+      int index = i;
+      leases.add(extendThrifty(e, start, clock, orders[i], node -> {
+        int n = nodes.indexOf(node);
+        int at = firstOn.get(n).indexOf(index);
+        return at >= 0 ? batches.get(n).thenApply(each -> each.get(at)) : extendOn(node, List.of(e), clock)
+            .thenApply(each -> each.get(0));
+      }));
+    }
+    return leases;
+  }
+
+  /** One many-lease extend call on one node: each lease's reply, in order. */
+  private CompletableFuture<List<Replies.Extend>> extendOn(RedisNode node, List<Extension> leases,
+      ClockWatch.Round clock) {
+    boolean permits = leases.get(0).permit() != 0;
+    LuaScript script = permits ? Scripts.EXTEND_PERMITS : Scripts.EXTEND;
+    List<String> keyList = permits
+        ? keys.forExtendPermits(leases.stream().map(Extension::resource).toList(),
+            leases.stream().map(Extension::permit).toList())
+        : keys.forExtend(leases.stream().map(Extension::resource).toList());
+    List<String> args = new ArrayList<>(2 * leases.size());
+    for (Extension e : leases) {
+      args.add(e.token());
+      args.add(Long.toString(e.ttl().toMillis()));
+    }
+    try {
+      return node.eval(script, keyList, args).thenApply(reply -> Replies.extend(reply, leases.size(), clock, node));
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+  }
+
+  /** One lease's thrifty renewal: on a quorum of nodes in its order, widening as an acquire round does. */
+  private CompletableFuture<Grant> extendThrifty(Extension e, long start, ClockWatch.Round clock, int[] order,
+      Function<RedisNode, CompletableFuture<Replies.Extend>> ask) {
+    NodeResult.Round<Replies.Extend> round = NodeResult.widening(nodes, order, quorum(), ask,
+        (node, reply) -> reply, r -> r.votes() && r.held(), backlog.round(quorum()));
     round.all().thenAccept(results -> monitor.observe(results, Replies.Extend::votes));
     String lease = keys.lease(e.resource(), e.permit());
     return round.decided().thenCompose(results -> {
