@@ -391,30 +391,18 @@ final class Redlock {
   }
 
   private List<CompletableFuture<Grant>> extendChunk(List<Extension> chunk) {
-    if (config.thriftyRounds()) {
-      return extendThrifty(chunk);
-    }
-    long start = nanoClock.getAsLong();
     boolean permits = chunk.get(0).permit() != 0;
     if (chunk.stream().anyMatch(e -> (e.permit() != 0) != permits)) {
       throw new IllegalArgumentException("locks and permits are extended in separate calls");
     }
-    // A permit's renewal pushes its semaphore's limit key out with it (extend_permits.lua).
-    LuaScript script = permits ? Scripts.EXTEND_PERMITS : Scripts.EXTEND;
-    List<String> keyList = permits
-        ? keys.forExtendPermits(chunk.stream().map(Extension::resource).toList(),
-            chunk.stream().map(Extension::permit).toList())
-        : keys.forExtend(chunk.stream().map(Extension::resource).toList());
-    List<String> args = new ArrayList<>(2 * chunk.size());
-    for (Extension e : chunk) {
-      args.add(e.token());
-      args.add(Long.toString(e.ttl().toMillis()));
+    if (config.thriftyRounds()) {
+      return extendThrifty(chunk);
     }
+    long start = nanoClock.getAsLong();
+    ExtendCall call = extendCall(chunk);
     ClockWatch.Round clock = clocks.round(start, "a renewal round");
     CompletableFuture<List<NodeResult<List<Replies.Extend>>>> replies = NodeResult.fromAll(nodes,
-            node -> node.eval(script, keyList, args)
-                .thenApply(reply -> Replies.extend(reply, chunk.size(), clock, node)),
-            backlog.round(quorum()))
+            node -> call.on(node, clock), backlog.round(quorum()))
         .thenApply(results -> {
           monitor.observe(results, each -> each.get(0).votes());
           return results;
@@ -450,8 +438,7 @@ final class Redlock {
     List<CompletableFuture<List<Replies.Extend>>> batches = new ArrayList<>(nodes.size());
     for (int n = 0; n < nodes.size(); n++) {
       List<Extension> mine = firstOn.get(n).stream().map(chunk::get).toList();
-      RedisNode node = nodes.get(n);
-      batches.add(mine.isEmpty() ? null : extendOn(node, mine, clock));
+      batches.add(mine.isEmpty() ? null : extendCall(mine).on(nodes.get(n), clock));
     }
     List<CompletableFuture<Grant>> leases = new ArrayList<>(chunk.size());
     for (int i = 0; i < chunk.size(); i++) {
@@ -460,17 +447,29 @@ final class Redlock {
       leases.add(extendThrifty(e, start, clock, orders[i], node -> {
         int n = nodes.indexOf(node);
         int at = firstOn.get(n).indexOf(index);
-        return at >= 0 ? batches.get(n).thenApply(each -> each.get(at)) : extendOn(node, List.of(e), clock)
-            .thenApply(each -> each.get(0));
+        return at >= 0 ? batches.get(n).thenApply(each -> each.get(at))
+            : extendCall(List.of(e)).on(node, clock).thenApply(each -> each.get(0));
       }));
     }
     return leases;
   }
 
-  /** One many-lease extend call on one node: each lease's reply, in order. */
-  private CompletableFuture<List<Replies.Extend>> extendOn(RedisNode node, List<Extension> leases,
-      ClockWatch.Round clock) {
+  /** One many-lease extend, made once and sent to any number of nodes. */
+  private record ExtendCall(LuaScript script, List<String> keys, List<String> args, int leases) {
+    /** Sent to {@code node}: each lease's reply, in order. */
+    CompletableFuture<List<Replies.Extend>> on(RedisNode node, ClockWatch.Round clock) {
+      try {
+        return node.eval(script, keys, args).thenApply(reply -> Replies.extend(reply, leases, clock, node));
+      } catch (RuntimeException e) {
+        return CompletableFuture.failedFuture(e); // as a node that failed to answer
+      }
+    }
+  }
+
+  /** The many-lease extend of {@code leases}, all locks or all permits. */
+  private ExtendCall extendCall(List<Extension> leases) {
     boolean permits = leases.get(0).permit() != 0;
+    // A permit's renewal pushes its semaphore's limit key out with it (extend_permits.lua).
     LuaScript script = permits ? Scripts.EXTEND_PERMITS : Scripts.EXTEND;
     List<String> keyList = permits
         ? keys.forExtendPermits(leases.stream().map(Extension::resource).toList(),
@@ -481,11 +480,7 @@ final class Redlock {
       args.add(e.token());
       args.add(Long.toString(e.ttl().toMillis()));
     }
-    try {
-      return node.eval(script, keyList, args).thenApply(reply -> Replies.extend(reply, leases.size(), clock, node));
-    } catch (RuntimeException e) {
-      return CompletableFuture.failedFuture(e);
-    }
+    return new ExtendCall(script, keyList, args, leases.size());
   }
 
   /** One lease's thrifty renewal: on a quorum of nodes in its order, widening as an acquire round does. */
