@@ -16,7 +16,7 @@ import org.junit.jupiter.api.Test;
  * {@code sim.seeds} seeds when that is given. Each seed runs alone on one thread, so a seed
  * replays the same run; seeds run side by side, one per core. The long run is of the engine as it
  * runs by default (every node in every round); a shorter one, of {@code sim.operations.thrifty}
- * operations (100,000 in the suite), of thrifty rounds (--thrifty-rounds, off by default). Its
+ * operations (50,000 in the suite), of thrifty rounds (--thrifty-rounds, off by default). Its
  * million-operation run is {@code -Dsim.operations.thrifty=1000000 -Dtest=SimulationTest#thriftySeeds}:
  * when thrifty rounds become the default, the two runs trade places.
  */
@@ -29,7 +29,7 @@ class SimulationTest {
 
   @Test
   void thriftySeeds() throws Exception {
-    run(true, Long.getLong("sim.operations.thrifty", 100_000));
+    run(true, Long.getLong("sim.operations.thrifty", 50_000));
   }
 
   private static void run(boolean thrifty, long operationsWanted) throws Exception {
