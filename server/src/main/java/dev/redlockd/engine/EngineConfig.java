@@ -13,6 +13,9 @@ import java.util.Objects;
  * @param retryDelay an Acquire that waits retries after a random delay between half and all of this
  * @param maxWaitingAcquires how many Acquire calls may wait at once before new ones are refused
  * @param probeInterval how often every node is checked (health, quarantine)
+ * @param thriftyRounds whether grants and renewals go to a quorum of nodes first (in each key's
+ *     {@link PreferenceOrder}), widening to the others only when one of them fails to answer yes,
+ *     instead of to every node
  */
 public record EngineConfig(
     String keyPrefix,
@@ -21,7 +24,8 @@ public record EngineConfig(
     Duration maxTtl,
     Duration retryDelay,
     int maxWaitingAcquires,
-    Duration probeInterval) {
+    Duration probeInterval,
+    boolean thriftyRounds) {
 
   public static final Duration FIXED_DRIFT = Duration.ofMillis(2);
 
@@ -43,6 +47,12 @@ public record EngineConfig(
     }
   }
 
+  /** Every node in every round (thrifty rounds off). */
+  public EngineConfig(String keyPrefix, double driftFactor, Duration minTtl, Duration maxTtl, Duration retryDelay,
+      int maxWaitingAcquires, Duration probeInterval) {
+    this(keyPrefix, driftFactor, minTtl, maxTtl, retryDelay, maxWaitingAcquires, probeInterval, false);
+  }
+
   public static EngineConfig defaults() {
     return new EngineConfig("redlock:", 0.01, Duration.ofMillis(10), Duration.ofHours(1),
         Duration.ofMillis(100), 10_000, Duration.ofMillis(500));
@@ -59,19 +69,28 @@ public record EngineConfig(
   }
 
   public EngineConfig withMaxTtl(Duration value) {
-    return new EngineConfig(keyPrefix, driftFactor, minTtl, value, retryDelay, maxWaitingAcquires, probeInterval);
+    return new EngineConfig(keyPrefix, driftFactor, minTtl, value, retryDelay, maxWaitingAcquires, probeInterval,
+        thriftyRounds);
   }
 
   public EngineConfig withRetryDelay(Duration value) {
-    return new EngineConfig(keyPrefix, driftFactor, minTtl, maxTtl, value, maxWaitingAcquires, probeInterval);
+    return new EngineConfig(keyPrefix, driftFactor, minTtl, maxTtl, value, maxWaitingAcquires, probeInterval,
+        thriftyRounds);
   }
 
   public EngineConfig withProbeInterval(Duration value) {
-    return new EngineConfig(keyPrefix, driftFactor, minTtl, maxTtl, retryDelay, maxWaitingAcquires, value);
+    return new EngineConfig(keyPrefix, driftFactor, minTtl, maxTtl, retryDelay, maxWaitingAcquires, value,
+        thriftyRounds);
   }
 
   public EngineConfig withMaxWaitingAcquires(int value) {
-    return new EngineConfig(keyPrefix, driftFactor, minTtl, maxTtl, retryDelay, value, probeInterval);
+    return new EngineConfig(keyPrefix, driftFactor, minTtl, maxTtl, retryDelay, value, probeInterval,
+        thriftyRounds);
+  }
+
+  public EngineConfig withThriftyRounds(boolean value) {
+    return new EngineConfig(keyPrefix, driftFactor, minTtl, maxTtl, retryDelay, maxWaitingAcquires, probeInterval,
+        value);
   }
 
   private static void requirePositive(Duration d, String name) {

@@ -104,6 +104,11 @@ final class Keys {
     return prefix + "node:clocks";
   }
 
+  /** restore.lua's keys: a lock's, as acquire.lua's. */
+  List<String> forRestore(String resource) {
+    return forAcquire(resource);
+  }
+
   List<String> forAcquire(String resource) {
     return List.of(lock(resource), incarnation(), counter(resource), fenceMax());
   }

@@ -154,6 +154,11 @@ final class NodeMonitor implements AutoCloseable {
     return Map.copyOf(states);
   }
 
+  /** Whether the node was UP at the last word on it: a thrifty round asks the others last. */
+  boolean up(RedisNode node) {
+    return states.get(node) == NodeState.UP;
+  }
+
   void onQuorumChange(Consumer<Boolean> listener) {
     quorumListeners.add(listener);
   }
@@ -164,6 +169,9 @@ final class NodeMonitor implements AutoCloseable {
    */
   <T> void observe(List<NodeResult<T>> results, Predicate<T> incarnated) {
     for (NodeResult<T> r : results) {
+      if (!r.sent()) {
+        continue; // a thrifty round did not ask it: nothing learnt
+      }
       boolean fine = r.answered() && incarnated.test(r.value());
       if (fine != (states.get(r.node()) == NodeState.UP)) {
         if (nanoClock.getAsLong() - lastRoundNanos >= MIN_GAP_NANOS) {

@@ -115,6 +115,138 @@ record NodeResult<T>(RedisNode node, T value, Throwable failure) {
     return round;
   }
 
+  /** Stands in for the answer of a node a thrifty round never asked; counts as not answered. */
+  static final Throwable NOT_SENT = new Exception("not asked") {
+    @Override
+    public synchronized Throwable fillInStackTrace() {
+      return this;
+    }
+  };
+
+  /** Whether this node was asked at all (a thrifty round asks only as many as it needs). */
+  boolean sent() {
+    return failure != NOT_SENT;
+  }
+
+  /**
+   * A thrifty round: sends to the first {@code quorum} nodes of {@code order} (indexes into
+   * {@code nodes}), and for each answer that is not {@code yes} (a refusal, an error, a timeout)
+   * at once to the next node of the order, until a quorum said yes or every node was asked.
+   * Decided when a quorum said yes, else once every node asked has answered; results are
+   * indexed as {@code nodes}, with {@link #NOT_SENT} for the nodes never asked and
+   * {@link #PENDING} for those still being waited for. Each call is bounded by the node
+   * timeout, so the round takes at most one node timeout per widening.
+   */
+  static <R, T> Round<T> widening(List<RedisNode> nodes, int[] order, int quorum,
+      Function<RedisNode, CompletableFuture<R>> call, BiFunction<RedisNode, R, T> reply, Predicate<T> yes,
+      Backlog.Round timed) {
+    Widening<R, T> round = new Widening<>(nodes, order, quorum, call, reply, yes, timed);
+    round.start();
+    return round.round;
+  }
+
+  /** The state of one {@link #widening} round; every change under its lock, every send and completion outside it. */
+  private static final class Widening<R, T> {
+    private final List<RedisNode> nodes;
+    private final int[] order;
+    private final int quorum;
+    private final Function<RedisNode, CompletableFuture<R>> call;
+    private final BiFunction<RedisNode, R, T> reply;
+    private final Predicate<T> yes;
+    private final Backlog.Round timed;
+    private final Round<T> round = new Round<>(new CompletableFuture<>(), new CompletableFuture<>());
+    private final List<NodeResult<T>> results;
+    private int sent; // guarded by this
+    private int inFlight; // guarded by this
+    private int said; // guarded by this
+    private boolean decided; // guarded by this
+
+    Widening(List<RedisNode> nodes, int[] order, int quorum, Function<RedisNode, CompletableFuture<R>> call,
+        BiFunction<RedisNode, R, T> reply, Predicate<T> yes, Backlog.Round timed) {
+      this.nodes = nodes;
+      this.order = order;
+      this.quorum = quorum;
+      this.call = call;
+      this.reply = reply;
+      this.yes = yes;
+      this.timed = timed;
+      this.results = new ArrayList<>(nodes.size());
+      for (RedisNode node : nodes) {
+        results.add(new NodeResult<>(node, null, NOT_SENT));
+      }
+    }
+
+    void start() {
+      int first = Math.min(quorum, order.length);
+      synchronized (this) {
+        sent = first;
+        inFlight = first;
+        for (int i = 0; i < first; i++) {
+          results.set(order[i], new NodeResult<>(nodes.get(order[i]), null, PENDING));
+        }
+      }
+      for (int i = 0; i < first; i++) {
+        send(order[i]);
+      }
+    }
+
+    private void send(int index) {
+      RedisNode node = nodes.get(index);
+      CompletableFuture<R> answer;
+      try {
+        answer = call.apply(node);
+      } catch (RuntimeException e) {
+        answer = CompletableFuture.failedFuture(e);
+      }
+      answer.whenComplete((value, failure) -> {
+        if (timed != null) {
+          timed.ended();
+        }
+        answered(index, read(node, value, failure, reply));
+      });
+    }
+
+    private void answered(int index, NodeResult<T> result) {
+      int next = -1;
+      List<NodeResult<T>> decidedNow = null;
+      List<NodeResult<T>> all = null;
+      synchronized (this) {
+        results.set(index, result);
+        inFlight--;
+        boolean good = result.answered() && yes.test(result.value());
+        if (good) {
+          said++;
+        }
+        if (!decided) {
+          if (said >= quorum) {
+            decided = true;
+          } else if (!good && sent < order.length) {
+            next = order[sent++];
+            inFlight++;
+            results.set(next, new NodeResult<>(nodes.get(next), null, PENDING));
+          } else if (inFlight == 0) {
+            decided = true;
+          }
+          if (decided) {
+            decidedNow = List.copyOf(results);
+          }
+        }
+        if (decided && inFlight == 0) {
+          all = List.copyOf(results);
+        }
+      }
+      if (decidedNow != null) {
+        round.decided().complete(decidedNow);
+      }
+      if (all != null) {
+        round.all().complete(all);
+      }
+      if (next >= 0) {
+        send(next);
+      }
+    }
+  }
+
   private static <R, T> NodeResult<T> read(RedisNode node, R answer, Throwable failure,
       BiFunction<RedisNode, R, T> reply) {
     if (failure != null) {

@@ -33,6 +33,10 @@ final class Redlock {
   private final AtomicLong rounds = new AtomicLong();
   /** Told how long each round waited for a quorum of answers: what admission control reads. */
   private final Backlog backlog;
+  /** Where a thrifty round asks first, per key; unused when every round goes to every node. */
+  private final PreferenceOrder preference;
+  /** The validities this replica's thrifty rounds granted, which a renewal may restore a lease within. */
+  private final RecentGrants recent;
 
   Redlock(List<RedisNode> nodes, Keys keys, EngineConfig config, LongSupplier nanoClock, NodeMonitor monitor,
       long roundSeed) {
@@ -49,6 +53,8 @@ final class Redlock {
     this.config = config;
     this.nanoClock = nanoClock;
     this.monitor = monitor;
+    this.preference = new PreferenceOrder(nodes);
+    this.recent = new RecentGrants(nanoClock);
   }
 
   /** Names one release, unique across replicas, for the copies of its announcement to be told apart. */
@@ -83,7 +89,8 @@ final class Redlock {
     // agreed over a quorum, which meets this one). A round that falls short waits for every
     // node, so that its clean-up knows which took the lock.
     ClockWatch.Round clock = clocks.round(start, "an acquire round");
-    NodeResult.Round<Replies.Acquire> acquiring = quorumRound(Scripts.ACQUIRE, keys.forAcquire(resource), args,
+    NodeResult.Round<Replies.Acquire> acquiring = quorumRound(keys.lease(resource, 0), Scripts.ACQUIRE,
+        keys.forAcquire(resource), args,
         (node, reply) -> Replies.acquire(reply, clock, node), Replies.Acquire::votes, Replies.Acquire::holds);
     return acquiring.decided()
         .thenCompose(results -> {
@@ -124,7 +131,7 @@ final class Redlock {
     List<String> args = List.of(token, Long.toString(ttl.toMillis()), owner, round, Integer.toString(permits),
         Integer.toString(permit));
     ClockWatch.Round clock = clocks.round(start, "a permit's acquire round");
-    NodeResult.Round<Replies.Acquire> acquiring = quorumRound(Scripts.ACQUIRE_PERMIT,
+    NodeResult.Round<Replies.Acquire> acquiring = quorumRound(keys.lease(resource, permit), Scripts.ACQUIRE_PERMIT,
         keys.forAcquirePermit(resource, permits, permit), args, (node, reply) -> Replies.acquirePermit(reply, clock,
             node), Replies.Acquire::votes, Replies.Acquire::holds);
     return acquiring.decided()
@@ -208,7 +215,9 @@ final class Redlock {
       monitor.sawFence(fence);
       settleLateHolders(resource, permit, token, fence, acquiring.all());
       takeBackFromSteppedClocks(resource, permit, token, round, acquiring.all());
-      return CompletableFuture.completedFuture(new Grant(resource, token, validity, fence, permit));
+      Grant grant = new Grant(resource, token, validity, fence, permit);
+      remember(resource, permit, token, ttl, start, grant, null);
+      return CompletableFuture.completedFuture(grant);
     });
   }
 
@@ -327,7 +336,7 @@ final class Redlock {
       List<NodeResult<Replies.Acquire>> results, RuntimeException failure) {
     List<RedisNode> written = new ArrayList<>();
     for (NodeResult<Replies.Acquire> r : results) {
-      if (!r.answered() || r.value().taken()) {
+      if (r.sent() && (!r.answered() || r.value().taken())) {
         written.add(r.node());
       }
     }
@@ -382,27 +391,18 @@ final class Redlock {
   }
 
   private List<CompletableFuture<Grant>> extendChunk(List<Extension> chunk) {
-    long start = nanoClock.getAsLong();
     boolean permits = chunk.get(0).permit() != 0;
     if (chunk.stream().anyMatch(e -> (e.permit() != 0) != permits)) {
       throw new IllegalArgumentException("locks and permits are extended in separate calls");
     }
-    // A permit's renewal pushes its semaphore's limit key out with it (extend_permits.lua).
-    LuaScript script = permits ? Scripts.EXTEND_PERMITS : Scripts.EXTEND;
-    List<String> keyList = permits
-        ? keys.forExtendPermits(chunk.stream().map(Extension::resource).toList(),
-            chunk.stream().map(Extension::permit).toList())
-        : keys.forExtend(chunk.stream().map(Extension::resource).toList());
-    List<String> args = new ArrayList<>(2 * chunk.size());
-    for (Extension e : chunk) {
-      args.add(e.token());
-      args.add(Long.toString(e.ttl().toMillis()));
+    if (config.thriftyRounds()) {
+      return extendThrifty(chunk);
     }
+    long start = nanoClock.getAsLong();
+    ExtendCall call = extendCall(chunk);
     ClockWatch.Round clock = clocks.round(start, "a renewal round");
     CompletableFuture<List<NodeResult<List<Replies.Extend>>>> replies = NodeResult.fromAll(nodes,
-            node -> node.eval(script, keyList, args)
-                .thenApply(reply -> Replies.extend(reply, chunk.size(), clock, node)),
-            backlog.round(quorum()))
+            node -> call.on(node, clock), backlog.round(quorum()))
         .thenApply(results -> {
           monitor.observe(results, each -> each.get(0).votes());
           return results;
@@ -413,6 +413,171 @@ final class Redlock {
       leases.add(replies.thenCompose(results -> extended(chunk.get(index), start, forLease(results, index))));
     }
     return leases;
+  }
+
+  /**
+   * Thrifty renewals: each lease's round asks the first quorum of its own order, and widens
+   * alone. The first asks are sent as one many-lease extend per node (each node gets the
+   * leases it comes first for), as every-node renewals are; a widening is a call of its own.
+   */
+  private List<CompletableFuture<Grant>> extendThrifty(List<Extension> chunk) {
+    long start = nanoClock.getAsLong();
+    ClockWatch.Round clock = clocks.round(start, "a renewal round");
+    int[][] orders = new int[chunk.size()][];
+    List<List<Integer>> firstOn = new ArrayList<>(nodes.size());
+    for (int n = 0; n < nodes.size(); n++) {
+      firstOn.add(new ArrayList<>());
+    }
+    for (int i = 0; i < chunk.size(); i++) {
+      Extension e = chunk.get(i);
+      orders[i] = order(keys.lease(e.resource(), e.permit()));
+      for (int k = 0; k < quorum(); k++) {
+        firstOn.get(orders[i][k]).add(i);
+      }
+    }
+    List<CompletableFuture<List<Replies.Extend>>> batches = new ArrayList<>(nodes.size());
+    for (int n = 0; n < nodes.size(); n++) {
+      List<Extension> mine = firstOn.get(n).stream().map(chunk::get).toList();
+      batches.add(mine.isEmpty() ? null : extendCall(mine).on(nodes.get(n), clock));
+    }
+    List<CompletableFuture<Grant>> leases = new ArrayList<>(chunk.size());
+    for (int i = 0; i < chunk.size(); i++) {
+      Extension e = chunk.get(i);
+      int index = i;
+      leases.add(extendThrifty(e, start, clock, orders[i], node -> {
+        int n = nodes.indexOf(node);
+        int at = firstOn.get(n).indexOf(index);
+        return at >= 0 ? batches.get(n).thenApply(each -> each.get(at))
+            : extendCall(List.of(e)).on(node, clock).thenApply(each -> each.get(0));
+      }));
+    }
+    return leases;
+  }
+
+  /** One many-lease extend, made once and sent to any number of nodes. */
+  private record ExtendCall(LuaScript script, List<String> keys, List<String> args, int leases) {
+    /** Sent to {@code node}: each lease's reply, in order. */
+    CompletableFuture<List<Replies.Extend>> on(RedisNode node, ClockWatch.Round clock) {
+      try {
+        return node.eval(script, keys, args).thenApply(reply -> Replies.extend(reply, leases, clock, node));
+      } catch (RuntimeException e) {
+        return CompletableFuture.failedFuture(e); // as a node that failed to answer
+      }
+    }
+  }
+
+  /** The many-lease extend of {@code leases}, all locks or all permits. */
+  private ExtendCall extendCall(List<Extension> leases) {
+    boolean permits = leases.get(0).permit() != 0;
+    // A permit's renewal pushes its semaphore's limit key out with it (extend_permits.lua).
+    LuaScript script = permits ? Scripts.EXTEND_PERMITS : Scripts.EXTEND;
+    List<String> keyList = permits
+        ? keys.forExtendPermits(leases.stream().map(Extension::resource).toList(),
+            leases.stream().map(Extension::permit).toList())
+        : keys.forExtend(leases.stream().map(Extension::resource).toList());
+    List<String> args = new ArrayList<>(2 * leases.size());
+    for (Extension e : leases) {
+      args.add(e.token());
+      args.add(Long.toString(e.ttl().toMillis()));
+    }
+    return new ExtendCall(script, keyList, args, leases.size());
+  }
+
+  /** One lease's thrifty renewal: on a quorum of nodes in its order, widening as an acquire round does. */
+  private CompletableFuture<Grant> extendThrifty(Extension e, long start, ClockWatch.Round clock, int[] order,
+      Function<RedisNode, CompletableFuture<Replies.Extend>> ask) {
+    NodeResult.Round<Replies.Extend> round = NodeResult.widening(nodes, order, quorum(), ask,
+        (node, reply) -> reply, r -> r.votes() && r.held(), backlog.round(quorum()));
+    round.all().thenAccept(results -> monitor.observe(results, Replies.Extend::votes));
+    String lease = keys.lease(e.resource(), e.permit());
+    return round.decided().thenCompose(results -> {
+      RecentGrants.Held held = recent.of(lease, e.token());
+      if (Tally.of(results, Replies.Extend::votes, Replies.Extend::held).quorumSaidYes() || !mayRestore(e, held,
+          results)) {
+        return extended(e, start, results);
+      }
+      return restore(e, held, start, clock, results).thenCompose(
+          restored -> restored != null ? CompletableFuture.completedFuture(restored) : extended(e, start, results));
+    }).whenComplete((grant, failure) -> remember(e.resource(), e.permit(), e.token(), e.ttl(), start, grant,
+        failure));
+  }
+
+  /**
+   * Keeps {@link #recent} up to date with a thrifty round's outcome (begun at {@code start});
+   * nothing is kept with every-node rounds. The validity ends where {@link #validity} counts it to.
+   */
+  private void remember(String resource, int permit, String token, Duration ttl, long start, Grant grant,
+      Throwable failure) {
+    if (!config.thriftyRounds()) {
+      return;
+    }
+    if (grant != null) {
+      recent.granted(keys.lease(resource, permit), token, grant.fencingToken(), ttl.toMillis(),
+          start + ttl.toNanos() - config.driftNanos(ttl));
+    } else if (unwrap(failure) instanceof LeaseNotHeldException) {
+      recent.ended(keys.lease(resource, permit), token);
+    }
+  }
+
+  private static Throwable unwrap(Throwable failure) {
+    return failure instanceof java.util.concurrent.CompletionException && failure.getCause() != null
+        ? failure.getCause() : failure;
+  }
+
+  /**
+   * Whether a renewal that fell short may put a lock back on nodes that do not hold it: only
+   * while its last validity runs (its holder holds a quorum till then, so no one else can have
+   * been granted it since), and only at the fence its holder was told, which every node still
+   * holding it must report (a lease whose fence is being raised is renewed as usual).
+   */
+  private static boolean mayRestore(Extension e, RecentGrants.Held held, List<NodeResult<Replies.Extend>> results) {
+    if (e.permit() != 0 || held == null || held.fence() <= 0) {
+      return false;
+    }
+    for (NodeResult<Replies.Extend> r : results) {
+      if (r.answered() && r.value().held() && r.value().fence() != held.fence()) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /**
+   * Puts the lock back (restore.lua) on the voting nodes that answered without holding it, at
+   * once. Completes with the renewal when those that hold it now make a quorum and every answer
+   * counted came before the lease's last validity ran out; else with null (the renewal then
+   * fails as any other that fell short: JEOPARDY for a kept lease, until its validity runs out).
+   */
+  private CompletableFuture<Grant> restore(Extension e, RecentGrants.Held lease, long start, ClockWatch.Round clock,
+      List<NodeResult<Replies.Extend>> results) {
+    List<RedisNode> free = new ArrayList<>();
+    int holding = 0;
+    for (NodeResult<Replies.Extend> r : results) {
+      if (r.answered() && r.value().votes()) {
+        if (r.value().held()) {
+          holding++;
+        } else {
+          free.add(r.node());
+        }
+      }
+    }
+    if (holding + free.size() < quorum()) {
+      return CompletableFuture.completedFuture(null);
+    }
+    int held = holding;
+    List<String> restoreKeys = keys.forRestore(e.resource());
+    List<String> args = List.of(e.token(), Long.toString(lease.fence()), Long.toString(e.ttl().toMillis()));
+    return NodeResult.fromAll(free, node -> node.eval(Scripts.RESTORE, restoreKeys, args)
+            .thenApply(reply -> Replies.restore(reply, clock, node)))
+        .thenApply(restored -> {
+          long put = restored.stream().filter(r -> r.answered() && r.value().votes() && r.value().put()).count();
+          Duration validity = validity(e.ttl(), start);
+          if (held + put < quorum() || nanoClock.getAsLong() - lease.untilNanos() >= 0 || validity.isNegative()
+              || validity.isZero()) {
+            return null;
+          }
+          return new Grant(e.resource(), e.token(), validity, lease.fence(), 0);
+        });
   }
 
   /** One lease's share of a many-lease round: each node's reply for it, or the node's failure. */
@@ -469,8 +634,11 @@ final class Redlock {
    * release is announced on its semaphore's channel, so that it wakes waiters for any permit.
    */
   CompletableFuture<Tally> release(String resource, int permit, String token, String notice) {
+    if (config.thriftyRounds()) {
+      recent.ended(keys.lease(resource, permit), token);
+    }
     List<String> args = List.of(token, keys.releasedChannel(resource), notice);
-    return untilAQuorumSaysYes(Scripts.RELEASE, keys.forLock(resource, permit), args,
+    return untilAQuorumSaysYes(keys.lease(resource, permit), Scripts.RELEASE, keys.forLock(resource, permit), args,
             (node, reply) -> Replies.release(reply), Replies.Release::incarnated, Replies.Release::deleted)
         .thenApply(results -> Tally.of(results, Replies.Release::incarnated, Replies.Release::deleted));
   }
@@ -479,19 +647,48 @@ final class Redlock {
    * Runs the script on every node; completes with the answers in so far once a quorum of
    * voters said yes, else with every answer. The node monitor sees every answer either way.
    */
-  private <T> CompletableFuture<List<NodeResult<T>>> untilAQuorumSaysYes(LuaScript script, List<String> keyList,
-      List<String> args, BiFunction<RedisNode, Object, T> reply, Predicate<T> incarnated, Predicate<T> yes) {
-    return quorumRound(script, keyList, args, reply, incarnated, yes).decided();
+  private <T> CompletableFuture<List<NodeResult<T>>> untilAQuorumSaysYes(String lease, LuaScript script,
+      List<String> keyList, List<String> args, BiFunction<RedisNode, Object, T> reply, Predicate<T> incarnated,
+      Predicate<T> yes) {
+    return quorumRound(lease, script, keyList, args, reply, incarnated, yes).decided();
   }
 
-  /** {@link #untilAQuorumSaysYes}'s round, whose every answer is there too once the slowest came in. */
-  private <T> NodeResult.Round<T> quorumRound(LuaScript script, List<String> keyList,
+  /**
+   * {@link #untilAQuorumSaysYes}'s round, whose every answer is there too once the slowest came
+   * in. Thrifty, it asks a quorum of nodes in the preference order of {@code lease} (the key
+   * that decides it) and widens from there; else every node at once.
+   */
+  private <T> NodeResult.Round<T> quorumRound(String lease, LuaScript script, List<String> keyList,
       List<String> args, BiFunction<RedisNode, Object, T> reply, Predicate<T> votes, Predicate<T> yes) {
-    NodeResult.Round<T> round = NodeResult.untilEnough(nodes,
-        node -> node.eval(script, keyList, args), reply,
-        sofar -> Tally.of(sofar, votes, yes).quorumSaidYes(), backlog.round(quorum()));
+    NodeResult.Round<T> round = config.thriftyRounds()
+        ? NodeResult.widening(nodes, order(lease), quorum(), node -> node.eval(script, keyList, args), reply,
+            r -> votes.test(r) && yes.test(r), backlog.round(quorum()))
+        : NodeResult.untilEnough(nodes, node -> node.eval(script, keyList, args), reply,
+            sofar -> Tally.of(sofar, votes, yes).quorumSaidYes(), backlog.round(quorum()));
     round.all().thenAccept(results -> monitor.observe(results, votes));
     return round;
+  }
+
+  /**
+   * The nodes (indexes) in the order a thrifty round asks them about {@code lease}: its
+   * preference order, with the nodes the monitor does not know UP (down, quarantined, not yet
+   * probed) moved to the end, so that a known fault does not cost every round a node timeout.
+   */
+  int[] order(String lease) {
+    int[] ranked = preference.ranks(lease);
+    int[] order = new int[ranked.length];
+    int at = 0;
+    for (int i : ranked) {
+      if (monitor.up(nodes.get(i))) {
+        order[at++] = i;
+      }
+    }
+    for (int i : ranked) {
+      if (!monitor.up(nodes.get(i))) {
+        order[at++] = i;
+      }
+    }
+    return order;
   }
 
   private Duration validity(Duration ttl, long startNanos) {

@@ -60,6 +60,14 @@ final class Replies {
     }
   }
 
+  /** restore.lua: {@code put} when the node holds the lease now (written, or held already). */
+  record Restore(boolean put, boolean incarnated, NodeClock.Verdict clock) {
+    /** As {@link Acquire#votes()}. */
+    boolean votes() {
+      return incarnated && clock == NodeClock.Verdict.VOTES;
+    }
+  }
+
   /** release.lua */
   record Release(boolean deleted, boolean incarnated) {}
 
@@ -131,6 +139,11 @@ final class Replies {
       each.add(new Extend(number(r.get(3 + 2 * i)) == 1, number(r.get(4 + 2 * i)), incarnated, clock));
     }
     return each;
+  }
+
+  static Restore restore(Object reply, ClockWatch.Round round, RedisNode node) {
+    List<?> r = list(reply, 4);
+    return new Restore(number(r.get(0)) != 0, number(r.get(1)) == 1, round.judge(node, micros(r, 2)));
   }
 
   static Release release(Object reply) {

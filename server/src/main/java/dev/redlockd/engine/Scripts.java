@@ -24,6 +24,7 @@ final class Scripts {
   static final LuaScript DESCRIBE_PERMITS = load("describe_permits");
   static final LuaScript FORCE_RELEASE = load("force_release");
   static final LuaScript QUARANTINE = load("quarantine");
+  static final LuaScript RESTORE = load("restore");
 
   /** The one script call a node gets for several of these made in one pass of an event loop. */
   static final ScriptBatch BATCH = ScriptBatch.of(ALL);

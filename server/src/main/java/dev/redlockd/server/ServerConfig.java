@@ -179,6 +179,13 @@ public final class ServerConfig {
           + "(--retry-delay) (default ${DEFAULT-VALUE}).")
   boolean notifyWaiters;
 
+  @Option(names = "--thrifty-rounds", defaultValue = "${env:REDLOCKD_THRIFTY_ROUNDS:-false}",
+      fallbackValue = "true", arity = "0..1",
+      description = "Send each grant and renewal to a quorum of the Redis nodes first (each key's own "
+          + "rendezvous-hashing order, skipping nodes known down), and to the others only when one of them "
+          + "refuses, errs or times out, instead of to every node (default ${DEFAULT-VALUE}).")
+  boolean thriftyRounds;
+
   @Option(names = "--allow-force-release", defaultValue = "${env:REDLOCKD_ALLOW_FORCE_RELEASE:-false}",
       fallbackValue = "true", arity = "0..1",
       description = "Serve the ForceRelease RPC, which deletes a resource's lock whatever its token; without "
@@ -402,7 +409,7 @@ public final class ServerConfig {
     }
     try {
       return new EngineConfig(keyPrefix, driftFactor, minTtl, maxTtl, retryDelay, maxWaitingAcquires,
-          Duration.ofMillis(500));
+          Duration.ofMillis(500), thriftyRounds);
     } catch (IllegalArgumentException e) {
       // The engine names its settings without the dashes ("drift-factor must ...").
       throw new IllegalArgumentException("--" + e.getMessage(), e);

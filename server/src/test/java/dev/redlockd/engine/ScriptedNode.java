@@ -80,7 +80,7 @@ final class ScriptedNode implements RedisNode {
     String seconds = Long.toString(micros / 1_000_000);
     String rest = Long.toString(micros % 1_000_000);
     switch (script) {
-      case "acquire", "acquire_permit" -> {
+      case "acquire", "acquire_permit", "restore" -> {
         full.add(seconds);
         full.add(rest);
       }

@@ -41,6 +41,8 @@ public final class SimRedis implements RedisNode {
   private SimLua lua;
   private boolean closed;
   private long noscriptReplies;
+  /** Scripts this node runs changed (a mutant): by script name, the source it runs instead. */
+  private final Map<String, String> mutants = new HashMap<>();
 
   /** A node on a clock in milliseconds. */
   public SimRedis(String name, LongSupplier clock) {
@@ -67,8 +69,25 @@ public final class SimRedis implements RedisNode {
    * As the engine's node client runs a script: EVALSHA, and on NOSCRIPT (first use, or after a
    * restart) EVAL, which caches it again.
    */
+  /**
+   * A MUTANT, for the simulation only: from now on this node runs {@code mutation} of the
+   * engine's script {@code name} wherever the engine asks for it (cached under its own SHA1, so
+   * no other node or run sees it).
+   */
+  synchronized void mutate(LuaScript script, java.util.function.UnaryOperator<String> mutation) {
+    String mutated = mutation.apply(script.source());
+    if (mutated.equals(script.source())) {
+      throw new IllegalArgumentException("the mutation of " + script.name() + ".lua changes nothing");
+    }
+    mutants.put(script.name(), mutated);
+  }
+
   @Override
   public synchronized CompletableFuture<Object> eval(LuaScript script, List<String> keys, List<String> args) {
+    String mutant = mutants.get(script.name());
+    if (mutant != null) {
+      return answer(() -> evalSourceNow(mutant, keys, args));
+    }
     return answer(() -> {
       try {
         return evalshaNow(script.sha1(), keys, args);

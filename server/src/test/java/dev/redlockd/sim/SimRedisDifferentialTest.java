@@ -72,6 +72,7 @@ class SimRedisDifferentialTest {
       "describe_permits");
   private static final LuaScript QUARANTINE_SCRIPT = LuaScript.load(dev.redlockd.engine.LockEngine.class,
       "quarantine");
+  private static final LuaScript RESTORE = LuaScript.load(dev.redlockd.engine.LockEngine.class, "restore");
 
   private static RedisCluster cluster;
   private static RespClient real;
@@ -106,7 +107,7 @@ class SimRedisDifferentialTest {
   void randomSequencesAgree() {
     SimRedis sim = new SimRedis("sim-0", System::currentTimeMillis);
     for (LuaScript script : List.of(ACQUIRE, ABANDON, RAISE, EXTEND, RELEASE, DESCRIBE, FORCE_RELEASE, PROBE, SEED, SETTLE,
-        ACQUIRE_PERMIT, EXTEND_PERMITS, DESCRIBE_PERMITS, QUARANTINE_SCRIPT)) {
+        ACQUIRE_PERMIT, EXTEND_PERMITS, DESCRIBE_PERMITS, QUARANTINE_SCRIPT, RESTORE)) {
       realCall("SCRIPT", "LOAD", script.source());
     }
     int operations = 0;
@@ -146,7 +147,7 @@ class SimRedisDifferentialTest {
         "extend=0", "extend=1", "release=0", "release=1", "describe=", "describe=holder", "force_release=0", "force_release=1",
         "probe=up", "probe=quarantined", "probe=served", "probe=blank", "seed=0", "seed=1", "seed=-1",
         "quarantine=1",
-        "settle=0", "settle=1",
+        "settle=0", "settle=1", "restore=0", "restore=1", "restore=2",
         "acquire_permit=0", "acquire_permit=1", "acquire_permit=2", "acquire_permit=3", "acquire_permit=4",
         "extend_permits=0", "extend_permits=1", "describe_permits=", "describe_permits=holder",
         "INCR=ERR", "SET=OK", "SET=null");
@@ -291,6 +292,7 @@ class SimRedisDifferentialTest {
       case "acquire" -> 3;
       case "acquire_permit" -> 6;
       case "extend", "extend_permits" -> 1;
+      case "restore" -> 2;
       case "probe" -> 3;
       default -> null;
     };
@@ -369,6 +371,12 @@ class SimRedisDifferentialTest {
         // lock leaves it (settle=0).
         String r = resource();
         return script(SETTLE, List.of(lock(r)), List.of(token(r), rnd.nextBoolean() ? "1" : floor()), null);
+      } else if (roll < 85) {
+        // A thrifty renewal's put-back: free lock (restore=1), its own token's (2), or another's,
+        // or a counter above the fence (0).
+        String r = resource();
+        return script(RESTORE, List.of(lock(r), INCARNATION, fence(r), FENCE_MAX), List.of(token(r), target(r), ttl()),
+            null);
       } else if (roll < 92) {
         return permitOp();
       }

@@ -2,6 +2,7 @@ package dev.redlockd.sim;
 
 import dev.redlockd.engine.EngineConfig;
 import dev.redlockd.engine.LockEngine;
+import dev.redlockd.node.LuaScript;
 import dev.redlockd.node.RedisNode;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -32,6 +33,8 @@ final class Simulation {
 
   private final long seed;
   private final Shape shape;
+  /** Whether the replicas run thrifty rounds (a quorum of nodes first) or every node in every round. */
+  private final boolean thrifty;
   private final Random random;
   private final SimLoop loop = new SimLoop();
   private final List<SimHost> hosts = new ArrayList<>();
@@ -40,7 +43,11 @@ final class Simulation {
   private long operations;
 
   Simulation(long seed) {
-    this(seed, Shape.random(new Random(seed)));
+    this(seed, true);
+  }
+
+  Simulation(long seed, boolean thrifty) {
+    this(seed, Shape.random(new Random(seed)), thrifty);
   }
 
   /**
@@ -53,9 +60,43 @@ final class Simulation {
     return run;
   }
 
+  /**
+   * A thrifty run whose first node answers an acquire on a free lock as taken without taking it:
+   * a grant then stands on q-1 nodes that hold it, the mutant of a grant with one vote short.
+   */
+  static Simulation grantingOneVoteShort(long seed) {
+    Simulation run = new Simulation(seed, true);
+    run.hosts.get(0).redis.mutate(LuaScript.load(LockEngine.class, "acquire"), source -> source.replace(
+        "redis.call('SET', KEYS[1], ARGV[1] .. ' ' .. fence .. ' ' .. ARGV[4] .. owner, 'PX', ARGV[2])",
+        "-- MUTANT: votes yes without taking the lock"));
+    return run;
+  }
+
+  /**
+   * A thrifty run whose renewals count a node that holds another token's lock as one where the
+   * lease was put back (restore.lua answers yes there, and the lock stays the other token's):
+   * the mutant of a renewal that restores a quorum on a node holding another token. Writing over
+   * the other token instead does no harm here: the engine counts a restore only within the
+   * lease's validity, when no other token can hold a lock a quorum granted.
+   */
+  static Simulation restoringOnAnotherToken(long seed) {
+    Simulation run = new Simulation(seed, true);
+    LuaScript restore = LuaScript.load(LockEngine.class, "restore");
+    for (SimHost host : run.hosts) {
+      host.redis.mutate(restore, source -> source.replace("  return {0, incarnated, now[1], now[2]}\nend\nlocal fence",
+          "  return {1, incarnated, now[1], now[2]} -- MUTANT\nend\nlocal fence"));
+    }
+    return run;
+  }
+
   Simulation(long seed, Shape shape) {
+    this(seed, shape, true);
+  }
+
+  Simulation(long seed, Shape shape, boolean thrifty) {
     this.seed = seed;
     this.shape = shape;
+    this.thrifty = thrifty;
     this.random = new Random(seed * 31 + 7);
     this.network = new SimNetwork(loop, new Random(random.nextLong()), NODE_TIMEOUT.toNanos());
     double drift = config().driftFactor();
@@ -91,7 +132,7 @@ final class Simulation {
       for (SimHost host : hosts) {
         links.add(new SimLink(loop, host, network, NODE_TIMEOUT.toNanos(), lost, checker::event, "replica" + r));
       }
-      LockEngine engine = LockEngine.builder(links, config())
+      LockEngine engine = LockEngine.builder(links, config().withThriftyRounds(thrifty))
           .scheduler(executor)
           .nanoClock(executor.nanoClock())
           .wallMicros(wallClock(r))

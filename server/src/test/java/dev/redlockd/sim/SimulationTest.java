@@ -14,15 +14,28 @@ import org.junit.jupiter.api.Test;
  * Seeded simulations of the real engine over simulated nodes (see {@link Simulation}), until
  * {@code sim.operations} lock operations have run (from seed {@code sim.seed} on), or exactly
  * {@code sim.seeds} seeds when that is given. Each seed runs alone on one thread, so a seed
- * replays the same run; seeds run side by side, one per core.
+ * replays the same run; seeds run side by side, one per core. The long run is of the engine as it
+ * runs by default (every node in every round); a shorter one, of {@code sim.operations.thrifty}
+ * operations (50,000 in the suite), of thrifty rounds (--thrifty-rounds, off by default). Its
+ * million-operation run is {@code -Dsim.operations.thrifty=1000000 -Dtest=SimulationTest#thriftySeeds}:
+ * when thrifty rounds become the default, the two runs trade places.
  */
 @Tag("cpu-bound") // run alone, after the other classes (server/pom.xml)
 class SimulationTest {
   @Test
   void seeds() throws Exception {
+    run(false, Long.getLong("sim.operations", 1_000_000));
+  }
+
+  @Test
+  void thriftySeeds() throws Exception {
+    run(true, Long.getLong("sim.operations.thrifty", 50_000));
+  }
+
+  private static void run(boolean thrifty, long operationsWanted) throws Exception {
     long first = Long.getLong("sim.seed", 1);
     Long fixedSeeds = Long.getLong("sim.seeds");
-    long wanted = fixedSeeds != null ? Long.MAX_VALUE : Long.getLong("sim.operations", 1_000_000);
+    long wanted = fixedSeeds != null ? Long.MAX_VALUE : operationsWanted;
     long lastSeed = fixedSeeds != null ? first + fixedSeeds - 1 : Long.MAX_VALUE;
     int threads = Runtime.getRuntime().availableProcessors();
     ExecutorService pool = Executors.newFixedThreadPool(threads);
@@ -37,7 +50,7 @@ class SimulationTest {
       while (true) {
         while (running.size() < threads && next <= lastSeed && operations < wanted) {
           long seed = next++;
-          running.add(pool.submit(() -> new Simulation(seed).run()));
+          running.add(pool.submit(() -> new Simulation(seed, thrifty).run()));
         }
         if (running.isEmpty()) {
           break;
@@ -55,7 +68,8 @@ class SimulationTest {
     } finally {
       pool.shutdownNow();
     }
-    System.out.printf("simulation: %d operations over %d seeds, %d violations%n", operations, seeds, violations);
+    System.out.printf("simulation%s: %d operations over %d seeds, %d violations%n", thrifty ? " (thrifty)" : "",
+        operations, seeds, violations);
     System.out.printf("(seeds %d to %d, %d threads, %.1f s)%n", first, first + seeds - 1, threads,
         (System.nanoTime() - started) / 1e9);
     assertThat(report.toString()).isEmpty();
@@ -86,6 +100,32 @@ class SimulationTest {
     }
     throw new AssertionError("an engine blind to clock steps was not caught in " + budget + " seeds ("
         + operations + " operations)");
+  }
+
+  /** A grant that stands on one vote short of a quorum: caught within the budget of seeds. */
+  @Test
+  void aGrantOneVoteShortIsCaught() {
+    caught("a grant one vote short", Simulation::grantingOneVoteShort, 10);
+  }
+
+  /** A renewal that counts a node holding another token's lock as restored: caught within the budget of seeds. */
+  @Test
+  void aRestoreOnAnotherTokenIsCaught() {
+    caught("a restore on another token", Simulation::restoringOnAnotherToken, 40);
+  }
+
+  private static void caught(String mutant, java.util.function.LongFunction<Simulation> run, int budget) {
+    long operations = 0;
+    for (long seed = 1; seed <= budget; seed++) {
+      Simulation.Result result = run.apply(seed).run();
+      operations += result.operations();
+      if (!result.violations().isEmpty()) {
+        System.out.printf("%s: caught in seed %d after %d operations: %s%n", mutant, seed, operations,
+            result.violations().get(0));
+        return;
+      }
+    }
+    throw new AssertionError(mutant + " was not caught in " + budget + " seeds (" + operations + " operations)");
   }
 
   @Test

@@ -26,7 +26,9 @@ final class ChaosRun {
         config.duration().toSeconds(), config.seed(), config.seed(), config.clients(), config.resources());
     try (RedisCluster cluster = RedisCluster.start(config.redisNodes());
         Replicas replicas = Replicas.start(config.replicas(), List.of("--redis", cluster.redisFlag(),
-            "--max-ttl", config.serverMaxTtl().toMillis() + "ms", "--key-prefix", KEY_PREFIX))) {
+            "--max-ttl", config.serverMaxTtl().toMillis() + "ms", "--key-prefix", KEY_PREFIX,
+            // -Dchaos.thrifty=true: the same run with thrifty rounds (docs/engine.md)
+            "--thrifty-rounds", Boolean.toString(Boolean.getBoolean("chaos.thrifty"))))) {
       try {
         return runOn(config, cluster, replicas, out);
       } catch (Exception | Error e) {
