@@ -129,12 +129,12 @@ class AsyncElectionTest(AioCase):
             leader=election_pb2.Leadership(value="x", term=3))
         async with self.client.campaign("scheduler", "a", ttl=2) as leadership:
             self.assertIsInstance(leadership, AsyncLeadership)
-            self.assertTrue(leadership.is_leader())
+            self.assertTrue(leadership.is_leader)
             self.assertEqual(leadership.term, 500)
             await leadership.proclaim("a2")
             self.assertEqual(leadership.value, "a2")
             self.assertEqual(await self.client.leader("scheduler"), Leader("x", 3))
-        self.assertFalse(leadership.is_leader())
+        self.assertFalse(leadership.is_leader)
         self.assertTrue(await self.wait_elections(lambda: self.elections.campaign_ends == ["half-closed"]))
 
     async def test_not_leading_within_the_wait_withdraws(self):
@@ -204,7 +204,7 @@ class AsyncElectionTest(AioCase):
 class AsyncLeadTest(AioCase):
     async def test_lead_runs_the_work_then_resigns_and_returns_its_result(self):
         async def work(leadership):
-            self.assertTrue(leadership.is_leader())
+            self.assertTrue(leadership.is_leader)
             return leadership.term
 
         self.assertEqual(await self.client.lead("e", "v", 2, work), 500)

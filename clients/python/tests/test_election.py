@@ -130,8 +130,8 @@ class CampaignTest(FakeServerCase, unittest.TestCase):
             fired.set()
 
         leadership.on_lost(lost)
-        self.assertTrue(leadership.is_leader())
-        self.assertTrue(_eventually(lambda: not leadership.is_leader(), 5))
+        self.assertTrue(leadership.is_leader)
+        self.assertTrue(_eventually(lambda: not leadership.is_leader, 5))
         at_false = time.monotonic()
         self.assertGreaterEqual(at_false, leadership.deadline - 0.1)
         self.assertLess(at_false, leadership.deadline)
@@ -164,7 +164,7 @@ class CampaignTest(FakeServerCase, unittest.TestCase):
         leadership.on_lost(lambda e: (calls.append(e), fired.set()))
         self.assertTrue(fired.wait(5))
         self.assertEqual(calls[0].code, grpc.StatusCode.NOT_FOUND)
-        self.assertFalse(leadership.is_leader())
+        self.assertFalse(leadership.is_leader)
         clock.advance(1)  # past the deadline: a timer still pending would run now, here
         self.assertEqual(len(calls), 1)
         with self.assertRaises(LeaseLost) as caught:
@@ -186,7 +186,7 @@ class CampaignTest(FakeServerCase, unittest.TestCase):
         self.assertEqual(len(errors), 1)
         self.assertEqual(errors[0].code, grpc.StatusCode.UNAVAILABLE)
         self.assertIn("jobs", str(errors[0]))
-        self.assertFalse(leadership.is_leader())
+        self.assertFalse(leadership.is_leader)
 
     def test_resign_half_closes_once_and_reports_no_loss(self):
         self.elections.on_campaign = lambda requests, context: self._lead_then_answer_once(requests, 0.4)
@@ -194,10 +194,10 @@ class CampaignTest(FakeServerCase, unittest.TestCase):
         leadership = self.make_client(_clock=clock).campaign("e", "v", ttl=0.4)
         errors = []
         leadership.on_lost(errors.append)
-        self.assertTrue(leadership.is_leader())
+        self.assertTrue(leadership.is_leader)
         self.assertTrue(leadership.resign())
         self.assertEqual(self.elections.campaign_ends, ["half-closed"])
-        self.assertFalse(leadership.is_leader())
+        self.assertFalse(leadership.is_leader)
         self.assertFalse(leadership.resign())
         clock.advance(1)  # past the old deadline: a timer still pending would run now, here
         self.assertEqual(errors, [])
@@ -227,8 +227,8 @@ class CampaignTest(FakeServerCase, unittest.TestCase):
 
     def test_leaving_the_block_resigns(self):
         with self.client.campaign("e", "v", ttl=10) as leadership:
-            self.assertTrue(leadership.is_leader())
-        self.assertFalse(leadership.is_leader())
+            self.assertTrue(leadership.is_leader)
+        self.assertFalse(leadership.is_leader)
         self.assertTrue(self.elections.wait_for(lambda: self.elections.campaign_ends == ["half-closed"]))
 
     def test_proclaim_sends_the_value_and_returns_when_an_answer_shows_it(self):
@@ -266,7 +266,7 @@ class CampaignTest(FakeServerCase, unittest.TestCase):
         self.assertGreaterEqual(time.monotonic() - start, 0.29)
         self.assertEqual(caught.exception.code, grpc.StatusCode.DEADLINE_EXCEEDED)
         self.assertEqual(leadership.value, "stubborn")
-        self.assertTrue(leadership.is_leader())
+        self.assertTrue(leadership.is_leader)
         leadership.resign()
 
     def test_proclaim_fails_with_the_loss_when_the_leadership_is_lost_first(self):

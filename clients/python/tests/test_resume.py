@@ -319,7 +319,7 @@ class CampaignResumeTest(FakeServerCase, unittest.TestCase):
         sequences = [r.sequence for r in requests]
         self.assertEqual(sequences, sorted(set(sequences)))
         self.assertEqual(leadership.term, 500)
-        self.assertTrue(leadership.is_leader())
+        self.assertTrue(leadership.is_leader)
         self.assertGreater(leadership.remaining, 1.5)
         self.assertEqual(lost.calls, [])
         self.assertTrue(leadership.resign())
@@ -382,7 +382,7 @@ class CampaignResumeTest(FakeServerCase, unittest.TestCase):
         leadership.on_lost(lost)
         self.assertTrue(lost.fired.wait(10))
         self.assertEqual(lost.calls[0][1].code, grpc.StatusCode.NOT_FOUND)
-        self.assertFalse(leadership.is_leader())
+        self.assertFalse(leadership.is_leader)
         self.assertEqual(leadership.remaining, 0)
         self.assertIsNotNone(leadership._stream.wait_end(5))
         self.assertEqual(len(lost.calls), 1)
@@ -446,7 +446,7 @@ class SeveralReplicasTest(FakeServerCase, unittest.TestCase):
         self.assertTrue(eventually(lambda: lease.deadline > last_stop + 1.5
                                    and leadership.deadline > last_stop + 1.5))
         self.assertTrue(lease.valid)
-        self.assertTrue(leadership.is_leader())
+        self.assertTrue(leadership.is_leader)
         self.assertEqual(leadership.term, term)
         self.assertEqual(lost.calls, [])
         self.assertTrue(lease.release())

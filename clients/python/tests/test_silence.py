@@ -254,7 +254,7 @@ class SyncSilenceTest(FakeServerCase, unittest.TestCase):
         resumed = [r for r, _ in self.elections.campaign_requests if r.token][1]
         self.assertEqual((resumed.token, resumed.resume), (token, True))
         self.assertEqual(leadership.term, 7)
-        self.assertTrue(leadership.is_leader())
+        self.assertTrue(leadership.is_leader)
         self.assertEqual(lost.calls, [])
         self.assertTrue(leadership.resign())
 
