@@ -7,7 +7,7 @@ import unittest
 
 import grpc
 
-from fakeserver import FAST_RETRY, Replica, campaign_answer
+from fakeserver import FAST_RETRY, ManualClock, Replica, campaign_answer
 from redlockd import Leader, LeaseLost, LockNotAcquired
 from redlockd._proto import election_pb2
 from redlockd.aio import AsyncLease, AsyncLeadership, AsyncLockClient
@@ -104,23 +104,35 @@ class AsyncLeaseTest(AioCase):
             until_half_closed(requests)  # no renewal answered
 
         self.fake.on_keep_alive = silent
+        # On a clock the test moves: how late a busy machine's event loop runs its timers is not
+        # the rule under test (the lease stops being valid at the guard, by reading the clock).
+        clock = ManualClock()
+        client = AsyncLockClient(self.channel, retry=FAST_RETRY, _clock=clock)
         holder = {}
+        working = asyncio.Event()
 
         async def work(lease):
             holder["lease"] = lease
+            working.set()
             try:
                 await asyncio.sleep(30)
             except asyncio.CancelledError:
-                holder["cancelled_at"] = time.monotonic()
+                holder["cancelled_at"] = clock.now()
                 raise
 
-        # ttl 2 s: its guard (ttl/20, 100 ms) is the margin the cancellation must beat, which a
-        # busy machine's event loop missed at ttl 0.5 s (a 25 ms guard).
+        task = asyncio.ensure_future(client.with_lock("r", 2, 1, work))
+        await asyncio.wait_for(working.wait(), 5)
+        lease = holder["lease"]
+        clock.advance(lease.deadline - 0.1 - clock.now() - 0.001)  # just before the guard
+        await asyncio.sleep(0)
+        self.assertNotIn("cancelled_at", holder)
+        self.assertFalse(lease.lost.is_set())
+        clock.advance(0.001)  # the guarded deadline: the timer declares the loss, on the loop
+        self.assertTrue(lease.lost.is_set())
         with self.assertRaises(LeaseLost) as caught:
-            await self.client.with_lock("r", 2, 1, work)
+            await asyncio.wait_for(task, 5)
         self.assertEqual(caught.exception.code, grpc.StatusCode.DEADLINE_EXCEEDED)
-        self.assertLess(holder["cancelled_at"], holder["lease"].deadline)
-        self.assertTrue(holder["lease"].lost.is_set())
+        self.assertLess(holder["cancelled_at"], lease.deadline)
 
 
 class AsyncElectionTest(AioCase):
@@ -217,21 +229,33 @@ class AsyncLeadTest(AioCase):
             until_half_closed(requests)
 
         self.elections.on_campaign = answer_once
+        clock = ManualClock()  # the loop's timer lateness on a busy machine is not under test
+        client = AsyncLockClient(self.channel, retry=FAST_RETRY, _clock=clock)
         seen = {}
+        working = asyncio.Event()
 
         async def work(leadership):
             seen["leadership"] = leadership
+            working.set()
             try:
                 await asyncio.sleep(30)
             except asyncio.CancelledError:
-                seen["at"] = time.monotonic()
+                seen["at"] = clock.now()
                 raise
 
+        task = asyncio.ensure_future(client.lead("e", "v", 2, work))
+        await asyncio.wait_for(working.wait(), 5)
+        leadership = seen["leadership"]
+        clock.advance(leadership.deadline - 0.1 - clock.now() - 0.001)  # just before the guard
+        await asyncio.sleep(0)
+        self.assertNotIn("at", seen)
+        self.assertTrue(leadership.is_leader)
+        clock.advance(0.001)  # the guarded deadline: the timer declares the loss, on the loop
         with self.assertRaises(LeaseLost) as caught:
-            await self.client.lead("e", "v", 2, work)
+            await asyncio.wait_for(task, 5)
         self.assertEqual(caught.exception.code, grpc.StatusCode.DEADLINE_EXCEEDED)
-        self.assertIs(caught.exception, seen["leadership"].lost_error)
-        self.assertLess(seen["at"], seen["leadership"].deadline)
+        self.assertIs(caught.exception, leadership.lost_error)
+        self.assertLess(seen["at"], leadership.deadline)
 
     async def test_with_requeue_it_campaigns_again_after_a_loss(self):
         streams = []

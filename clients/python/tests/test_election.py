@@ -121,22 +121,24 @@ class CampaignTest(FakeServerCase, unittest.TestCase):
             until_half_closed(requests)  # no renewals answered
 
         self.elections.on_campaign = script
-        leadership = self.client.campaign("e", "v", ttl=2)  # guard 100 ms
+        clock = ManualClock()  # a busy machine's timer lateness is not under test
+        leadership = self.make_client(_clock=clock).campaign("e", "v", ttl=2)  # guard 100 ms
         calls = []
         fired = threading.Event()
 
         def lost(error):
-            calls.append((time.monotonic(), error))
+            calls.append((clock.now(), error))
             fired.set()
 
         leadership.on_lost(lost)
+        clock.advance(leadership.deadline - 0.1 - clock.now() - 0.001)  # just before the guard
         self.assertTrue(leadership.is_leader)
-        self.assertTrue(_eventually(lambda: not leadership.is_leader, 5))
-        at_false = time.monotonic()
-        self.assertGreaterEqual(at_false, leadership.deadline - 0.1)
-        self.assertLess(at_false, leadership.deadline)
+        self.assertFalse(fired.is_set())
+        clock.advance(0.001)  # the guarded deadline
+        self.assertFalse(leadership.is_leader)
         self.assertTrue(fired.wait(5))
         at, error = calls[0]
+        self.assertGreaterEqual(at, leadership.deadline - 0.1)
         self.assertLess(at, leadership.deadline)  # before the deadline itself
         self.assertIsInstance(error, LeaseLost)
         self.assertEqual(error.code, grpc.StatusCode.DEADLINE_EXCEEDED)
@@ -505,15 +507,6 @@ class ObserveTest(FakeServerCase, unittest.TestCase):
         with self.client.observe("e", lambda state: None) as observation:
             self.assertIn("open", repr(observation))
         self.assertIn("closed", repr(observation))
-
-
-def _eventually(predicate, timeout=5.0):
-    until = time.monotonic() + timeout
-    while time.monotonic() < until:
-        if predicate():
-            return True
-        time.sleep(0.005)
-    return predicate()
 
 
 if __name__ == "__main__":
