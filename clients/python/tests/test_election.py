@@ -254,6 +254,39 @@ class CampaignTest(FakeServerCase, unittest.TestCase):
         self.assertEqual(leadership.value, "new")
         self.assertTrue(leadership.resign())
 
+    def test_a_proclaims_answer_is_dated_by_the_proclaim_sent_and_the_proclaim_moves_nothing(self):
+        # Issue 40's campaign-handover finding: a belief that outlived the key after a proclaim.
+        proclaimed, answer_now = threading.Event(), threading.Event()
+
+        def script(requests, context):
+            first = next(requests)
+            yield campaign_answer(first, 5, validity=2)
+            for request in requests:  # periodic requests go unanswered
+                if request.value == "a2":
+                    proclaimed.set()
+                    answer_now.wait(5)  # the answer is on its way while time passes
+                    yield campaign_answer(request, 5, validity=2)
+                    until_half_closed(requests)
+                    return
+
+        self.elections.on_campaign = script
+        clock = ManualClock()
+        leadership = self.make_client(_clock=clock).campaign("e", "a", ttl=2)
+        led_until = leadership.deadline
+        clock.advance(0.2)
+        sent = clock.now()
+        proclaiming = threading.Thread(target=leadership.proclaim, args=("a2",))
+        proclaiming.start()
+        self.assertTrue(proclaimed.wait(5))
+        clock.advance(0.25)  # less than the silence bound (ttl/4) since any unanswered request
+        self.assertEqual(leadership.deadline, led_until)  # sending a proclaim moves nothing
+        answer_now.set()
+        proclaiming.join(5)
+        self.assertFalse(proclaiming.is_alive())
+        self.assertEqual(leadership.value, "a2")
+        self.assertEqual(leadership.deadline, sent + 2)  # from the send, not from the arrival
+        self.assertTrue(leadership.resign())
+
     def test_proclaim_fails_after_the_call_timeout_when_no_answer_shows_the_value(self):
         def script(requests, context):
             for request in requests:
