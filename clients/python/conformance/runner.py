@@ -444,6 +444,7 @@ class Runner:
         self.beliefs.watch("lease", lease)
         lost: List[LeaseLost] = []
         lost_once = threading.Event()
+
         def on_lost(error: LeaseLost) -> None:
             lost.append(error)
             lost_once.set()
