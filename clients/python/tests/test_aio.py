@@ -44,6 +44,48 @@ class AioCase(unittest.IsolatedAsyncioTestCase):
     async def wait_elections(self, predicate, timeout=5.0):
         return await asyncio.to_thread(self.elections.wait_for, predicate, timeout)
 
+    async def assert_cancelled_at_the_guard(self, clock, run):
+        """``run(work)`` (with_lock or lead, on a client with ``clock``) runs ``work`` until it is
+        cancelled. The clock, which the test moves, goes to just before the guarded deadline
+        (ttl 2 s: a guard of 100 ms), where nothing happens, then to it: the work is cancelled
+        there, before the deadline, and ``run`` raises the loss. A busy machine's event loop
+        runs its timers late, which is not the rule under test (the grant stops being valid at
+        the guard, by reading the clock)."""
+        work = UntilCancelled(clock)
+        task = asyncio.ensure_future(run(work))
+        await asyncio.wait_for(work.working.wait(), 5)
+        held = work.held
+        clock.advance(held.deadline - 0.1 - clock.now() - 0.001)
+        await asyncio.sleep(0)
+        self.assertIsNone(work.cancelled_at)
+        self.assertFalse(held.lost.is_set())
+        clock.advance(0.001)  # the guarded deadline: the timer declares the loss, on the loop
+        self.assertTrue(held.lost.is_set())
+        with self.assertRaises(LeaseLost) as caught:
+            await asyncio.wait_for(task, 5)
+        self.assertEqual(caught.exception.code, grpc.StatusCode.DEADLINE_EXCEEDED)
+        self.assertIs(caught.exception, held.lost_error)
+        self.assertLess(work.cancelled_at, held.deadline)
+
+
+class UntilCancelled:
+    """Work that waits to be cancelled, noting what it held and when (on ``clock``) it was."""
+
+    def __init__(self, clock):
+        self.clock = clock
+        self.working = asyncio.Event()
+        self.held = None
+        self.cancelled_at = None
+
+    async def __call__(self, held):
+        self.held = held
+        self.working.set()
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            self.cancelled_at = self.clock.now()
+            raise
+
 
 class AsyncLeaseTest(AioCase):
     async def test_acquire_as_a_context_manager_releases_on_the_way_out(self):
@@ -104,35 +146,9 @@ class AsyncLeaseTest(AioCase):
             until_half_closed(requests)  # no renewal answered
 
         self.fake.on_keep_alive = silent
-        # On a clock the test moves: how late a busy machine's event loop runs its timers is not
-        # the rule under test (the lease stops being valid at the guard, by reading the clock).
         clock = ManualClock()
         client = AsyncLockClient(self.channel, retry=FAST_RETRY, _clock=clock)
-        holder = {}
-        working = asyncio.Event()
-
-        async def work(lease):
-            holder["lease"] = lease
-            working.set()
-            try:
-                await asyncio.sleep(30)
-            except asyncio.CancelledError:
-                holder["cancelled_at"] = clock.now()
-                raise
-
-        task = asyncio.ensure_future(client.with_lock("r", 2, 1, work))
-        await asyncio.wait_for(working.wait(), 5)
-        lease = holder["lease"]
-        clock.advance(lease.deadline - 0.1 - clock.now() - 0.001)  # just before the guard
-        await asyncio.sleep(0)
-        self.assertNotIn("cancelled_at", holder)
-        self.assertFalse(lease.lost.is_set())
-        clock.advance(0.001)  # the guarded deadline: the timer declares the loss, on the loop
-        self.assertTrue(lease.lost.is_set())
-        with self.assertRaises(LeaseLost) as caught:
-            await asyncio.wait_for(task, 5)
-        self.assertEqual(caught.exception.code, grpc.StatusCode.DEADLINE_EXCEEDED)
-        self.assertLess(holder["cancelled_at"], lease.deadline)
+        await self.assert_cancelled_at_the_guard(clock, lambda work: client.with_lock("r", 2, 1, work))
 
 
 class AsyncElectionTest(AioCase):
@@ -229,33 +245,9 @@ class AsyncLeadTest(AioCase):
             until_half_closed(requests)
 
         self.elections.on_campaign = answer_once
-        clock = ManualClock()  # the loop's timer lateness on a busy machine is not under test
+        clock = ManualClock()
         client = AsyncLockClient(self.channel, retry=FAST_RETRY, _clock=clock)
-        seen = {}
-        working = asyncio.Event()
-
-        async def work(leadership):
-            seen["leadership"] = leadership
-            working.set()
-            try:
-                await asyncio.sleep(30)
-            except asyncio.CancelledError:
-                seen["at"] = clock.now()
-                raise
-
-        task = asyncio.ensure_future(client.lead("e", "v", 2, work))
-        await asyncio.wait_for(working.wait(), 5)
-        leadership = seen["leadership"]
-        clock.advance(leadership.deadline - 0.1 - clock.now() - 0.001)  # just before the guard
-        await asyncio.sleep(0)
-        self.assertNotIn("at", seen)
-        self.assertTrue(leadership.is_leader)
-        clock.advance(0.001)  # the guarded deadline: the timer declares the loss, on the loop
-        with self.assertRaises(LeaseLost) as caught:
-            await asyncio.wait_for(task, 5)
-        self.assertEqual(caught.exception.code, grpc.StatusCode.DEADLINE_EXCEEDED)
-        self.assertIs(caught.exception, leadership.lost_error)
-        self.assertLess(seen["at"], leadership.deadline)
+        await self.assert_cancelled_at_the_guard(clock, lambda work: client.lead("e", "v", 2, work))
 
     async def test_with_requeue_it_campaigns_again_after_a_loss(self):
         streams = []
