@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds and tests the Python client (the sync client and redlockd.aio): stubs checked against
-# the proto, the package installed into target/venv, mypy --strict on it, the unit tests run,
-# the conformance runners (runner.py, runner_aio.py) and the examples compiled. Exit 3 when the runtime (Debian's Python gRPC packages)
-# is missing, non-zero on any other failure. Runnable from any directory.
+# the proto, the package installed into target/venv, mypy --strict on it, on the conformance
+# runners (runner.py, runner_aio.py) and on the examples, the unit tests run, the runners and the
+# examples compiled. Exit 3 when the runtime (Debian's Python gRPC packages) is missing, non-zero
+# on any other failure. Runnable from any directory.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 python=/usr/bin/python3
@@ -36,7 +37,7 @@ cp -r "$here/pyproject.toml" "$here/README.md" "$here/src" "$build/"
   --force-reinstall "$build"
 "$venv/bin/python" -c 'import redlockd, sys; print("installed redlockd", redlockd.__version__, "into", sys.prefix)'
 
-echo "== mypy --strict (mypy.ini)"
+echo "== mypy --strict (mypy.ini: the package, the runners, the examples)"
 cd "$here"
 "$python" -m mypy --config-file mypy.ini
 

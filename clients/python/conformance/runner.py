@@ -18,13 +18,14 @@ import sys
 import threading
 import time
 import traceback
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import grpc
 
 import redlockd
 from redlockd import Leader, Lease, Leadership, LeaseLost, LockClient, LockServiceError
 from redlockd._proto import lock_pb2
+from redlockd._threads import run as run_procedure
 
 ORIGIN = time.monotonic()
 
@@ -106,7 +107,7 @@ class Beliefs:
         """``handle``: a lease or a leadership, of the sync client or of redlockd.aio (both are
         read from this thread: their state is behind a lock)."""
         if hasattr(handle, "is_leader"):
-            read = lambda: (handle.is_leader(), handle.remaining)  # noqa: E731
+            read = lambda: (handle.is_leader, handle.remaining)  # noqa: E731
         elif hasattr(handle, "valid"):
             read = lambda: (handle.valid, handle.remaining)  # noqa: E731
         else:
@@ -250,7 +251,7 @@ class Runner:
     def majority_frozen(self) -> Facts:
         lease = self.client().acquire(self.resource, ttl=2, wait=0)
         self.beliefs.watch("lease", lease)
-        calls: List[tuple] = []
+        calls: List[Tuple[float, float, LeaseLost]] = []
         first_call = threading.Event()
 
         def on_lost(error: LeaseLost) -> None:
@@ -296,11 +297,11 @@ class Runner:
 
     def concurrent_holders(self) -> Facts:
         clients = [self.client(), self.client()]
-        sections: List[list] = []
+        sections: List[List[Any]] = []
         sections_lock = threading.Lock()
         failures: List[BaseException] = []
 
-        def work(lease) -> None:
+        def work(lease: Lease) -> None:
             start = time.monotonic()
             time.sleep(0.005)
             end = time.monotonic()
@@ -395,11 +396,11 @@ class Runner:
             raise b_result["error"]
         b = b_result["leadership"]
         facts["handover_ms"] = ms(b_result["at"] - resign_at)
-        facts["a_leader_after_resign"] = a.is_leader()
+        facts["a_leader_after_resign"] = a.is_leader
         facts["a_lost"] = bool(a_lost)
         facts["term_b"] = str(b.term)
         facts["b_value"] = b.value
-        facts["b_is_leader"] = b.is_leader()
+        facts["b_is_leader"] = b.is_leader
         facts["b_resigned"] = b.resign()
         facts["second_resign"] = b.resign()
         facts["leader_at_end"] = leader_fact(a_client.leader(self.resource))
@@ -443,7 +444,12 @@ class Runner:
         self.beliefs.watch("lease", lease)
         lost: List[LeaseLost] = []
         lost_once = threading.Event()
-        lease.keep_alive().on_lost(lambda e: (lost.append(e), lost_once.set()))
+
+        def on_lost(error: LeaseLost) -> None:
+            lost.append(error)
+            lost_once.set()
+
+        lease.keep_alive().on_lost(on_lost)
         self.await_point("kept")
         lease.extend(6)  # through the stream (rule 15)
         self.await_point("longer")  # the harness freezes the server for 3 s, then thaws it
@@ -476,7 +482,7 @@ class Runner:
             "fencing_token_after": str(lease.fencing_token),
             "term_after": str(leadership.term),
             "valid": lease.valid,
-            "is_leader": leadership.is_leader(),
+            "is_leader": leadership.is_leader,
             "lease_lost_calls": len(lease_lost),
             "leadership_lost_calls": len(leadership_lost),
         })
@@ -498,9 +504,9 @@ class Runner:
             lease = client.acquire(self.resource, ttl=10, wait=0)
             self.await_point("held")  # the harness sends SIGTERM to a replica, and answers at once
             extends.append(outcome_of(lambda: lease.extend(10) and "ok"))
-            describes.append(outcome_of(lambda: bool(client._unary(
+            describes.append(outcome_of(lambda: bool(run_procedure(client._calls.unary(
                 client._calls.lock_stub.Describe,
-                lock_pb2.DescribeRequest(resource=self.resource))[0].held)))
+                lock_pb2.DescribeRequest(resource=self.resource)))[0].held)))
             releases.append(outcome_of(lease.release))
         return {"extends": extends, "describes": describes, "releases": releases}
 
@@ -616,7 +622,7 @@ class Runner:
             "leases_lost": len(leases_lost),
             "fencing_changed": sum(1 for lease, fence in zip(leases, fences) if lease.fencing_token != fence),
             "leaderships": len(leaderships),
-            "leading": sum(1 for p in leaderships if p.is_leader()),
+            "leading": sum(1 for p in leaderships if p.is_leader),
             "leaderships_lost": len(leaderships_lost),
             "terms_changed": sum(1 for p, term in zip(leaderships, terms) if p.term != term),
         }

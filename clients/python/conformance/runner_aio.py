@@ -15,7 +15,7 @@ import asyncio
 import random
 import sys
 import time
-from typing import Any, Awaitable, Callable, Dict, List, Optional
+from typing import Any, Awaitable, Callable, Dict, List, Optional, Tuple
 
 import grpc
 
@@ -23,6 +23,7 @@ import redlockd.aio
 from redlockd import LeaseLost, LockServiceError
 from redlockd._proto import lock_pb2
 from redlockd.aio import AsyncLease, AsyncLeadership, AsyncLockClient
+from redlockd.aio._tasks import run as run_procedure
 from runner import (PERMIT_WORKERS, PERMITS, PERMITS_FOR, RESTART_ROUNDS, Beliefs, Facts, describe,
                     emit, error_fact, failed, leader_fact, ms, not_released, parse_args,
                     permit_event, servers_of)
@@ -124,7 +125,7 @@ class AsyncRunner:
     async def majority_frozen(self) -> Facts:
         lease = await self.client().acquire(self.resource, ttl=2, wait=0)
         self.beliefs.watch("lease", lease)
-        calls: List[tuple] = []
+        calls: List[Tuple[float, float, LeaseLost]] = []
         first_call = asyncio.Event()
 
         def on_lost(error: LeaseLost) -> None:
@@ -171,7 +172,7 @@ class AsyncRunner:
 
     async def concurrent_holders(self) -> Facts:
         clients = [self.client(), self.client()]
-        sections: List[list] = []
+        sections: List[List[Any]] = []
 
         async def work(lease: AsyncLease) -> None:
             start = time.monotonic()
@@ -241,11 +242,11 @@ class AsyncRunner:
         facts["resigned"] = await a.resign()
         b = await asyncio.wait_for(b_task, 10)
         facts["handover_ms"] = ms(b_at["at"] - resign_at)
-        facts["a_leader_after_resign"] = a.is_leader()
+        facts["a_leader_after_resign"] = a.is_leader
         facts["a_lost"] = bool(a_lost)
         facts["term_b"] = str(b.term)
         facts["b_value"] = b.value
-        facts["b_is_leader"] = b.is_leader()
+        facts["b_is_leader"] = b.is_leader
         facts["b_resigned"] = await b.resign()
         facts["second_resign"] = await b.resign()
         facts["leader_at_end"] = leader_fact(await a_client.leader(self.resource))
@@ -326,7 +327,7 @@ class AsyncRunner:
             "fencing_token_after": str(lease.fencing_token),
             "term_after": str(leadership.term),
             "valid": lease.valid,
-            "is_leader": leadership.is_leader(),
+            "is_leader": leadership.is_leader,
             "lease_lost_calls": len(lease_lost),
             "leadership_lost_calls": len(leadership_lost),
         })
@@ -349,8 +350,8 @@ class AsyncRunner:
             return "ok"
 
         async def held() -> bool:
-            response, _ = await client._calls.unary(
-                client._calls.lock_stub.Describe, lock_pb2.DescribeRequest(resource=self.resource))
+            response, _ = await run_procedure(client._calls.unary(
+                client._calls.lock_stub.Describe, lock_pb2.DescribeRequest(resource=self.resource)))
             return bool(response.held)
 
         for _ in range(RESTART_ROUNDS):
@@ -457,7 +458,7 @@ class AsyncRunner:
             "fencing_changed": sum(1 for lease, fence in zip(leases, fences)
                                    if lease.fencing_token != fence),
             "leaderships": len(leaderships),
-            "leading": sum(1 for p in leaderships if p.is_leader()),
+            "leading": sum(1 for p in leaderships if p.is_leader),
             "leaderships_lost": len(leaderships_lost),
             "terms_changed": sum(1 for p, term in zip(leaderships, terms) if p.term != term),
         }

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Takes the lock of examples/python, keeps it alive for about 2 s of "work", and releases it.
+"""Takes the lock of examples/python, keeps it alive for about 2 s of "work", and releases it;
+then holds it again in a with_lock block.
 
     python lock_example.py --server HOST:PORT[,HOST:PORT...]      (default 127.0.0.1:50051)
 
@@ -13,7 +14,7 @@ try:
     import redlockd
 except ModuleNotFoundError as missing:  # grpcio or protobuf: the message says how to install them
     raise SystemExit(f"lock_example.py: {missing}") from None
-from redlockd import Lease, LockClient
+from redlockd import LockClient
 
 
 def write_with_fence(fencing_token: int) -> None:
@@ -40,11 +41,9 @@ def main() -> int:
                 write_with_fence(lease.fencing_token)
         print("released")
 
-        def work(lease: Lease) -> int:
+        with client.with_lock("examples/python", ttl=10, wait=5) as lease:  # acquired, kept alive
             write_with_fence(lease.fencing_token)
-            return lease.fencing_token
-
-        client.with_lock("examples/python", 10, 5, work)  # acquire, keep alive, release
+        # released at the block's end; LeaseLost raised there if the lease was lost in it
         # --- README example ends ---
     finally:
         channel.close()

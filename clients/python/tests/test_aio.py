@@ -7,7 +7,7 @@ import unittest
 
 import grpc
 
-from fakeserver import FAST_RETRY, Replica, campaign_answer
+from fakeserver import FAST_RETRY, ManualClock, Replica, campaign_answer
 from redlockd import Leader, LeaseLost, LockNotAcquired
 from redlockd._proto import election_pb2
 from redlockd.aio import AsyncLease, AsyncLeadership, AsyncLockClient
@@ -43,6 +43,48 @@ class AioCase(unittest.IsolatedAsyncioTestCase):
 
     async def wait_elections(self, predicate, timeout=5.0):
         return await asyncio.to_thread(self.elections.wait_for, predicate, timeout)
+
+    async def assert_cancelled_at_the_guard(self, clock, run):
+        """``run(work)`` (with_lock or lead, on a client with ``clock``) runs ``work`` until it is
+        cancelled. The clock, which the test moves, goes to just before the guarded deadline
+        (ttl 2 s: a guard of 100 ms), where nothing happens, then to it: the work is cancelled
+        there, before the deadline, and ``run`` raises the loss. A busy machine's event loop
+        runs its timers late, which is not the rule under test (the grant stops being valid at
+        the guard, by reading the clock)."""
+        work = UntilCancelled(clock)
+        task = asyncio.ensure_future(run(work))
+        await asyncio.wait_for(work.working.wait(), 5)
+        held = work.held
+        clock.advance(held.deadline - 0.1 - clock.now() - 0.001)
+        await asyncio.sleep(0)
+        self.assertIsNone(work.cancelled_at)
+        self.assertFalse(held.lost.is_set())
+        clock.advance(0.001)  # the guarded deadline: the timer declares the loss, on the loop
+        self.assertTrue(held.lost.is_set())
+        with self.assertRaises(LeaseLost) as caught:
+            await asyncio.wait_for(task, 5)
+        self.assertEqual(caught.exception.code, grpc.StatusCode.DEADLINE_EXCEEDED)
+        self.assertIs(caught.exception, held.lost_error)
+        self.assertLess(work.cancelled_at, held.deadline)
+
+
+class UntilCancelled:
+    """Work that waits to be cancelled, noting what it held and when (on ``clock``) it was."""
+
+    def __init__(self, clock):
+        self.clock = clock
+        self.working = asyncio.Event()
+        self.held = None
+        self.cancelled_at = None
+
+    async def __call__(self, held):
+        self.held = held
+        self.working.set()
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            self.cancelled_at = self.clock.now()
+            raise
 
 
 class AsyncLeaseTest(AioCase):
@@ -104,23 +146,9 @@ class AsyncLeaseTest(AioCase):
             until_half_closed(requests)  # no renewal answered
 
         self.fake.on_keep_alive = silent
-        holder = {}
-
-        async def work(lease):
-            holder["lease"] = lease
-            try:
-                await asyncio.sleep(30)
-            except asyncio.CancelledError:
-                holder["cancelled_at"] = time.monotonic()
-                raise
-
-        # ttl 2 s: its guard (ttl/20, 100 ms) is the margin the cancellation must beat, which a
-        # busy machine's event loop missed at ttl 0.5 s (a 25 ms guard).
-        with self.assertRaises(LeaseLost) as caught:
-            await self.client.with_lock("r", 2, 1, work)
-        self.assertEqual(caught.exception.code, grpc.StatusCode.DEADLINE_EXCEEDED)
-        self.assertLess(holder["cancelled_at"], holder["lease"].deadline)
-        self.assertTrue(holder["lease"].lost.is_set())
+        clock = ManualClock()
+        client = AsyncLockClient(self.channel, retry=FAST_RETRY, _clock=clock)
+        await self.assert_cancelled_at_the_guard(clock, lambda work: client.with_lock("r", 2, 1, work))
 
 
 class AsyncElectionTest(AioCase):
@@ -129,12 +157,12 @@ class AsyncElectionTest(AioCase):
             leader=election_pb2.Leadership(value="x", term=3))
         async with self.client.campaign("scheduler", "a", ttl=2) as leadership:
             self.assertIsInstance(leadership, AsyncLeadership)
-            self.assertTrue(leadership.is_leader())
+            self.assertTrue(leadership.is_leader)
             self.assertEqual(leadership.term, 500)
             await leadership.proclaim("a2")
             self.assertEqual(leadership.value, "a2")
             self.assertEqual(await self.client.leader("scheduler"), Leader("x", 3))
-        self.assertFalse(leadership.is_leader())
+        self.assertFalse(leadership.is_leader)
         self.assertTrue(await self.wait_elections(lambda: self.elections.campaign_ends == ["half-closed"]))
 
     async def test_not_leading_within_the_wait_withdraws(self):
@@ -204,7 +232,7 @@ class AsyncElectionTest(AioCase):
 class AsyncLeadTest(AioCase):
     async def test_lead_runs_the_work_then_resigns_and_returns_its_result(self):
         async def work(leadership):
-            self.assertTrue(leadership.is_leader())
+            self.assertTrue(leadership.is_leader)
             return leadership.term
 
         self.assertEqual(await self.client.lead("e", "v", 2, work), 500)
@@ -217,21 +245,9 @@ class AsyncLeadTest(AioCase):
             until_half_closed(requests)
 
         self.elections.on_campaign = answer_once
-        seen = {}
-
-        async def work(leadership):
-            seen["leadership"] = leadership
-            try:
-                await asyncio.sleep(30)
-            except asyncio.CancelledError:
-                seen["at"] = time.monotonic()
-                raise
-
-        with self.assertRaises(LeaseLost) as caught:
-            await self.client.lead("e", "v", 2, work)
-        self.assertEqual(caught.exception.code, grpc.StatusCode.DEADLINE_EXCEEDED)
-        self.assertIs(caught.exception, seen["leadership"].lost_error)
-        self.assertLess(seen["at"], seen["leadership"].deadline)
+        clock = ManualClock()
+        client = AsyncLockClient(self.channel, retry=FAST_RETRY, _clock=clock)
+        await self.assert_cancelled_at_the_guard(clock, lambda work: client.lead("e", "v", 2, work))
 
     async def test_with_requeue_it_campaigns_again_after_a_loss(self):
         streams = []

@@ -121,22 +121,24 @@ class CampaignTest(FakeServerCase, unittest.TestCase):
             until_half_closed(requests)  # no renewals answered
 
         self.elections.on_campaign = script
-        leadership = self.client.campaign("e", "v", ttl=2)  # guard 100 ms
+        clock = ManualClock()  # a busy machine's timer lateness is not under test
+        leadership = self.make_client(_clock=clock).campaign("e", "v", ttl=2)  # guard 100 ms
         calls = []
         fired = threading.Event()
 
         def lost(error):
-            calls.append((time.monotonic(), error))
+            calls.append((clock.now(), error))
             fired.set()
 
         leadership.on_lost(lost)
-        self.assertTrue(leadership.is_leader())
-        self.assertTrue(_eventually(lambda: not leadership.is_leader(), 5))
-        at_false = time.monotonic()
-        self.assertGreaterEqual(at_false, leadership.deadline - 0.1)
-        self.assertLess(at_false, leadership.deadline)
+        clock.advance(leadership.deadline - 0.1 - clock.now() - 0.001)  # just before the guard
+        self.assertTrue(leadership.is_leader)
+        self.assertFalse(fired.is_set())
+        clock.advance(0.001)  # the guarded deadline
+        self.assertFalse(leadership.is_leader)
         self.assertTrue(fired.wait(5))
         at, error = calls[0]
+        self.assertGreaterEqual(at, leadership.deadline - 0.1)
         self.assertLess(at, leadership.deadline)  # before the deadline itself
         self.assertIsInstance(error, LeaseLost)
         self.assertEqual(error.code, grpc.StatusCode.DEADLINE_EXCEEDED)
@@ -164,7 +166,7 @@ class CampaignTest(FakeServerCase, unittest.TestCase):
         leadership.on_lost(lambda e: (calls.append(e), fired.set()))
         self.assertTrue(fired.wait(5))
         self.assertEqual(calls[0].code, grpc.StatusCode.NOT_FOUND)
-        self.assertFalse(leadership.is_leader())
+        self.assertFalse(leadership.is_leader)
         clock.advance(1)  # past the deadline: a timer still pending would run now, here
         self.assertEqual(len(calls), 1)
         with self.assertRaises(LeaseLost) as caught:
@@ -186,7 +188,7 @@ class CampaignTest(FakeServerCase, unittest.TestCase):
         self.assertEqual(len(errors), 1)
         self.assertEqual(errors[0].code, grpc.StatusCode.UNAVAILABLE)
         self.assertIn("jobs", str(errors[0]))
-        self.assertFalse(leadership.is_leader())
+        self.assertFalse(leadership.is_leader)
 
     def test_resign_half_closes_once_and_reports_no_loss(self):
         self.elections.on_campaign = lambda requests, context: self._lead_then_answer_once(requests, 0.4)
@@ -194,10 +196,10 @@ class CampaignTest(FakeServerCase, unittest.TestCase):
         leadership = self.make_client(_clock=clock).campaign("e", "v", ttl=0.4)
         errors = []
         leadership.on_lost(errors.append)
-        self.assertTrue(leadership.is_leader())
+        self.assertTrue(leadership.is_leader)
         self.assertTrue(leadership.resign())
         self.assertEqual(self.elections.campaign_ends, ["half-closed"])
-        self.assertFalse(leadership.is_leader())
+        self.assertFalse(leadership.is_leader)
         self.assertFalse(leadership.resign())
         clock.advance(1)  # past the old deadline: a timer still pending would run now, here
         self.assertEqual(errors, [])
@@ -227,8 +229,8 @@ class CampaignTest(FakeServerCase, unittest.TestCase):
 
     def test_leaving_the_block_resigns(self):
         with self.client.campaign("e", "v", ttl=10) as leadership:
-            self.assertTrue(leadership.is_leader())
-        self.assertFalse(leadership.is_leader())
+            self.assertTrue(leadership.is_leader)
+        self.assertFalse(leadership.is_leader)
         self.assertTrue(self.elections.wait_for(lambda: self.elections.campaign_ends == ["half-closed"]))
 
     def test_proclaim_sends_the_value_and_returns_when_an_answer_shows_it(self):
@@ -252,6 +254,39 @@ class CampaignTest(FakeServerCase, unittest.TestCase):
         self.assertEqual(leadership.value, "new")
         self.assertTrue(leadership.resign())
 
+    def test_a_proclaims_answer_is_dated_by_the_proclaim_sent_and_the_proclaim_moves_nothing(self):
+        # Issue 40's campaign-handover finding: a belief that outlived the key after a proclaim.
+        proclaimed, answer_now = threading.Event(), threading.Event()
+
+        def script(requests, context):
+            first = next(requests)
+            yield campaign_answer(first, 5, validity=2)
+            for request in requests:  # periodic requests go unanswered
+                if request.value == "a2":
+                    proclaimed.set()
+                    answer_now.wait(5)  # the answer is on its way while time passes
+                    yield campaign_answer(request, 5, validity=2)
+                    until_half_closed(requests)
+                    return
+
+        self.elections.on_campaign = script
+        clock = ManualClock()
+        leadership = self.make_client(_clock=clock).campaign("e", "a", ttl=2)
+        led_until = leadership.deadline
+        clock.advance(0.2)
+        sent = clock.now()
+        proclaiming = threading.Thread(target=leadership.proclaim, args=("a2",))
+        proclaiming.start()
+        self.assertTrue(proclaimed.wait(5))
+        clock.advance(0.25)  # less than the silence bound (ttl/4) since any unanswered request
+        self.assertEqual(leadership.deadline, led_until)  # sending a proclaim moves nothing
+        answer_now.set()
+        proclaiming.join(5)
+        self.assertFalse(proclaiming.is_alive())
+        self.assertEqual(leadership.value, "a2")
+        self.assertEqual(leadership.deadline, sent + 2)  # from the send, not from the arrival
+        self.assertTrue(leadership.resign())
+
     def test_proclaim_fails_after_the_call_timeout_when_no_answer_shows_the_value(self):
         def script(requests, context):
             for request in requests:
@@ -266,7 +301,7 @@ class CampaignTest(FakeServerCase, unittest.TestCase):
         self.assertGreaterEqual(time.monotonic() - start, 0.29)
         self.assertEqual(caught.exception.code, grpc.StatusCode.DEADLINE_EXCEEDED)
         self.assertEqual(leadership.value, "stubborn")
-        self.assertTrue(leadership.is_leader())
+        self.assertTrue(leadership.is_leader)
         leadership.resign()
 
     def test_proclaim_fails_with_the_loss_when_the_leadership_is_lost_first(self):
@@ -505,15 +540,6 @@ class ObserveTest(FakeServerCase, unittest.TestCase):
         with self.client.observe("e", lambda state: None) as observation:
             self.assertIn("open", repr(observation))
         self.assertIn("closed", repr(observation))
-
-
-def _eventually(predicate, timeout=5.0):
-    until = time.monotonic() + timeout
-    while time.monotonic() < until:
-        if predicate():
-            return True
-        time.sleep(0.005)
-    return predicate()
 
 
 if __name__ == "__main__":

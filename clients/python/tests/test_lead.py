@@ -25,7 +25,7 @@ class LeadTest(FakeServerCase, unittest.TestCase):
         seen = []
 
         def work(leadership):
-            seen.append((leadership.is_leader(), leadership.lost.is_set()))
+            seen.append((leadership.is_leader, leadership.lost.is_set()))
             return leadership.term
 
         self.assertEqual(self.client.lead("e", "v", 2, work), 500)
@@ -65,7 +65,7 @@ class LeadTest(FakeServerCase, unittest.TestCase):
         leadership = told["leadership"]
         clock.advance(2 - 0.1 - 0.001)  # just before the guard (ttl/20 = 100 ms) before the deadline
         self.assertFalse(leadership.lost.is_set())
-        self.assertTrue(leadership.is_leader())
+        self.assertTrue(leadership.is_leader)
         clock.advance(0.001)  # the guarded deadline: the timer declares the loss
         runner.join(5)
         self.assertFalse(runner.is_alive())

@@ -10,7 +10,7 @@
         store.write(order, fencing_token=lease.fencing_token)
 
     with client.campaign("scheduler", "10.0.0.7:8080", ttl=10) as leadership:
-        run_scheduler(term=leadership.term, still_leading=leadership.is_leader)
+        run_scheduler(term=leadership.term, still_leading=lambda: leadership.is_leader)
 """
 # Without its two runtime packages the client cannot load: say which, and how to install them,
 # instead of a ModuleNotFoundError from deep inside the generated stubs.

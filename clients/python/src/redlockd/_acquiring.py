@@ -1,15 +1,17 @@
 """How one acquire goes, without the I/O: the token, the requests, which failures are retried
-and after how long, which answers are asked again, and when a token is given back. The sync and
-the asyncio clients each drive it with their own calls and sleeps.
+and after how long, which answers are asked again, and when a token is given back
+(:class:`AcquirePlan`), and the procedure that follows it (:func:`acquiring`), which the sync
+and the asyncio clients run with their own calls and sleeps (``_ops.py``).
 """
 from __future__ import annotations
 
-from typing import Callable, Optional, Sequence, Tuple
+from typing import Any, Callable, Optional, Sequence, Tuple
 
 import grpc
 
 from . import _durations
 from ._clock import Clock
+from ._ops import Call, Procedure, Sleep
 from ._proto import lock_pb2
 from ._pushback import pushback_of
 from ._retrying import retry_wait
@@ -24,24 +26,28 @@ MAX_REFRESHES = 3
 _UNKNOWN_OUTCOME = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
 
 
-class AcquirePlan:
-    """One acquire of ``resource``. Drive it as::
+def acquiring(plan: "AcquirePlan", method: Any) -> Procedure[Tuple[int, float]]:
+    """Follows ``plan`` with Acquire calls (``method``): the grant's fencing token and local
+    deadline, or the client's error. Given up on with its outcome unknown (retries exhausted,
+    an interrupt, a cancel), it gives the token back."""
+    try:
+        while True:
+            request, timeout = plan.request()
+            try:
+                response = yield Call(method, request, timeout)
+            except grpc.RpcError as e:
+                yield Sleep(plan.failed(e))  # raises when not retried
+                continue
+            granted = plan.answered(response)  # None: ask again
+            if granted is not None:
+                return granted
+    except BaseException:
+        plan.abandon()
+        raise
 
-        plan = AcquirePlan(...)
-        try:
-            while True:
-                request, timeout = plan.request()
-                try:
-                    response = <Acquire(request, timeout)>
-                except grpc.RpcError as e:
-                    <sleep plan.failed(e)>  # raises when not retried
-                    continue
-                granted = plan.answered(response)  # (fencing token, deadline) or None: ask again
-                if granted is not None:
-                    return <the lease>
-        except BaseException:
-            plan.abandon()
-            raise
+
+class AcquirePlan:
+    """One acquire of ``resource``, followed by :func:`acquiring`.
 
     ``give_back(resource, token, permits)``: Releases nobody waits for, of a token that may have
     been granted after all (retries exhausted, an interrupted call), one per permit named (0: the

@@ -4,31 +4,104 @@ from __future__ import annotations
 import contextlib
 import os
 import socket
-import time
-from typing import Any, Callable, ContextManager, Iterator, Optional, Tuple, TypeVar, overload
+from typing import Callable, ContextManager, Generic, Iterator, Optional, Tuple, Type, TypeVar, overload
 
 import grpc
 
 from . import _durations
-from ._acquiring import AcquirePlan
-from ._calls import Answered, Calls
+from ._acquiring import AcquirePlan, acquiring
+from ._calls import Answered, Calls, CallSettings
 from ._clock import Clock
+from ._ops import Procedure
 from ._proto import election_pb2
-from .election import Leader, LeaderStream, Leadership, Observation, campaign
+from ._threads import run
+from .election import Leader, LeaderStream, Leadership, Observation, _leader_of, campaigning
 from .errors import LeaseLost, LockNotAcquired
-from .lease import Lease
+from .lease import Lease, LeaseState
 from .retry import RetryPolicy
 
 __all__ = ["LockClient"]
 
 T = TypeVar("T")
+L = TypeVar("L", bound=LeaseState)
+
+#: What a granted lease is made of: resource, token, fencing token, ttl, deadline, permit.
+Granted = Tuple[str, str, int, float, float, int]
 
 
 def _default_owner() -> str:
     return f"{socket.gethostname()} pid {os.getpid()}"
 
 
-class LockClient:
+def check_permits(permits: int) -> int:
+    """A semaphore's N as the caller gave it: a positive int (0 would ask for a lock). Above
+    1024 is the server's to refuse (INVALID_ARGUMENT), so that the bound lives in one place."""
+    if isinstance(permits, bool) or not isinstance(permits, int) or permits < 1:
+        raise ValueError(f"permits must be a positive int, not {permits!r}")
+    return permits
+
+
+class ClientBase(Generic[L]):
+    """What the sync and the asyncio clients share: their settings, and the procedures of the
+    calls they make themselves. ``lease``: the flavour's lease class."""
+
+    def __init__(self, calls: CallSettings, owner: Optional[str], lease: Type[L]) -> None:
+        self._calls = calls
+        self._owner = _default_owner() if owner is None else owner
+        self._lease_class = lease
+
+    @property
+    def owner(self) -> str:
+        """What Describe shows beside this client's leases (default: host and pid)."""
+        return self._owner
+
+    @property
+    def call_timeout(self) -> float:
+        """The deadline of each call, in seconds (an Acquire gets its wait on top)."""
+        return self._calls.call_timeout
+
+    @property
+    def retry(self) -> RetryPolicy:
+        return self._calls.retry
+
+    def __repr__(self) -> str:
+        return (f"{type(self).__name__}(owner={self._owner!r}, "
+                f"call_timeout={self.call_timeout}, retry={self.retry})")
+
+    __str__ = __repr__
+
+    def _acquiring(self, resource: str, ttl: _durations.Seconds, wait: _durations.Seconds,
+                   permits: int) -> Procedure[Granted]:
+        """An acquire: what its lease is made of."""
+        plan = AcquirePlan(resource, _durations.seconds(ttl), _durations.seconds(wait),
+                           self._owner, self._calls.call_timeout, self._calls.retry,
+                           self._calls.clock, self._calls.release_quietly, permits)
+        fencing_token, deadline = yield from acquiring(plan, self._calls.lock_stub.Acquire)
+        return resource, plan.token, fencing_token, plan.ttl, deadline, plan.permit
+
+    def _trying(self, resource: str, ttl: _durations.Seconds,
+                permits: int) -> Procedure[Optional[Granted]]:
+        """One attempt without waiting: what its lease is made of, or None when someone else
+        holds it."""
+        try:
+            granted: Granted = yield from self._acquiring(resource, ttl, 0.0, permits)
+        except LockNotAcquired:
+            return None
+        return granted
+
+    def _lease(self, granted: Granted) -> L:
+        return self._lease_class(self._calls, *granted)
+
+    def _lease_or_none(self, granted: Optional[Granted]) -> Optional[L]:
+        return None if granted is None else self._lease(granted)
+
+    def _leader(self, election: str) -> Procedure[Optional[Leader]]:
+        response, _ = yield from self._calls.unary(self._calls.election_stub.Leader,
+                                                   election_pb2.LeaderRequest(election=election))
+        return _leader_of(response.leader) if response.HasField("leader") else None
+
+
+class LockClient(ClientBase[Lease]):
     """The redlockd client.
 
     ::
@@ -54,31 +127,8 @@ class LockClient:
                  _clock: Optional[Clock] = None, _answered: Answered = None) -> None:
         # _clock and _answered are for tests only: a clock they move by hand, and a hook called
         # with each answer once processed (deadline moved, waiters told, callback returned).
-        self._call_timeout = _durations.seconds(call_timeout)
-        self._retry = retry
-        self._calls = Calls(channel, self._call_timeout, retry, _clock, _answered)
-        self._clock = self._calls.clock
-        self._stub = self._calls.lock_stub
-        self._election_stub = self._calls.election_stub
-        self._owner = _default_owner() if owner is None else owner
-
-    @property
-    def owner(self) -> str:
-        return self._owner
-
-    @property
-    def call_timeout(self) -> float:
-        return self._call_timeout
-
-    @property
-    def retry(self) -> RetryPolicy:
-        return self._retry
-
-    def __repr__(self) -> str:
-        return (f"LockClient(owner={self._owner!r}, call_timeout={self._call_timeout}, "
-                f"retry={self._retry})")
-
-    __str__ = __repr__
+        super().__init__(Calls(channel, _durations.seconds(call_timeout), retry, _clock,
+                               _answered), owner, Lease)
 
     # --- acquiring -----------------------------------------------------------------------------
 
@@ -91,7 +141,7 @@ class LockClient:
         exhausted, or interrupted, e.g. by KeyboardInterrupt) sends a Release of its token in
         the background, since the server may have granted it after all.
         """
-        return self._acquire(resource, ttl, wait, 0)
+        return self._lease(run(self._acquiring(resource, ttl, wait, 0)))
 
     def acquire_permit(self, resource: str, permits: int, ttl: _durations.Seconds,
                        wait: _durations.Seconds = 0.0) -> Lease:
@@ -105,59 +155,39 @@ class LockClient:
         permit is held. Raises as :meth:`acquire`; an acquire given up on gives its token back
         (every permit's, when no answer said which one it got).
         """
-        return self._acquire(resource, ttl, wait, check_permits(permits))
-
-    def _acquire(self, resource: str, ttl: _durations.Seconds, wait: _durations.Seconds,
-                 permits: int) -> Lease:
-        plan = AcquirePlan(resource, _durations.seconds(ttl), _durations.seconds(wait),
-                           self._owner, self._call_timeout, self._retry, self._clock,
-                           self._calls.release_quietly, permits)
-        try:
-            while True:
-                request, timeout = plan.request()
-                future = self._stub.Acquire.future(request, timeout=timeout)
-                try:
-                    response = future.result()
-                except grpc.RpcError as e:
-                    time.sleep(plan.failed(e))
-                    continue
-                except BaseException:
-                    future.cancel()
-                    raise
-                granted = plan.answered(response)
-                if granted is not None:
-                    fencing_token, deadline = granted
-                    return Lease(self._calls, resource, plan.token, fencing_token, plan.ttl,
-                                 deadline, plan.permit)
-        except BaseException:
-            plan.abandon()
-            raise
+        return self._lease(run(self._acquiring(resource, ttl, wait, check_permits(permits))))
 
     def try_acquire(self, resource: str, ttl: _durations.Seconds) -> Optional[Lease]:
         """One attempt without waiting: the lease, or None when someone else holds the lock."""
-        try:
-            return self.acquire(resource, ttl, 0.0)
-        except LockNotAcquired:
-            return None
+        return self._lease_or_none(run(self._trying(resource, ttl, 0)))
 
     def try_acquire_permit(self, resource: str, permits: int,
                            ttl: _durations.Seconds) -> Optional[Lease]:
         """One attempt without waiting: a permit's lease, or None when every permit is held."""
-        try:
-            return self.acquire_permit(resource, permits, ttl, 0.0)
-        except LockNotAcquired:
-            return None
+        return self._lease_or_none(run(self._trying(resource, ttl, check_permits(permits))))
 
+    @overload
+    def with_lock(self, resource: str, ttl: _durations.Seconds,
+                  wait: _durations.Seconds = 0.0) -> "ContextManager[Lease]": ...
+
+    @overload
     def with_lock(self, resource: str, ttl: _durations.Seconds, wait: _durations.Seconds,
-                  fn: Callable[[Lease], T]) -> T:
-        """Runs ``fn(lease)`` while holding the lock and returns its result.
+                  fn: Callable[[Lease], T]) -> T: ...
 
-        Acquires (waiting up to ``wait``), keeps the lease alive while ``fn`` runs, and releases
-        afterwards. Python cannot interrupt ``fn``: it should check ``lease.valid`` before each
-        step it protects. If the lease was lost meanwhile, :class:`LeaseLost` is raised after
-        ``fn`` returns (chained to ``fn``'s own exception, if it raised one).
+    def with_lock(self, resource: str, ttl: _durations.Seconds, wait: _durations.Seconds = 0.0,
+                  fn: Optional[Callable[[Lease], T]] = None) -> "T | ContextManager[Lease]":
+        """Holds the lock, kept alive, while work runs, and releases it afterwards::
+
+            with client.with_lock("orders/42", ttl=10, wait=2) as lease:
+                store.write(order, fencing_token=lease.fencing_token)
+
+        Acquires (waiting up to ``wait``), keeps the lease alive in the block, and releases
+        after it. Python cannot interrupt the block: it should check ``lease.valid`` (or
+        ``lease.lost``) before each step it protects. If the lease was lost meanwhile,
+        :class:`LeaseLost` is raised when the block ends (chained to the block's own exception,
+        if it raised one). With ``fn``: runs ``fn(lease)`` that way and returns its result.
         """
-        return _run_kept(self.acquire(resource, ttl, wait), fn)
+        return self._kept_while(lambda: self.acquire(resource, ttl, wait), fn)
 
     @overload
     def with_permit(self, resource: str, permits: int, ttl: _durations.Seconds,
@@ -171,19 +201,20 @@ class LockClient:
                     wait: _durations.Seconds = 0.0,
                     fn: Optional[Callable[[Lease], T]] = None) -> "T | ContextManager[Lease]":
         """Holds one of ``permits`` permits of ``resource`` (see :meth:`acquire_permit`), kept
-        alive, while work runs, and releases it afterwards::
+        alive, while work runs, and releases it afterwards, as :meth:`with_lock`::
 
             with client.with_permit("partner-api", 8, ttl=10, wait=30) as lease:
                 call_partner(fencing_token=lease.fencing_token)
-
-        If the lease was lost meanwhile, :class:`LeaseLost` is raised when the block ends
-        (chained to the block's own exception, if it raised one): the work should check
-        ``lease.valid`` before each step it protects. With ``fn``, as :meth:`with_lock`: runs
-        ``fn(lease)`` that way and returns its result.
         """
+        return self._kept_while(lambda: self.acquire_permit(resource, permits, ttl, wait), fn)
+
+    @staticmethod
+    def _kept_while(acquire: Callable[[], Lease],
+                    fn: Optional[Callable[[Lease], T]]) -> "T | ContextManager[Lease]":
         if fn is None:
-            return _kept(lambda: self.acquire_permit(resource, permits, ttl, wait))
-        return _run_kept(self.acquire_permit(resource, permits, ttl, wait), fn)
+            return _kept(acquire)
+        with _kept(acquire) as lease:
+            return fn(lease)
 
     # --- elections ---------------------------------------------------------------------------
 
@@ -201,16 +232,12 @@ class LockClient:
         leading. ``wait`` counts from when the stream opens, so give it a few round trips at
         least.
         """
-        return campaign(self._calls, election, value, ttl, wait)
+        return run(campaigning(self._calls, election, value, ttl, wait, Leadership))
 
     def leader(self, election: str) -> Optional[Leader]:
         """The current leader of ``election`` (value and term), or None when it has none.
         UNAVAILABLE (too few nodes answered to tell) is retried by the policy."""
-        response, _ = self._unary(self._election_stub.Leader,
-                                  election_pb2.LeaderRequest(election=election))
-        if not response.HasField("leader"):
-            return None
-        return Leader(value=response.leader.value, term=response.leader.term)
+        return run(self._leader(election))
 
     def lead(self, election: str, value: str, ttl: _durations.Seconds,
              work: Callable[[Leadership], T], requeue: bool = False) -> T:
@@ -260,31 +287,8 @@ class LockClient:
         With ``callback``: calls it from a thread of the observation's own, until the returned
         :class:`Observation` is closed. Either way the stream is reopened when it ends
         (backoff as the retry policy, no limit)."""
-        if callback is None:
-            return LeaderStream(self._calls, election)
-        return Observation(self._calls, election, callback)
-
-    # --- plumbing ------------------------------------------------------------------------------
-
-    def _unary(self, method: Any, request: Any,
-               still_worth_it: Callable[[], bool] = lambda: True) -> Tuple[Any, float]:
-        return self._calls.unary(method, request, still_worth_it)
-
-
-
-def check_permits(permits: int) -> int:
-    """A semaphore's N as the caller gave it: a positive int (0 would ask for a lock). Above
-    1024 is the server's to refuse (INVALID_ARGUMENT), so that the bound lives in one place."""
-    if isinstance(permits, bool) or not isinstance(permits, int) or permits < 1:
-        raise ValueError(f"permits must be a positive int, not {permits!r}")
-    return permits
-
-
-def _run_kept(lease: Lease, fn: Callable[[Lease], T]) -> T:
-    """with_lock's and with_permit's work: ``fn(lease)`` with the lease kept alive, released
-    afterwards; the loss raised once ``fn`` returned."""
-    with _kept(lambda: lease) as kept:
-        return fn(kept)
+        stream = LeaderStream(self._calls, election)
+        return stream if callback is None else Observation(stream, callback)
 
 
 @contextlib.contextmanager

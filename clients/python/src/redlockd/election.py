@@ -5,30 +5,37 @@ stream by the same machinery as ``Lease.keep_alive`` (``_kept.py``): the leaders
 deadline, a guard and loss callbacks (conformance rules 10-14). The candidate makes its own
 token, so that a stream that breaks is reopened with it: a leader resumes its leadership with
 the same term (``resume``), a waiting candidate campaigns again as the same candidacy.
+
+The rules and waits are written once here (:class:`Candidacy`, :class:`LeadershipState`,
+:class:`LeaderStreamState`, as procedures of ``_ops.py``); the sync classes below and
+redlockd.aio's only run them, blocking or awaited.
 """
 from __future__ import annotations
 
 import logging
 import threading
-import time
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, Callable, Optional, Tuple, Type
+from typing import Any, Callable, Optional, Tuple, Type, TypeVar
 
 import grpc
 
 from . import _durations
-from ._calls import Calls, CallSettings
-from ._kept import KeptStream, Lifetime, guard, on_a_thread, silence_bound, stream_loss
+from ._calls import CallSettings
+from ._kept import KeptCore, KeptStreams, silence_bound
+from ._lifetime import Lifetime, guard, stream_loss
+from ._ops import Ended, Procedure, Read, Shield, Wait
 from ._proto import election_pb2
+from ._threads import run
 from ._tokens import new_token
 from .errors import LeaseLost, LockNotAcquired, LockServiceError, from_rpc_error
 
-__all__ = ["Leadership", "Leader", "LeaderStream", "Observation", "campaign"]
+__all__ = ["Leadership", "Leader", "LeaderStream", "Observation", "campaigning"]
 
 _log = logging.getLogger("redlockd")
 
 LostCallback = Callable[[LeaseLost], None]
+P = TypeVar("P", bound="LeadershipState")
 
 
 @dataclass(frozen=True)
@@ -51,30 +58,72 @@ def _ms(seconds: float) -> str:
 # --- campaigning ---------------------------------------------------------------------------
 
 
-class CandidacyState:
-    """One campaign, for the sync client and the asyncio one alike: its token, what its Campaign
-    stream sends, and whether it led yet. Answers before the first one that makes a leadership
-    go nowhere else; after it, every answer and the end go to the leadership. The stream (and
-    the leadership it makes, :meth:`_lead`) are the subclass's."""
+class Candidacy:
+    """One campaign, for the sync client and the asyncio one alike: its token, its Campaign
+    stream and what it sends, and whether it led yet. Answers before the first one that makes a
+    leadership go nowhere else; after it, every answer and the end go to the leadership, an
+    instance of ``leadership`` (the flavour's class)."""
 
-    def __init__(self, settings: CallSettings, election: str, value: str, ttl: float) -> None:
-        self._settings = settings
+    def __init__(self, calls: CallSettings, election: str, value: str, ttl: float,
+                 leadership: Type["LeadershipState"]) -> None:
+        self._calls = calls
         self._election = election
         self._value = value  # what the requests carry
         self._ttl = ttl
         self._guard = guard(ttl)
         self._token = new_token()
+        self._leadership_class = leadership
         self._lock = threading.Condition(threading.RLock())
+        self._waiter = calls.waiter(self._lock)
         self._leadership: Optional[LeadershipState] = None
         self._ending: Optional[Tuple[grpc.StatusCode, str]] = None
         self._withdrawn = False
-        self._stream: Any = None  # the subclass's KeptStream
+        core = KeptCore(f"Campaign of election '{election}'", calls.clock, self._request,
+                        self._period, self._answer, self._end, self._may_resume,
+                        calls.resume_backoff, self._silence, calls.answered)
+        self._stream = calls.streams(core, self._lock, self._waiter, calls.election_stub.Campaign)
+        self._stream.start()
 
-    def _lead(self, term: int, value: str, deadline: float) -> "LeadershipState":
-        raise NotImplementedError
+    # --- the caller's side -------------------------------------------------------------------
 
-    def _changed(self) -> None:  # under self._lock: wake whoever waits for the outcome
-        self._lock.notify_all()
+    def waiting(self, wait: Optional[float]) -> Procedure["LeadershipState"]:
+        """Until the candidate leads (its leadership), the stream ends for good (its failure),
+        or ``wait`` passes (the candidacy withdrawn, :class:`LockNotAcquired`). An interrupt or
+        a cancel gives the candidacy up."""
+        try:
+            yield Wait(self._waiter,
+                       lambda: self._leadership is not None or self._ending is not None, wait)
+            with self._lock:
+                if self._leadership is not None:
+                    return self._leadership
+                if self._ending is not None:
+                    raise self._failure(*self._ending)
+                self._withdrawn = True  # from now on an answer is resigned, not returned
+        except BaseException as e:
+            if not isinstance(e, (LockServiceError, GeneratorExit)):
+                yield Shield(self._give_up())
+            raise
+        # Withdraw; a leadership granted in this instant is resigned by the same half-close.
+        if (yield from self._stream.half_close(self._calls.call_timeout)) is None:
+            self._stream.cancel()
+        raise LockNotAcquired(grpc.StatusCode.ABORTED,
+                              f"election '{self._election}': not leading within {_ms(wait or 0)}")
+
+    def _give_up(self) -> Procedure[None]:
+        with self._lock:
+            self._withdrawn = True
+            leadership = self._leadership
+        if leadership is not None:
+            yield from leadership._close()
+        else:
+            self._stream.half_close_now()
+
+    def _send_value(self, value: str) -> None:
+        """A request with ``value`` now, and in every later one (proclaim)."""
+        def apply() -> None:
+            self._value = value
+
+        self._stream.request(apply)
 
     # --- the stream's side -------------------------------------------------------------------
 
@@ -104,8 +153,8 @@ class CandidacyState:
         attempts (then the campaign fails with the stream's status, as before leading)."""
         with self._lock:
             if self._leadership is not None:
-                return self._leadership.is_leader()
-            return not self._withdrawn and failures < self._settings.retry.max_attempts
+                return self._leadership.is_leader
+            return not self._withdrawn and failures < self._calls.retry.max_attempts
 
     def _answer(self, response: election_pb2.CampaignResponse, sent: Optional[float]) -> None:
         with self._lock:
@@ -114,12 +163,14 @@ class CandidacyState:
                 if self._withdrawn or sent is None:
                     return  # withdrawn: the half-close resigns it; undated: ignored
                 deadline = sent + _durations.from_proto(response.validity)
-                if self._settings.clock.now() >= deadline - self._guard:
+                if self._calls.clock.now() >= deadline - self._guard:
                     # Spent on its way here (a long pause of this process): the next request,
                     # at most ttl/4 away, renews at once and its answer counts from later.
                     return
-                self._leadership = self._lead(response.term, response.value, deadline)
-                self._changed()
+                self._leadership = self._leadership_class(
+                    self._calls, self, self._stream, self._election, self._ttl, response.term,
+                    response.value, deadline, self._lock, self._waiter)
+                self._waiter.notify_all()
                 return
         leadership._answer(response, sent)
 
@@ -127,15 +178,9 @@ class CandidacyState:
         with self._lock:
             self._ending = (code, details)
             leadership = self._leadership
-            self._changed()
+            self._waiter.notify_all()
         if leadership is not None:
             leadership._end(code, details, gave_up)
-
-    def _send_value(self, value: str) -> None:
-        def apply() -> None:
-            self._value = value
-
-        self._stream.request_now(apply)
 
     def _failure(self, code: grpc.StatusCode, details: str) -> LockServiceError:
         if code == grpc.StatusCode.OK:
@@ -143,66 +188,6 @@ class CandidacyState:
                 grpc.StatusCode.UNAVAILABLE,
                 f"election '{self._election}': the Campaign stream ended before leading")
         return from_rpc_error(_Status(code, details))
-
-    def _not_within(self, wait: Optional[float]) -> LockNotAcquired:
-        return LockNotAcquired(grpc.StatusCode.ABORTED,
-                               f"election '{self._election}': not leading within {_ms(wait or 0)}")
-
-
-class _Candidacy(CandidacyState):
-    """A campaign of the sync client, on a :class:`KeptStream`."""
-
-    def __init__(self, calls: Calls, election: str, value: str, ttl: float) -> None:
-        super().__init__(calls, election, value, ttl)
-        self._calls = calls
-        self._stream = KeptStream(
-            f"Campaign of election '{election}'", self._lock, calls.election_stub.Campaign,
-            self._request, self._period, self._answer, self._end, self._may_resume,
-            calls.resume_backoff, calls.clock, calls.answered, self._silence)
-        self._stream.start()
-
-    def _lead(self, term: int, value: str, deadline: float) -> "Leadership":
-        return Leadership(self._calls, self, self._stream, self._election, self._ttl, term,
-                          value, deadline, self._lock)
-
-    # --- the caller's side -------------------------------------------------------------------
-
-    def wait(self, wait: Optional[float]) -> "Leadership":
-        """Blocks until the candidate leads, the stream ends for good, or ``wait`` passes."""
-        until = None if wait is None else time.monotonic() + wait
-        try:
-            with self._lock:
-                while self._leadership is None and self._ending is None:
-                    if until is None:
-                        self._lock.wait()
-                        continue
-                    left = until - time.monotonic()
-                    if left <= 0:
-                        break
-                    self._lock.wait(left)
-                if self._leadership is not None:
-                    assert isinstance(self._leadership, Leadership)
-                    return self._leadership
-                if self._ending is not None:
-                    raise self._failure(*self._ending)
-                self._withdrawn = True  # from now on an answer is resigned, not returned
-        except BaseException as e:
-            if not isinstance(e, LockServiceError):  # interrupted: give the candidacy up
-                self._give_up()
-            raise
-        # Withdraw; a leadership granted in this instant is resigned by the same half-close.
-        if self._stream.half_close(self._calls.call_timeout) is None:
-            self._stream.cancel()
-        raise self._not_within(wait)
-
-    def _give_up(self) -> None:
-        with self._lock:
-            self._withdrawn = True
-            leadership = self._leadership
-        if isinstance(leadership, Leadership):
-            leadership.close()
-        else:
-            self._stream.half_close_async()
 
 
 class _Status(grpc.RpcError):  # type: ignore[misc]  # grpc is untyped
@@ -220,37 +205,40 @@ class _Status(grpc.RpcError):  # type: ignore[misc]  # grpc is untyped
         return self._details
 
 
-def campaign(calls: Calls, election: str, value: str, ttl: _durations.Seconds,
-             wait: Optional[_durations.Seconds]) -> "Leadership":
+def campaigning(calls: CallSettings, election: str, value: str, ttl: _durations.Seconds,
+                wait: Optional[_durations.Seconds], leadership: Type[P]) -> Procedure[P]:
+    """Campaigns for ``election`` until leading (a ``leadership``), or ``wait`` passes."""
     ttl_s = _durations.seconds(ttl)
     wait_s = None if wait is None else _durations.seconds(wait)
     if wait_s is not None and wait_s < 0:
         raise LockServiceError(grpc.StatusCode.INVALID_ARGUMENT,
                                f"election '{election}': negative wait {_ms(wait_s)}")
-    return _Candidacy(calls, election, value, ttl_s).wait(wait_s)
+    led = yield from Candidacy(calls, election, value, ttl_s, leadership).waiting(wait_s)
+    assert isinstance(led, leadership)
+    return led
 
 
 class LeadershipState:
     """What a leadership is, for the sync :class:`Leadership` and the asyncio one alike: the
     term and value, the lifetime (deadline, guard, loss), what the Campaign stream's answers and
-    end do to it. Resigning and proclaiming are the subclass's."""
+    end do to it, and the procedures of proclaim and resign."""
 
-    def __init__(self, settings: CallSettings, candidacy: CandidacyState, stream: Any,
+    def __init__(self, calls: CallSettings, candidacy: Candidacy, stream: KeptStreams,
                  election: str, ttl: float, term: int, value: str, deadline: float,
-                 lock: "threading.Condition",
-                 dispatch: Callable[[Callable[[LeaseLost], None], LeaseLost, str], None]
-                 = on_a_thread) -> None:
-        self._settings = settings
-        self._candidacy = candidacy
+                 lock: "threading.Condition", waiter: Any) -> None:
+        self._calls = calls
+        self._campaign = candidacy
         self._stream = stream
         self._election = election
         self._term = term
         self._value = value
         self._lock = lock
+        self._waiter = waiter
+        self._lost_event = calls.event()
         self._answers = 0
         self._resigned = False
         self._life = Lifetime(f"leadership of election '{election}'", ttl, deadline, lock,
-                              self._lost_now, settings.clock, dispatch)
+                              self._lost_now, calls.clock, calls.dispatch, waiter.notify_all)
 
     # --- what the leader reads ---------------------------------------------------------------
 
@@ -286,24 +274,65 @@ class LeadershipState:
         """Why the leadership was lost, or None while it is not."""
         return self._life.lost
 
+    @property
     def is_leader(self) -> bool:
         """True until a guard before the local deadline (unless a renewal moved it), the loss,
         or the resignation."""
         return self._life.valid()
 
-    def on_lost(self, callback: LostCallback) -> "LeadershipState":
-        """Calls ``callback(error)`` once, from a client thread, when the leadership is lost; at
-        once (on this thread) if it already is. Never after a resignation."""
+    def on_lost(self: P, callback: LostCallback) -> P:
+        """Calls ``callback(error)`` once when the leadership is lost, at once (on this thread)
+        if it already is: from a client thread (on the event loop in redlockd.aio). Never after
+        a resignation."""
         self._life.on_lost(callback)
         return self
 
     def __repr__(self) -> str:
         state = "resigned" if self._resigned else "lost" if self._life.lost is not None else (
-            "leading" if self.is_leader() else "expired")
+            "leading" if self.is_leader else "expired")
         return (f"{type(self).__name__}(election={self._election!r}, term={self._term}, "
-                f"value={self._value!r}, is_leader={self.is_leader()}, {state})")
+                f"value={self._value!r}, is_leader={self.is_leader}, {state})")
 
     __str__ = __repr__
+
+    # --- procedures --------------------------------------------------------------------------
+
+    def _proclaim(self, value: str) -> Procedure[None]:
+        with self._lock:
+            self._raise_if_over()
+            seen = self._answers
+        self._campaign._send_value(value)
+        shown = yield Wait(self._waiter, lambda: self._life.over() or (
+            self._answers > seen and self._value == value), self._calls.call_timeout)
+        with self._lock:
+            self._raise_if_over()
+        if not shown:
+            raise LockServiceError(
+                grpc.StatusCode.DEADLINE_EXCEEDED,
+                f"election '{self._election}': no answer showed the new value within "
+                f"{_ms(self._calls.call_timeout)}")
+
+    def _resign(self) -> Procedure[bool]:
+        with self._lock:
+            if self._resigned:
+                return False
+            self._resigned = True
+            lost = self._life.finish()
+        if lost is not None:
+            return False
+        ending = yield from self._stream.half_close(self._calls.call_timeout)
+        if ending is None:
+            _log.debug("election '%s': no end of the Campaign stream within %s after resigning",
+                       self._election, _ms(self._calls.call_timeout))
+            self._stream.cancel()  # the leadership runs out at its validity
+            return False
+        return bool(ending[0] == grpc.StatusCode.OK)
+
+    def _close(self) -> Procedure[None]:
+        try:
+            yield from self._resign()
+        except Exception as e:  # pragma: no cover - resign raises nothing it expects
+            _log.debug("resigning election '%s' failed: %s", self._election, e)
 
     # --- called by the stream and the timer --------------------------------------------------
 
@@ -313,9 +342,6 @@ class LeadershipState:
         if self._resigned:
             raise LeaseLost(grpc.StatusCode.FAILED_PRECONDITION,
                             f"election '{self._election}': resigned")
-
-    def _changed(self) -> None:  # under self._lock: wake whoever waits for an answer
-        self._lock.notify_all()
 
     def _answer(self, response: election_pb2.CampaignResponse, sent: Optional[float]) -> None:
         if sent is None:
@@ -329,7 +355,7 @@ class LeadershipState:
             if response.term > self._term:
                 self._term = response.term
             self._answers += 1
-            self._changed()
+            self._waiter.notify_all()
 
     def _end(self, code: grpc.StatusCode, details: str, gave_up: bool) -> None:
         self._life.lose(stream_loss(f"leadership of election '{self._election}'", "Campaign stream",
@@ -339,19 +365,20 @@ class LeadershipState:
         """The loss was declared: stop renewing and give the leadership back by half-closing
         (the server resigns it), so that the next candidate need not wait out the ttl; a stream
         that does not end within the call timeout is left (cancelled)."""
+        self._lost_event.set()
         with self._lock:
-            self._changed()
-        if self._stream.ending is not None:
-            return  # the stream is over: nothing to give back through it
-        self._stream.half_close_async()
+            self._waiter.notify_all()
         stream = self._stream
-        clock = self._settings.clock
+        if stream.ending is not None:
+            return  # the stream is over: nothing to give back through it
+        stream.half_close_now()
+        clock = self._calls.clock
 
         def leave_if_still_open() -> None:
             if stream.ending is None:
                 stream.cancel()
 
-        clock.at(clock.now() + self._settings.call_timeout, leave_if_still_open)
+        clock.at(clock.now() + self._calls.call_timeout, leave_if_still_open)
 
 
 class Leadership(LeadershipState):
@@ -359,79 +386,36 @@ class Leadership(LeadershipState):
 
     Use it as a context manager: leaving the block resigns. The local deadline is the send
     time of the request an answer echoes plus the validity it carries (on ``time.monotonic()``),
-    moved only forward; :meth:`is_leader` holds until a guard before it, and the leadership is
+    moved only forward; :attr:`is_leader` holds until a guard before it, and the leadership is
     reported lost then unless a renewal moved it. A stream that breaks (a replica shutting
     down, a lost connection) is reopened with the candidate's token and ``resume``: the
     leadership goes on with the same term, and no loss is reported.
     """
-
-    def __init__(self, calls: Calls, candidacy: _Candidacy, stream: KeptStream, election: str,
-                 ttl: float, term: int, value: str, deadline: float,
-                 lock: "threading.Condition") -> None:
-        self._lost_event = threading.Event()
-        super().__init__(calls, candidacy, stream, election, ttl, term, value, deadline, lock)
-        self._calls = calls
-        self._kept: KeptStream = stream
-        self._campaign: _Candidacy = candidacy
 
     @property
     def lost(self) -> threading.Event:
         """Set the moment the leadership is lost (before the loss callbacks run); never by a
         resignation. Work that runs while leading polls it (``lost.is_set()``) or waits on it:
         a thread cannot be interrupted."""
-        return self._lost_event
-
-    def _lost_now(self, error: LeaseLost) -> None:
-        self._lost_event.set()
-        super()._lost_now(error)
-
-    # --- what the leader does ----------------------------------------------------------------
+        event: threading.Event = self._lost_event
+        return event
 
     def proclaim(self, value: str) -> "Leadership":
         """Makes ``value`` the value everyone sees, keeping the term; returns once an answer
         shows it. Raises the loss (:class:`LeaseLost`) if the leadership is lost first, and
         :class:`LockServiceError` (``DEADLINE_EXCEEDED``) when no answer showed it within the
         call timeout."""
-        with self._lock:
-            self._raise_if_over()
-            seen = self._answers
-        self._campaign._send_value(value)
-        with self._lock:
-            shown = self._lock.wait_for(
-                lambda: self._life.over() or (self._answers > seen and self._value == value),
-                self._calls.call_timeout)
-            self._raise_if_over()
-            if not shown:
-                raise LockServiceError(
-                    grpc.StatusCode.DEADLINE_EXCEEDED,
-                    f"election '{self._election}': no answer showed the new value within "
-                    f"{_ms(self._calls.call_timeout)}")
+        run(self._proclaim(value))
         return self
 
     def resign(self) -> bool:
         """Resigns by half-closing the stream and waits for its end (the call timeout). True only
         on the first call and only when the stream ended OK; no loss is reported afterwards."""
-        with self._lock:
-            if self._resigned:
-                return False
-            self._resigned = True
-            lost = self._life.finish()
-        if lost is not None:
-            return False
-        ending = self._stream.half_close(self._calls.call_timeout)
-        if ending is None:
-            _log.debug("election '%s': no end of the Campaign stream within %s after resigning",
-                       self._election, _ms(self._calls.call_timeout))
-            self._stream.cancel()  # the leadership runs out at its validity
-            return False
-        return bool(ending[0] == grpc.StatusCode.OK)
+        return run(self._resign())
 
     def close(self) -> None:
         """Resigns; never raises."""
-        try:
-            self.resign()
-        except Exception as e:  # pragma: no cover - resign raises nothing it expects
-            _log.debug("resigning election '%s' failed: %s", self._election, e)
+        run(self._close())
 
     def __enter__(self) -> "Leadership":
         return self
@@ -470,28 +454,23 @@ class StateFilter:
         return True, state
 
 
-class LeaderStream:
-    """An election's leader (or None), then every change: an iterator that is also a context
-    manager. Each ``next()`` blocks until the next change; leaving the ``with`` block (or
-    :meth:`close`, from any thread) ends the iteration.
+#: What :meth:`LeaderStreamState._next` returns once the observation is closed.
+DONE = object()
 
-    ::
 
-        with client.observe("scheduler") as changes:
-            for leader in changes:
-                route_to(leader.value if leader else None)
+class LeaderStreamState:
+    """An election's leader (or None), then every change, for the sync :class:`LeaderStream`
+    and the asyncio one alike. The Observe stream is read by whoever asks for the next state;
+    when it ends without :meth:`close`, it is opened again (with the client's retry backoff,
+    without a limit on attempts); only a state that is news is returned (see
+    :class:`StateFilter`). A reader slower than the changes gets the latest state."""
 
-    It reads the Observe stream on the thread that iterates. When the stream ends without
-    :meth:`close`, it is opened again (with the client's retry backoff, without a limit on
-    attempts); only a state that is news is returned (see :class:`StateFilter`). A reader slower
-    than the changes gets the latest state.
-    """
-
-    def __init__(self, calls: Calls, election: str) -> None:
+    def __init__(self, calls: CallSettings, election: str) -> None:
         self._calls = calls
         self._election = election
-        self._lock = threading.Lock()
-        self._closed = threading.Event()
+        self._lock = threading.Condition()
+        self._waiter = calls.waiter(self._lock)
+        self._closed = False
         self._call: Any = None
         self._filter = StateFilter()
         self._failures = 0
@@ -503,56 +482,56 @@ class LeaderStream:
 
     @property
     def closed(self) -> bool:
-        return self._closed.is_set()
+        return self._closed
 
     def close(self) -> None:
-        """Ends the stream; an iteration blocked in ``next()`` ends (StopIteration)."""
+        """Ends the stream (from any thread): a reader waiting for the next state gets none."""
         with self._lock:
-            self._closed.set()
-            call = self._call
+            self._closed = True
+            call, self._call = self._call, None
+            self._waiter.notify_all()
         if call is not None:
             call.cancel()
 
-    def __iter__(self) -> "LeaderStream":
-        return self
+    def __repr__(self) -> str:
+        return (f"{type(self).__name__}(election={self._election!r}, "
+                f"{'closed' if self._closed else 'open'}, last={self._filter.last!r})")
 
-    def __next__(self) -> Optional[Leader]:
+    __str__ = __repr__
+
+    def _next(self) -> Procedure[Any]:
+        """The next state that is news, or :data:`DONE` once closed."""
         if self._handed is not None:
             handed, self._handed = self._handed, None
             self._calls.processed(handed)
         while True:
             call = self._open()
             if call is None:
-                raise StopIteration
-            try:
-                response = next(call)
-            except StopIteration:
-                code: Any = grpc.StatusCode.OK
-                error: Any = None
-            except grpc.RpcError as e:
-                code, error = e.code(), e
-            else:
+                return DONE
+            message = yield Read(call)
+            if not isinstance(message, Ended):
                 self._failures = 0
-                news, state = self._filter.take(response)
+                news, state = self._filter.take(message)
                 if news:
-                    self._handed = response
+                    self._handed = message
                     return state
-                self._calls.processed(response)
+                self._calls.processed(message)
                 continue
             with self._lock:
-                self._call = None
-            if self._closed.is_set():
-                raise StopIteration
+                if self._call is call:
+                    self._call = None
+                if self._closed:
+                    return DONE
             self._failures += 1
-            delay = self._calls.reopen_wait(self._failures, error)
+            delay = self._calls.reopen_wait(self._failures, message.pushback)
             _log.debug("observer of election '%s': stream ended %s, reopening in %s",
-                       self._election, getattr(code, "name", code), _ms(delay))
-            if self._closed.wait(delay):
-                raise StopIteration
+                       self._election, message.code.name, _ms(delay))
+            if (yield Wait(self._waiter, lambda: self._closed, delay)):
+                return DONE
 
     def _open(self) -> Any:
         with self._lock:
-            if self._closed.is_set():
+            if self._closed:
                 return None
             if self._call is None:
                 try:
@@ -564,6 +543,31 @@ class LeaderStream:
                     return None
             return self._call
 
+
+class LeaderStream(LeaderStreamState):
+    """An election's leader (or None), then every change: an iterator that is also a context
+    manager. Each ``next()`` blocks until the next change; leaving the ``with`` block (or
+    :meth:`close`, from any thread) ends the iteration.
+
+    ::
+
+        with client.observe("scheduler") as changes:
+            for leader in changes:
+                route_to(leader.value if leader else None)
+
+    It reads the Observe stream on the thread that iterates (see :class:`LeaderStreamState`).
+    """
+
+    def __iter__(self) -> "LeaderStream":
+        return self
+
+    def __next__(self) -> Optional[Leader]:
+        state = run(self._next())
+        if state is DONE:
+            raise StopIteration
+        leader: Optional[Leader] = state
+        return leader
+
     def __enter__(self) -> "LeaderStream":
         return self
 
@@ -571,31 +575,48 @@ class LeaderStream:
                  tb: Optional[TracebackType]) -> None:
         self.close()
 
+
+class ObservationBase:
+    """An observation's callbacks, for the sync :class:`Observation` and the asyncio one alike:
+    each state delivered in order, none once closed, a callback that raises logged."""
+
+    def __init__(self, stream: LeaderStreamState, callback: ObserveCallback) -> None:
+        self._stream = stream
+        self._callback = callback
+
+    @property
+    def election(self) -> str:
+        return self._stream.election
+
     def __repr__(self) -> str:
-        return (f"LeaderStream(election={self._election!r}, "
-                f"{'closed' if self._closed.is_set() else 'open'}, last={self._filter.last!r})")
+        return f"{type(self).__name__}{repr(self._stream)[len(type(self._stream).__name__):]}"
 
     __str__ = __repr__
 
+    def _deliver(self, state: Optional[Leader]) -> bool:
+        """Calls back with ``state``; False once closed (nothing delivered then)."""
+        if self._stream.closed:
+            return False
+        try:
+            self._callback(state)
+        except Exception:
+            _log.exception("an observe callback of election '%s' failed", self.election)
+        return True
 
-class Observation:
+
+class Observation(ObservationBase):
     """Calls back with an election's leader (or None) and every change, until :meth:`close`:
     a thread of its own iterates a :class:`LeaderStream` and runs the callbacks, in order.
     A context manager: leaving the block closes it.
     """
 
-    def __init__(self, calls: Calls, election: str, callback: ObserveCallback) -> None:
-        self._election = election
-        self._callback = callback
-        self._stream = LeaderStream(calls, election)
+    def __init__(self, stream: LeaderStream, callback: ObserveCallback) -> None:
+        super().__init__(stream, callback)
+        self._states = stream
         self._delivering = threading.RLock()  # held while a callback runs
-        self._thread = threading.Thread(target=self._run, name=f"redlockd-observe {election}",
+        self._thread = threading.Thread(target=self._run, name=f"redlockd-observe {stream.election}",
                                         daemon=True)
         self._thread.start()
-
-    @property
-    def election(self) -> str:
-        return self._election
 
     def close(self) -> None:
         """Stops observing. Once it returns no callback runs (it waits for one that is
@@ -611,21 +632,11 @@ class Observation:
                  tb: Optional[TracebackType]) -> None:
         self.close()
 
-    def __repr__(self) -> str:
-        return repr(self._stream).replace("LeaderStream", "Observation", 1)
-
-    __str__ = __repr__
-
     def _run(self) -> None:
         try:
-            for state in self._stream:
+            for state in self._states:
                 with self._delivering:
-                    if self._stream.closed:
+                    if not self._deliver(state):
                         return
-                    try:
-                        self._callback(state)
-                    except Exception:
-                        _log.exception("an observe callback of election '%s' failed",
-                                       self._election)
         except Exception:  # a bug here must not end the observation silently
-            _log.exception("observer of election '%s' failed", self._election)
+            _log.exception("observer of election '%s' failed", self.election)

@@ -1,46 +1,55 @@
-"""A held lock, with its local deadline, renewals and loss callbacks."""
+"""A held lock, with its local deadline, renewals and loss callbacks.
+
+:class:`LeaseState` is what a lease is and does, for the sync :class:`Lease` and redlockd.aio's
+``AsyncLease`` alike: its rules, and its waits written once as procedures (``_ops.py``). The two
+classes only run those procedures, blocking or awaited.
+"""
 from __future__ import annotations
 
 import logging
 import threading
 from types import TracebackType
-from typing import Any, Callable, Optional, Type
+from typing import Any, Callable, Optional, Type, TypeVar
 
 import grpc
 
 from . import _durations
-from ._calls import Calls, CallSettings
-from ._kept import MAX_GUARD, KeptStream, Lifetime, guard, on_a_thread, silence_bound, stream_loss
+from ._calls import CallSettings
+from ._kept import KeptCore, KeptStreams, silence_bound
+from ._lifetime import Lifetime, stream_loss
+from ._ops import Procedure
 from ._proto import lock_pb2
+from ._threads import run
 from .errors import LeaseLost, LockServiceError
 
-__all__ = ["Lease", "guard", "MAX_GUARD"]
+__all__ = ["Lease", "LeaseState"]
 
 _log = logging.getLogger("redlockd")
 
 LostCallback = Callable[[LeaseLost], None]
+L = TypeVar("L", bound="LeaseState")
 
 
 class LeaseState:
     """What a lease is, for the sync :class:`Lease` and the asyncio one alike: the resource,
-    token and fencing token, the lifetime (deadline, guard, loss), and what its KeepAlive stream
-    sends and does with the answers. How calls are made is the subclass's."""
+    token and fencing token, the lifetime (deadline, guard, loss), what its KeepAlive stream
+    sends and does with the answers, and the procedures of extend and release."""
 
     def __init__(self, calls: CallSettings, resource: str, token: str, fencing_token: int,
-                 ttl: float, deadline: float,
-                 dispatch: Callable[[Callable[[LeaseLost], None], LeaseLost, str], None]
-                 = on_a_thread, permit: int = 0) -> None:
-        self._settings = calls
+                 ttl: float, deadline: float, permit: int = 0) -> None:
+        self._calls = calls
         self._resource = resource
         self._token = token
         self._fencing_token = fencing_token
         self._permit = permit
         self._ttl = ttl  # what the KeepAlive requests carry
         self._lock = threading.Condition(threading.RLock())
+        self._waiter = calls.waiter(self._lock)
+        self._lost_event = calls.event()
         self._released = False
-        self._keeper: Any = None  # the KeepAlive stream, once kept: has cancel()
-        self._life = Lifetime(self._what(), ttl, deadline, self._lock,
-                              self._lost_now, calls.clock, dispatch)
+        self._keeper: Optional[KeptStreams] = None  # the KeepAlive stream, once kept
+        self._life = Lifetime(self._what(), ttl, deadline, self._lock, self._lost_now,
+                              calls.clock, calls.dispatch, self._waiter.notify_all)
 
     # --- what the holder reads -------------------------------------------------------------
 
@@ -87,10 +96,29 @@ class LeaseState:
         """Why the lease was lost, or None while it is not."""
         return self._life.lost
 
-    def on_lost(self, callback: LostCallback) -> "LeaseState":
-        """Calls ``callback(error)`` once, from a client thread, when the lease is lost; at once
-        (on this thread) if it already is. Keep it short: it runs on the client's threads."""
+    def on_lost(self: L, callback: LostCallback) -> L:
+        """Calls ``callback(error)`` once when the lease is lost, at once (on this thread) if it
+        already is: from a client thread (on the event loop in redlockd.aio). Keep it short."""
         self._life.on_lost(callback)
+        return self
+
+    def keep_alive(self: L) -> L:
+        """Keeps the lease alive on a KeepAlive stream until it is released or lost: a renewal
+        every ttl/4, each moving the deadline. A stream that breaks (a replica shutting down,
+        a lost connection) or goes silent is reopened with the same token, on any replica the
+        channel reaches, until the lease's guarded deadline. If the server says the lease is
+        gone, or the deadline passes without a renewal, the :meth:`on_lost` callbacks run. In
+        redlockd.aio, call it on the loop: the stream is read by a task."""
+        with self._lock:
+            if self._keeper is not None or self._life.over():
+                return self
+            core = KeptCore(f"KeepAlive of resource '{self._resource}'", self._calls.clock,
+                            self._request, self._period, self._answer, self._stream_ended,
+                            lambda failures: self._life.valid(), self._calls.resume_backoff,
+                            self._silence, self._calls.answered)
+            keeper = self._keeper = self._calls.streams(core, self._lock, self._waiter,
+                                                        self._calls.lock_stub.KeepAlive)
+        keeper.start()
         return self
 
     def __repr__(self) -> str:
@@ -109,6 +137,79 @@ class LeaseState:
         if self._permit:
             return f"lease on permit {self._permit} of resource '{self._resource}'"
         return f"lease on resource '{self._resource}'"
+
+    # --- procedures --------------------------------------------------------------------------
+
+    def _extend(self, ttl: _durations.Seconds) -> Procedure[None]:
+        ttl_s = _durations.seconds(ttl)
+        with self._lock:
+            self._raise_if_over()
+            keeper = self._keeper
+        if keeper is not None:
+            yield from self._extend_kept(keeper, ttl_s)
+            return
+        request = lock_pb2.ExtendRequest(
+            resource=self._resource, token=self._token, ttl=_durations.to_proto(ttl_s),
+            permit=self._permit)
+        try:
+            response, sent = yield from self._calls.unary(
+                self._calls.lock_stub.Extend, request, still_worth_it=lambda: self.valid)
+        except LockServiceError as e:
+            if e.code == grpc.StatusCode.NOT_FOUND:
+                error = LeaseLost(e.code, e.details)
+                self._life.lose(error)
+                raise (self._life.lost or error) from None
+            raise
+        with self._lock:
+            if self._keeper is not None:  # kept meanwhile: its stream says the ttl from now on
+                self._ttl = ttl_s
+            self._life.set(ttl_s, sent + _durations.from_proto(response.lease.validity))
+
+    def _extend_kept(self, keeper: KeptStreams, ttl: float) -> Procedure[None]:
+        """The new ttl through the stream (rule 15): applied to every request from the next one,
+        which goes out at once and cuts the deadline when it does."""
+        def apply() -> None:
+            self._ttl = ttl
+
+        def on_sent(sequence: int, sent: float) -> None:
+            self._life.change_ttl(ttl, sent)
+
+        pending = keeper.request(apply, on_sent, floor=True)
+        answered = yield from keeper.answered(pending, self._calls.call_timeout, self._life.over)
+        with self._lock:
+            self._raise_if_over()
+        if not answered:
+            raise LockServiceError(
+                grpc.StatusCode.DEADLINE_EXCEEDED,
+                f"{self._what()}: no answer to the ttl change within "
+                f"{self._calls.call_timeout * 1000:.0f} ms")
+
+    def _release(self) -> Procedure[bool]:
+        with self._lock:
+            if self._released:
+                return False
+            self._released = True
+            lost = self._life.finish()
+            keeper = self._keeper
+        if keeper is not None and lost is None:
+            ending = yield from keeper.half_close(self._calls.call_timeout)
+            if ending is None:
+                keeper.cancel()
+            elif ending[0] == grpc.StatusCode.OK:
+                return True
+            elif ending[0] == grpc.StatusCode.NOT_FOUND:
+                return False
+            # The stream failed on its way out: fall back to a plain Release.
+        request = lock_pb2.ReleaseRequest(resource=self._resource, token=self._token,
+                                          permit=self._permit)
+        response, _ = yield from self._calls.unary(self._calls.lock_stub.Release, request)
+        return bool(response.released)
+
+    def _close(self) -> Procedure[None]:
+        try:
+            yield from self._release()
+        except LockServiceError as e:
+            _log.debug("release of resource '%s' failed: %s", self._resource, e)
 
     # --- the stream's side -------------------------------------------------------------------
 
@@ -140,15 +241,13 @@ class LeaseState:
     def _lost_now(self, error: LeaseLost) -> None:
         """The loss was declared: stop renewing and give the lease back (fire and forget), so
         that the next holder need not wait out the ttl. NOT_FOUND: there is nothing to give."""
+        self._lost_event.set()
         with self._lock:
             keeper = self._keeper
         if keeper is not None:
             keeper.cancel()
         if error.code != grpc.StatusCode.NOT_FOUND:
-            self._give_back()
-
-    def _give_back(self) -> None:
-        raise NotImplementedError
+            self._calls.release_quietly(self._resource, self._token, (self._permit,))
 
 
 class Lease(LeaseState):
@@ -160,12 +259,12 @@ class Lease(LeaseState):
     stays inside: it is in no ``repr``/``str`` and no error message.
     """
 
-    def __init__(self, calls: Calls, resource: str, token: str, fencing_token: int,
-                 ttl: float, deadline: float, permit: int = 0) -> None:
-        super().__init__(calls, resource, token, fencing_token, ttl, deadline, permit=permit)
-        self._calls = calls
-
-    # --- what the holder does --------------------------------------------------------------
+    @property
+    def lost(self) -> threading.Event:
+        """Set the moment the lease is lost (before the loss callbacks run); never by a
+        release. Work under the lease polls it (``lost.is_set()``) or waits on it."""
+        event: threading.Event = self._lost_event
+        return event
 
     def extend(self, ttl: _durations.Seconds) -> "Lease":
         """Renews the lease for ``ttl`` from now. Raises :class:`LeaseLost` when the lease is
@@ -179,69 +278,7 @@ class Lease(LeaseState):
         in force. A lease that is not kept is extended with a unary Extend call (UNAVAILABLE is
         retried while the lease is still valid).
         """
-        ttl_s = _durations.seconds(ttl)
-        with self._lock:
-            self._raise_if_over()
-            keeper: Optional[KeptStream] = self._keeper
-        if keeper is not None:
-            return self._extend_kept(keeper, ttl_s)
-        request = lock_pb2.ExtendRequest(
-            resource=self._resource, token=self._token, ttl=_durations.to_proto(ttl_s),
-            permit=self._permit)
-        try:
-            response, sent = self._calls.unary(
-                self._calls.lock_stub.Extend, request, still_worth_it=lambda: self.valid)
-        except LockServiceError as e:
-            if e.code == grpc.StatusCode.NOT_FOUND:
-                error = LeaseLost(e.code, e.details)
-                self._life.lose(error)
-                raise (self._life.lost or error) from None
-            raise
-        with self._lock:
-            if self._keeper is not None:  # kept meanwhile: its stream says the ttl from now on
-                self._ttl = ttl_s
-            self._life.set(ttl_s, sent + _durations.from_proto(response.lease.validity))
-        return self
-
-    def _extend_kept(self, keeper: KeptStream, ttl: float) -> "Lease":
-        def apply() -> None:
-            self._ttl = ttl
-
-        def on_sent(sequence: int, sent: float) -> None:
-            self._life.change_ttl(ttl, sent)
-
-        pending = keeper.request_now(apply, on_sent, floor=True)
-        answered = keeper.wait_answered(pending, self._calls.call_timeout, self._life.over)
-        with self._lock:
-            self._raise_if_over()
-        if not answered:
-            raise LockServiceError(
-                grpc.StatusCode.DEADLINE_EXCEEDED,
-                f"{self._what()}: no answer to the ttl change within "
-                f"{self._calls.call_timeout * 1000:.0f} ms")
-        return self
-
-    def keep_alive(self) -> "Lease":
-        """Keeps the lease alive on a KeepAlive stream until it is released or lost: a renewal
-        every ttl/4, each moving the deadline. A stream that breaks (a replica shutting down,
-        a lost connection) is reopened with the same token, on any replica the channel reaches,
-        until the lease's guarded deadline. If the server says the lease is gone, or the
-        deadline passes without a renewal, the :meth:`on_lost` callbacks run."""
-        with self._lock:
-            if self._keeper is None and not self._life.over():
-                self._keeper = KeptStream(
-                    f"KeepAlive of resource '{self._resource}'", self._lock,
-                    self._calls.lock_stub.KeepAlive, self._request, self._period,
-                    self._answer, self._stream_ended, lambda failures: self._life.valid(),
-                    self._calls.resume_backoff, self._calls.clock, self._calls.answered,
-                    self._silence)
-                self._keeper.start()
-        return self
-
-    def on_lost(self, callback: LostCallback) -> "Lease":
-        """Calls ``callback(error)`` once, from a client thread, when the lease is lost; at once
-        (on this thread) if it already is. Keep it short: it runs on the client's threads."""
-        self._life.on_lost(callback)
+        run(self._extend(ttl))
         return self
 
     def release(self) -> bool:
@@ -252,33 +289,12 @@ class Lease(LeaseState):
         OK, or NOT_FOUND when it was not held); if the stream fails on its way out, a plain
         Release call follows. Raises :class:`LockServiceError` when no answer came.
         """
-        with self._lock:
-            if self._released:
-                return False
-            self._released = True
-            lost = self._life.finish()
-            keeper = self._keeper
-        if keeper is not None and lost is None:
-            ending = keeper.half_close(self._calls.call_timeout)
-            if ending is None:
-                keeper.cancel()
-            elif ending[0] == grpc.StatusCode.OK:
-                return True
-            elif ending[0] == grpc.StatusCode.NOT_FOUND:
-                return False
-            # The stream failed on its way out: fall back to a plain Release.
-        request = lock_pb2.ReleaseRequest(resource=self._resource, token=self._token,
-                                          permit=self._permit)
-        response, _ = self._calls.unary(self._calls.lock_stub.Release, request)
-        return bool(response.released)
+        return run(self._release())
 
     def close(self) -> None:
         """Releases; never raises for a lease that expired or could not be reached (it runs
         out by itself at its ttl)."""
-        try:
-            self.release()
-        except LockServiceError as e:
-            _log.debug("release of resource '%s' failed: %s", self._resource, e)
+        run(self._close())
 
     def __enter__(self) -> "Lease":
         return self
@@ -286,6 +302,3 @@ class Lease(LeaseState):
     def __exit__(self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException],
                  tb: Optional[TracebackType]) -> None:
         self.close()
-
-    def _give_back(self) -> None:
-        self._calls.release_quietly(self._resource, self._token, (self._permit,))

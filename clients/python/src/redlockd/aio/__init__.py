@@ -16,7 +16,7 @@ the sync :class:`redlockd.LockClient`.
 from ..election import Leader
 from ..errors import LeaseLost, LockNotAcquired, LockServiceError
 from ..retry import RetryPolicy
-from .client import AsyncLockClient, KeptPermit, PendingHandle, channel
+from .client import AsyncLockClient, channel
 from .election import AsyncLeaderStream, AsyncLeadership, AsyncObservation
 from .lease import AsyncLease
 
@@ -26,8 +26,6 @@ __all__ = [
     "AsyncLeadership",
     "AsyncLeaderStream",
     "AsyncObservation",
-    "PendingHandle",
-    "KeptPermit",
     "Leader",
     "RetryPolicy",
     "LockServiceError",

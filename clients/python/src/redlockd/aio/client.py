@@ -1,4 +1,4 @@
-"""AsyncLockClient: the sync :class:`~redlockd.LockClient` on grpc.aio."""
+"""AsyncLockClient: the sync :class:`~redlockd.LockClient` on grpc.aio, its procedures awaited."""
 from __future__ import annotations
 
 import asyncio
@@ -10,18 +10,17 @@ import grpc
 import grpc.aio
 
 from .. import _durations
-from .._acquiring import AcquirePlan
 from .._calls import Answered
 from .._channel import target, with_defaults
-from .._tracecontext import aio_interceptors
 from .._clock import Clock
-from .._proto import election_pb2
-from ..client import _default_owner, check_permits
-from ..election import Leader
-from ..errors import LeaseLost, LockNotAcquired
+from .._tracecontext import aio_interceptors
+from ..client import ClientBase, check_permits
+from ..election import Leader, campaigning
+from ..errors import LeaseLost
 from ..retry import RetryPolicy
 from ._calls import AsyncCalls
-from .election import AsyncLeaderStream, AsyncLeadership, AsyncObservation, campaign
+from ._tasks import run
+from .election import AsyncLeaderStream, AsyncLeadership, AsyncObservation
 from .lease import AsyncLease
 
 __all__ = ["AsyncLockClient", "channel"]
@@ -67,7 +66,7 @@ class PendingHandle(Generic[H]):
             await self._held.close()
 
 
-class AsyncLockClient:
+class AsyncLockClient(ClientBase[AsyncLease]):
     """The redlockd client for asyncio, on a grpc.aio channel; the same names and rules as
     :class:`redlockd.LockClient`::
 
@@ -84,28 +83,8 @@ class AsyncLockClient:
                  retry: RetryPolicy = RetryPolicy(), owner: Optional[str] = None,
                  _clock: Optional[Clock] = None, _answered: Answered = None) -> None:
         # _clock and _answered are for tests only, as LockClient's.
-        self._call_timeout = _durations.seconds(call_timeout)
-        self._retry = retry
-        self._calls = AsyncCalls(channel, self._call_timeout, retry, _clock, _answered)
-        self._owner = _default_owner() if owner is None else owner
-
-    @property
-    def owner(self) -> str:
-        return self._owner
-
-    @property
-    def call_timeout(self) -> float:
-        return self._call_timeout
-
-    @property
-    def retry(self) -> RetryPolicy:
-        return self._retry
-
-    def __repr__(self) -> str:
-        return (f"AsyncLockClient(owner={self._owner!r}, call_timeout={self._call_timeout}, "
-                f"retry={self._retry})")
-
-    __str__ = __repr__
+        super().__init__(AsyncCalls(channel, _durations.seconds(call_timeout), retry, _clock,
+                                    _answered), owner, AsyncLease)
 
     # --- acquiring -----------------------------------------------------------------------------
 
@@ -114,7 +93,7 @@ class AsyncLockClient:
         """Takes the lock, waiting up to ``wait`` while someone else holds it: ``lease = await
         client.acquire(...)`` or ``async with client.acquire(...) as lease``. Raises as
         :meth:`redlockd.LockClient.acquire`; a cancelled acquire gives its token back."""
-        return PendingHandle(self._acquire(resource, ttl, wait))
+        return PendingHandle(self._acquire(resource, ttl, wait, 0))
 
     def acquire_permit(self, resource: str, permits: int, ttl: _durations.Seconds,
                        wait: _durations.Seconds = 0.0) -> PendingHandle[AsyncLease]:
@@ -125,56 +104,46 @@ class AsyncLockClient:
         :meth:`redlockd.LockClient.acquire_permit`."""
         return PendingHandle(self._acquire(resource, ttl, wait, check_permits(permits)))
 
-    async def _acquire(self, resource: str, ttl: _durations.Seconds,
-                       wait: _durations.Seconds, permits: int = 0) -> AsyncLease:
-        plan = AcquirePlan(resource, _durations.seconds(ttl), _durations.seconds(wait),
-                           self._owner, self._call_timeout, self._retry, self._calls.clock,
-                           self._calls.release_quietly, permits)
-        try:
-            while True:
-                request, timeout = plan.request()
-                try:
-                    response = await self._calls.lock_stub.Acquire(request, timeout=timeout)
-                except grpc.RpcError as e:
-                    await asyncio.sleep(plan.failed(e))
-                    continue
-                granted = plan.answered(response)
-                if granted is not None:
-                    fencing_token, deadline = granted
-                    return AsyncLease(self._calls, resource, plan.token, fencing_token, plan.ttl,
-                                      deadline, plan.permit)
-        except BaseException:
-            plan.abandon()
-            raise
-
     async def try_acquire(self, resource: str, ttl: _durations.Seconds) -> Optional[AsyncLease]:
         """One attempt without waiting: the lease, or None when someone else holds the lock."""
-        try:
-            return await self._acquire(resource, ttl, 0.0)
-        except LockNotAcquired:
-            return None
+        return self._lease_or_none(await run(self._trying(resource, ttl, 0)))
 
     async def try_acquire_permit(self, resource: str, permits: int,
                                  ttl: _durations.Seconds) -> Optional[AsyncLease]:
         """One attempt without waiting: a permit's lease, or None when every permit is held."""
-        try:
-            return await self.acquire_permit(resource, permits, ttl, 0.0)
-        except LockNotAcquired:
-            return None
+        return self._lease_or_none(await run(self._trying(resource, ttl, check_permits(permits))))
 
-    async def with_lock(self, resource: str, ttl: _durations.Seconds, wait: _durations.Seconds,
-                        fn: Callable[[AsyncLease], Awaitable[T]]) -> T:
-        """Runs ``await fn(lease)`` while holding the lock and returns its result: acquires,
-        keeps the lease alive, releases afterwards. Unlike a thread, the work can be stopped:
-        when the lease is lost, ``fn``'s task is cancelled, and :class:`LeaseLost` is raised
-        once it ended."""
-        async with self.acquire(resource, ttl, wait) as lease:
-            lease.keep_alive()
-            return await _run_while(lease, fn)
+    async def _acquire(self, resource: str, ttl: _durations.Seconds, wait: _durations.Seconds,
+                       permits: int) -> AsyncLease:
+        return self._lease(await run(self._acquiring(resource, ttl, wait, permits)))
+
+    @overload
+    def with_lock(self, resource: str, ttl: _durations.Seconds,
+                  wait: _durations.Seconds = 0.0) -> "KeptLease": ...
+
+    @overload
+    def with_lock(self, resource: str, ttl: _durations.Seconds, wait: _durations.Seconds,
+                  fn: Callable[[AsyncLease], Awaitable[T]]) -> Awaitable[T]: ...
+
+    def with_lock(self, resource: str, ttl: _durations.Seconds, wait: _durations.Seconds = 0.0,
+                  fn: Optional[Callable[[AsyncLease], Awaitable[T]]] = None
+                  ) -> "KeptLease | Awaitable[T]":
+        """Holds the lock, kept alive, while work runs, and releases it afterwards::
+
+            async with client.with_lock("orders/42", ttl=10, wait=2) as lease:
+                await store.write(order, fencing_token=lease.fencing_token)
+
+        A block cannot be stopped from outside: it should check ``lease.valid`` (or wait on
+        ``lease.lost``); a loss is raised as :class:`LeaseLost` when it ends. With ``fn``:
+        ``await client.with_lock(..., fn)`` runs ``await fn(lease)`` as a task cancelled the
+        moment the lease is lost (unlike a thread, it can be stopped), and returns its result;
+        the loss is raised once it ended.
+        """
+        return _kept_while(self.acquire(resource, ttl, wait), fn)
 
     @overload
     def with_permit(self, resource: str, permits: int, ttl: _durations.Seconds,
-                    wait: _durations.Seconds = 0.0) -> "KeptPermit": ...
+                    wait: _durations.Seconds = 0.0) -> "KeptLease": ...
 
     @overload
     def with_permit(self, resource: str, permits: int, ttl: _durations.Seconds,
@@ -184,29 +153,14 @@ class AsyncLockClient:
     def with_permit(self, resource: str, permits: int, ttl: _durations.Seconds,
                     wait: _durations.Seconds = 0.0,
                     fn: Optional[Callable[[AsyncLease], Awaitable[T]]] = None
-                    ) -> "KeptPermit | Awaitable[T]":
+                    ) -> "KeptLease | Awaitable[T]":
         """Holds one of ``permits`` permits of ``resource`` (see :meth:`acquire_permit`), kept
-        alive, while work runs, and releases it afterwards::
+        alive, while work runs, and releases it afterwards, as :meth:`with_lock`::
 
             async with client.with_permit("partner-api", 8, ttl=10, wait=30) as lease:
                 await call_partner(fencing_token=lease.fencing_token)
-
-        A block cannot be stopped from outside: it should check ``lease.valid`` (or wait on
-        ``lease.lost``); a loss is raised as :class:`LeaseLost` when it ends. With ``fn``, as
-        :meth:`with_lock`: ``await client.with_permit(..., fn)`` runs ``await fn(lease)`` as a
-        task cancelled the moment the lease is lost, and returns its result.
         """
-        pending = self.acquire_permit(resource, permits, ttl, wait)
-        if fn is None:
-            return KeptPermit(pending)
-        return self._with_permit(pending, fn)
-
-    @staticmethod
-    async def _with_permit(pending: PendingHandle[AsyncLease],
-                           fn: Callable[[AsyncLease], Awaitable[T]]) -> T:
-        async with pending as lease:
-            lease.keep_alive()
-            return await _run_while(lease, fn)
+        return _kept_while(self.acquire_permit(resource, permits, ttl, wait), fn)
 
     # --- elections ---------------------------------------------------------------------------
 
@@ -215,15 +169,12 @@ class AsyncLockClient:
         """Runs for leader of ``election`` (``await`` it, or ``async with`` it: leaving the
         block resigns); as :meth:`redlockd.LockClient.campaign`. Cancelling it withdraws the
         candidacy."""
-        return PendingHandle(campaign(self._calls, election, value, ttl, wait))
+        return PendingHandle(run(campaigning(self._calls, election, value, ttl, wait,
+                                             AsyncLeadership)))
 
     async def leader(self, election: str) -> Optional[Leader]:
         """The current leader of ``election`` (value and term), or None when it has none."""
-        response, _ = await self._calls.unary(self._calls.election_stub.Leader,
-                                              election_pb2.LeaderRequest(election=election))
-        if not response.HasField("leader"):
-            return None
-        return Leader(value=response.leader.value, term=response.leader.term)
+        return await run(self._leader(election))
 
     @overload
     def observe(self, election: str) -> AsyncLeaderStream: ...
@@ -238,9 +189,8 @@ class AsyncLockClient:
         """The current leader of ``election`` (or None), then every change: without
         ``callback`` an :class:`AsyncLeaderStream` (``async for`` it, ``async with`` it); with
         ``callback``, called on the loop until the returned observation is closed."""
-        if callback is None:
-            return AsyncLeaderStream(self._calls, election)
-        return AsyncObservation(self._calls, election, callback)
+        stream = AsyncLeaderStream(self._calls, election)
+        return stream if callback is None else AsyncObservation(stream, callback)
 
     async def lead(self, election: str, value: str, ttl: _durations.Seconds,
                    work: Callable[[AsyncLeadership], Awaitable[T]], requeue: bool = False) -> T:
@@ -262,10 +212,25 @@ class AsyncLockClient:
                         raise
 
 
-class KeptPermit:
-    """``async with client.with_permit(...) as lease``: the permit kept alive in the block and
-    released after it; its loss raised when the block ends (chained to the block's own
-    exception, if it raised one; a cancellation is left as it is)."""
+def _kept_while(pending: PendingHandle[AsyncLease],
+                fn: Optional[Callable[[AsyncLease], Awaitable[T]]]) -> "KeptLease | Awaitable[T]":
+    """with_lock's and with_permit's two forms: a block, or ``fn`` as a task."""
+    if fn is None:
+        return KeptLease(pending)
+    return _run_kept(pending, fn)
+
+
+async def _run_kept(pending: PendingHandle[AsyncLease],
+                    fn: Callable[[AsyncLease], Awaitable[T]]) -> T:
+    async with pending as lease:
+        lease.keep_alive()
+        return await _run_while(lease, fn)
+
+
+class KeptLease:
+    """``async with client.with_lock(...) as lease`` (or ``with_permit``): the lease kept alive
+    in the block and released after it; its loss raised when the block ends (chained to the
+    block's own exception, if it raised one; a cancellation is left as it is)."""
 
     def __init__(self, pending: PendingHandle[AsyncLease]) -> None:
         self._pending = pending

@@ -81,23 +81,24 @@ class ConformanceTest {
    * not after two and a tenth of the ttl, longer than the silence bound ttl/4): before, the Node
    * client lost its lease or its leadership in 2 of 5 runs; since, every language kept both in 5
    * runs in a row.
+   *
+   * <p>{@code replica-silent} was left out while, in 3 of 9 runs, the replica thawed after the
+   * second SIGSTOP still had one KeepAlive stream open when the harness stopped waiting (a ttl +
+   * a renewal period + a node timeout), every such run with the Python lanes in it, all with the
+   * Python client from before its one core (issue 42), whose sync and asyncio flavours each kept
+   * their own superseded streams; no run recorded which stream it was. On the one core every
+   * stream left for its silence is cancelled once its successor answers (test_silence), and
+   * replica-silent passed with every language 5 runs in a row.
    */
   private static final List<String> SCENARIOS = List.of("acquire-contended", "release-twice", "extend", "keep-alive",
       "majority-frozen", "lost-answer", "invalid-argument", "concurrent-holders", "campaign-handover", "observe",
       "extend-while-kept", "replica-restart", "shutdown-race", "lead", "permits", "replica-blackhole",
-      "rolling-restart-fast", "release-during-restart", "replica-minority");
+      "rolling-restart-fast", "release-during-restart", "replica-minority", "replica-silent");
   /**
-   * Scenarios with a harness side that are left out of {@link #SCENARIOS} for now, run when named:
-   * replica-silent. Every client kept its lease and leadership in
-   * every run of replica-silent, but in 3 of 9 runs the replica thawed after the second SIGSTOP
-   * still had one KeepAlive stream open when the harness stopped waiting: once after 3.75 s (a
-   * first, tighter bound), twice after 4.25 s, which is a ttl + a renewal period (ttl/3) + a node
-   * timeout, by when the server ends a stream that hears no request (issue 40, item 4). Every such
-   * run had the Python lanes in it (once with Node left out); none of the 3 runs without them did.
-   * Until that stream is explained (a client that goes on sending on a stream it left, or a
-   * server that does not stop one), the second fault cannot tell a lane that resumed from it.
+   * Scenarios with a harness side that are left out of {@link #SCENARIOS} for now, run when named
+   * in {@code -Dconformance.scenarios}: none at present.
    */
-  private static final List<String> NOT_YET = List.of("replica-silent");
+  private static final List<String> NOT_YET = List.of();
   /** The permits scenario's N: the runner's N + 3 workers share that many permits. */
   private static final int PERMITS = 3;
   /** shutdown-race's SIGTERMs, each one met by every runner at once. */
