@@ -23,8 +23,11 @@ import java.util.concurrent.TimeUnit;
  * make the node look longer-holding by one loopback round trip. A belief is held against each node's last reading
  * before it and first reading after it, whichever holds longer: a renewal that landed between
  * the two readings, or a release that followed the belief, cannot fail it; a belief that is
- * wrong for longer than one sampling interval (20 ms) is caught. A frozen or restarting node
- * keeps its last reading: nothing can be written to it meanwhile. The tolerance covers PTTL's
+ * wrong for longer than one sampling interval (20 ms) is caught. A node that could not be read
+ * since its last reading (frozen, or restarting) keeps that reading: nothing can be written to it
+ * meanwhile. A node that simply was not read again before the release may have been renewed
+ * after its last reading: its hold is unknown, and a quorum's hold that needs it cannot fail a
+ * belief (it is not judged). The tolerance covers PTTL's
  * whole milliseconds and the nodes' wall clocks, by which Redis expires keys; a client that
  * follows the rules believes at least the drift allowance (2 ms + 1% of the ttl) less than the
  * nodes hold.
@@ -33,6 +36,10 @@ final class BeliefOracle implements AutoCloseable {
   static final double TOLERANCE_MS = 10;
   private static final long SAMPLE_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
   private static final long ABSENT = Long.MIN_VALUE;
+  /** A read that failed (the node frozen, restarting or gone): nothing was written to it since its last reading. */
+  private static final long UNREADABLE = Long.MIN_VALUE + 1;
+  /** A node's hold that the readings cannot bound: it may have been renewed after its last reading. */
+  private static final long UNKNOWN = Long.MAX_VALUE - 1;
 
   /**
    * One belief or belief-end line of a runner, dated by the runner's CLOCK_MONOTONIC reading
@@ -82,8 +89,15 @@ final class BeliefOracle implements AutoCloseable {
    */
   record Verdict(String handle, double largestExcessMs, int judged, int unjudged) {}
 
-  /** One node's reading of one key: when it came back, and until when the node holds the key (or ABSENT). */
-  private record Reading(long atNanos, long holdsUntilNanos) {}
+  /**
+   * One node's reading of one key: when it came back, and until when the node holds the key (or
+   * ABSENT); or a read that failed at {@code atNanos} (UNREADABLE).
+   */
+  private record Reading(long atNanos, long holdsUntilNanos) {
+    boolean read() {
+      return holdsUntilNanos != UNREADABLE;
+    }
+  }
 
   private final Map<String, String> keyByHandle;
   private final List<String> handles;
@@ -125,6 +139,7 @@ final class BeliefOracle implements AutoCloseable {
         read(client, perHandle);
       } catch (IOException frozenOrGone) {
         // Its last readings stand; the reply stream is out of step, so connect anew.
+        unreadable(perHandle);
         closeQuietly(client);
         client = null;
       }
@@ -138,6 +153,16 @@ final class BeliefOracle implements AutoCloseable {
       }
     }
     closeQuietly(client);
+  }
+
+  /** A read of the node that failed now: nothing can have been written to it since its last reading. */
+  private static void unreadable(List<List<Reading>> perHandle) {
+    long at = System.nanoTime();
+    for (List<Reading> list : perHandle) {
+      synchronized (list) {
+        list.add(new Reading(at, UNREADABLE));
+      }
+    }
   }
 
   /**
@@ -170,7 +195,7 @@ final class BeliefOracle implements AutoCloseable {
       try (RespClient client = new RespClient("127.0.0.1", nodePorts.get(n), 100)) {
         read(client, readings.get(n));
       } catch (IOException frozenOrGone) {
-        // as for the samplers: its last readings stand
+        unreadable(readings.get(n)); // as for the samplers: its last readings stand
       }
     }
   }
@@ -248,12 +273,18 @@ final class BeliefOracle implements AutoCloseable {
     return verdicts;
   }
 
-  /** A node's last reading at or before {@code at}, and its first after {@code at} and before {@code endAt}. */
+  /**
+   * A node's last reading at or before {@code at}, its first after {@code at} and before
+   * {@code endAt}, and its first failed read after that last reading (before {@code endAt}), or nulls.
+   */
   private Reading[] around(List<Reading> list, long at, long endAt) {
     Reading before = null;
     Reading after = null;
     synchronized (list) {
       for (Reading r : list) { // sampleNow's readings may sit out of order among the sampler's
+        if (!r.read()) {
+          continue;
+        }
         if (r.atNanos() <= at) {
           if (before == null || r.atNanos() > before.atNanos()) {
             before = r;
@@ -262,8 +293,16 @@ final class BeliefOracle implements AutoCloseable {
           after = r;
         }
       }
+      Reading failed = null;
+      long since = before == null ? Long.MIN_VALUE : before.atNanos();
+      for (Reading r : list) {
+        if (!r.read() && r.atNanos() > since && r.atNanos() < endAt
+            && (failed == null || r.atNanos() < failed.atNanos())) {
+          failed = r;
+        }
+      }
+      return new Reading[] {before, after, failed};
     }
-    return new Reading[] {before, after};
   }
 
   /** For a failure report: each node's readings just before and after the belief, as ms of hold left from it. */
@@ -296,12 +335,20 @@ final class BeliefOracle implements AutoCloseable {
     for (int n = 0; n < readings.size(); n++) {
       Reading[] pair = around(readings.get(n).get(handle), b.atNanos(), endAt);
       long before = pair[0] == null ? ABSENT : pair[0].holdsUntilNanos();
-      long after = pair[1] == null ? ABSENT : pair[1].holdsUntilNanos();
-      anyAfter |= pair[1] != null;
-      holds[n] = Math.max(before, after);
+      if (pair[1] != null) {
+        anyAfter = true;
+        holds[n] = Math.max(before, pair[1].holdsUntilNanos());
+      } else if (pair[2] != null || pair[0] == null) {
+        holds[n] = before; // unreadable since (nothing written to it), or never held it
+      } else {
+        holds[n] = UNKNOWN; // read fine before, not read again before the release: renewed unseen?
+      }
     }
     Arrays.sort(holds);
     long quorumHolds = holds[holds.length - quorum];
+    if (quorumHolds == UNKNOWN) {
+      return Double.NaN; // a quorum's hold needs a node not read between the belief and the release
+    }
     long believedUntil = b.atNanos() + (long) (b.remainingMs() * 1e6);
     if (quorumHolds == ABSENT || believedUntil > quorumHolds) {
       if (!anyAfter) {
