@@ -24,6 +24,7 @@ const { values: args } = parseArgs({
     resource: { type: 'string' },
     count: { type: 'string' },
     elections: { type: 'string' },
+    'ttl-ms': { type: 'string' },
   },
 });
 if (!args.server || !args.scenario || args.resource === undefined) {
@@ -526,17 +527,18 @@ const scenarios = {
   async 'hold-many'() {
     const count = Number(args.count ?? '0');
     const electionCount = Number(args.elections ?? '0');
+    const ttlMs = Number(args['ttl-ms'] ?? '10000');
     const c = client();
     const leases = [];
     let leasesLost = 0;
     for (let i = 0; i < count; i += 1) {
-      const lease = await c.acquire(`${resource}/${i}`, { ttlMs: 10_000, waitMs: 10_000 });
+      const lease = await c.acquire(`${resource}/${i}`, { ttlMs, waitMs: 10_000 });
       lease.keepAlive().onLost(() => { leasesLost += 1; });
       leases.push({ lease, fence: lease.fencingToken });
     }
     let leadershipsLost = 0;
     const leaderships = await Promise.all(Array.from({ length: electionCount }, async (_, i) => {
-      const leadership = await c.campaign(`${resource}/e${i}`, 'node', { ttlMs: 10_000 });
+      const leadership = await c.campaign(`${resource}/e${i}`, 'node', { ttlMs });
       leadership.onLost(() => { leadershipsLost += 1; });
       return { leadership, term: leadership.term };
     }));

@@ -164,6 +164,7 @@ class Runner:
         self.beliefs = Beliefs()
         self.count = 0  # hold-many's leases
         self.elections = 0  # hold-many's leaderships
+        self.hold_ttl = 10.0  # hold-many's ttl, seconds
 
     def client(self, call_timeout: float = 5.0) -> LockClient:
         """A client with the defaults, on a channel of its own to every --server (rule 16)."""
@@ -591,7 +592,7 @@ class Runner:
         fences: List[int] = []
         leases_lost: List[LeaseLost] = []
         for i in range(self.count):
-            lease = client.acquire(f"{self.resource}/{i}", ttl=10, wait=10)
+            lease = client.acquire(f"{self.resource}/{i}", ttl=self.hold_ttl, wait=10)
             lease.keep_alive().on_lost(leases_lost.append)
             leases.append(lease)
             fences.append(lease.fencing_token)
@@ -600,7 +601,7 @@ class Runner:
 
         def campaign(i: int) -> None:
             try:
-                leaderships[i] = client.campaign(f"{self.resource}/e{i}", "python", ttl=10)
+                leaderships[i] = client.campaign(f"{self.resource}/e{i}", "python", ttl=self.hold_ttl)
             except BaseException as e:  # reported below, on the main thread
                 failures.append(e)
 
@@ -665,6 +666,8 @@ def parse_args(description: str, scenarios: Dict[str, Any]) -> argparse.Namespac
     parser.add_argument("--resource", required=True)
     parser.add_argument("--count", type=int, default=0, help="hold-many: how many leases")
     parser.add_argument("--elections", type=int, default=0, help="hold-many: how many leaderships")
+    parser.add_argument("--ttl-ms", type=int, default=10_000,
+                        help="hold-many: the ttl of every lease and leadership, in milliseconds")
     return parser.parse_args()
 
 
@@ -683,6 +686,7 @@ def main() -> int:
     args = parse_args(__doc__.splitlines()[0], SCENARIOS)
     runner = Runner(servers_of(args), args.resource)
     runner.count = args.count
+    runner.hold_ttl = args.ttl_ms / 1000
     runner.elections = args.elections
     try:
         facts = SCENARIOS[args.scenario](runner)

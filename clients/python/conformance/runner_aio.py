@@ -39,6 +39,7 @@ class AsyncRunner:
         self.beliefs = Beliefs()
         self.count = 0
         self.elections = 0
+        self.hold_ttl = 10.0  # hold-many's ttl, seconds
 
     def client(self, call_timeout: float = 5.0) -> AsyncLockClient:
         """A client with the defaults, on a channel of its own to every --server (rule 16)."""
@@ -439,12 +440,12 @@ class AsyncRunner:
         fences: List[int] = []
         leases_lost: List[LeaseLost] = []
         for i in range(self.count):
-            lease = await client.acquire(f"{self.resource}/{i}", ttl=10, wait=10)
+            lease = await client.acquire(f"{self.resource}/{i}", ttl=self.hold_ttl, wait=10)
             lease.keep_alive().on_lost(leases_lost.append)
             leases.append(lease)
             fences.append(lease.fencing_token)
         leaderships: List[AsyncLeadership] = list(await asyncio.gather(*(
-            client.campaign(f"{self.resource}/e{i}", "python-aio", ttl=10)
+            client.campaign(f"{self.resource}/e{i}", "python-aio", ttl=self.hold_ttl)
             for i in range(self.elections))))
         terms = [p.term for p in leaderships]
         leaderships_lost: List[LeaseLost] = []
@@ -526,6 +527,7 @@ def main() -> int:
     args = parse_args(__doc__.splitlines()[0], SCENARIOS)
     runner = AsyncRunner(servers_of(args), args.resource)
     runner.count = args.count
+    runner.hold_ttl = args.ttl_ms / 1000
     runner.elections = args.elections
     try:
         facts = asyncio.run(run(args.scenario, runner))
