@@ -110,6 +110,10 @@ final class BeliefOracle implements AutoCloseable {
 
   /** Starts reading {@code keyByHandle}'s keys on every node (by port) every 20 ms. */
   BeliefOracle(List<Integer> nodePorts, int quorum, Map<String, String> keyByHandle) {
+    this(nodePorts, quorum, keyByHandle, true);
+  }
+
+  private BeliefOracle(List<Integer> nodePorts, int quorum, Map<String, String> keyByHandle, boolean sampled) {
     this.keyByHandle = Map.copyOf(keyByHandle);
     this.handles = List.copyOf(keyByHandle.keySet());
     this.quorum = quorum;
@@ -120,11 +124,30 @@ final class BeliefOracle implements AutoCloseable {
         perHandle.add(new ArrayList<>());
       }
       readings.add(perHandle);
+      if (!sampled) {
+        continue;
+      }
       int port = nodePorts.get(n);
       Thread sampler = new Thread(() -> sample(port, perHandle), "belief-oracle-node-" + n);
       sampler.setDaemon(true);
       samplers.add(sampler);
       sampler.start();
+    }
+  }
+
+  /** For a test of the judging alone: no node is read; readings come from {@link #recordReading}. */
+  static BeliefOracle unsampled(int nodes, int quorum, String handle) {
+    return new BeliefOracle(java.util.Collections.nCopies(nodes, 0), quorum, Map.of(handle, "key"), false);
+  }
+
+  /**
+   * A reading of {@code node} at {@code atNanos}: holding the handle's key until {@code untilNanos}
+   * (null: absent), or, with {@code readable} false, a read that failed.
+   */
+  void recordReading(int node, String handle, long atNanos, Long untilNanos, boolean readable) {
+    List<Reading> list = readings.get(node).get(handles.indexOf(handle));
+    synchronized (list) {
+      list.add(new Reading(atNanos, !readable ? UNREADABLE : untilNanos == null ? ABSENT : untilNanos));
     }
   }
 

@@ -120,4 +120,51 @@ class BeliefOracleTest {
     event.addProperty("mono_ns", Long.toString(System.nanoTime() + 1_000_000_000L));
     assertThat(BeliefOracle.Belief.of(event, System.nanoTime()).defect()).contains("not CLOCK_MONOTONIC");
   }
+
+  private static final long MS = 1_000_000;
+
+  /**
+   * Go's keep-alive in a fresh-clone run: a renewal lands on the nodes just after their last
+   * readings, the client reports the belief its answer gives, and releases before the samplers
+   * come round again (one node's sampler did). The readings cannot tell the quorum's hold then:
+   * not judged, rather than failed on readings the renewal came after.
+   */
+  @Test
+  void aBeliefFromARenewalTheReleaseHidFromTheSamplersIsNotJudged() {
+    BeliefOracle oracle = BeliefOracle.unsampled(5, 3, "lease");
+    long t = 1_000_000 * MS;
+    for (int n = 0; n < 5; n++) {
+      oracle.recordReading(n, "lease", t, t + 750 * MS, true);
+      oracle.recordReading(n, "lease", t + 6 * MS, t + 750 * MS, true);
+    }
+    oracle.recordReading(4, "lease", t + 12 * MS, t + 1_000 * MS, true);
+    List<BeliefOracle.Belief> beliefs = List.of(
+        new BeliefOracle.Belief(t + 3 * MS, "lease", false, true, 700, null),
+        new BeliefOracle.Belief(t + 10 * MS, "lease", false, true, 927, null),
+        new BeliefOracle.Belief(t + 13 * MS, "lease", true, false, 0, null));
+    BeliefOracle.Verdict verdict = oracle.judge(beliefs, List.of("lease"), 1).get(0);
+    assertThat(verdict.judged()).as("the belief with readings after it").isEqualTo(1);
+    assertThat(verdict.unjudged()).as("the renewal's, whose nodes were not read again before the release").isEqualTo(1);
+  }
+
+  /** A node that cannot be read (frozen) keeps its last reading: the belief is judged on it, and fails. */
+  @Test
+  void aFrozenNodeKeepsItsLastReadingAndAnExcessOverItFails() {
+    BeliefOracle oracle = BeliefOracle.unsampled(5, 3, "lease");
+    long t = 1_000_000 * MS;
+    for (int n = 0; n < 5; n++) {
+      oracle.recordReading(n, "lease", t, t + 500 * MS, true);
+    }
+    for (int n = 3; n < 5; n++) {
+      oracle.recordReading(n, "lease", t + 12 * MS, t + 1_000 * MS, true);
+    }
+    for (int n = 0; n < 3; n++) {
+      oracle.recordReading(n, "lease", t + 15 * MS, null, false);
+    }
+    List<BeliefOracle.Belief> beliefs = List.of(
+        new BeliefOracle.Belief(t + 10 * MS, "lease", false, true, 900, null),
+        new BeliefOracle.Belief(t + 20 * MS, "lease", true, false, 0, null));
+    assertThatThrownBy(() -> oracle.judge(beliefs, List.of("lease"), 1))
+        .hasMessageContaining("longer than a quorum of nodes held its key");
+  }
 }
