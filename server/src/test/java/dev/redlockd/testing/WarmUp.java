@@ -4,11 +4,11 @@ import dev.redlockd.proto.v1.AcquireRequest;
 import dev.redlockd.proto.v1.LockServiceGrpc;
 import dev.redlockd.proto.v1.ReleaseRequest;
 import io.grpc.ManagedChannel;
-import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.health.v1.HealthCheckRequest;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.health.v1.HealthGrpc;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
@@ -26,7 +26,7 @@ final class WarmUp {
   static final String RESOURCE = "test-support/warm-up";
   private static final List<String> SKIP_WITH = List.of("--tls-cert", "--policy", "--tokens", "--node-timeout",
       "healthcheck");
-  private static final long WITHIN_NANOS = TimeUnit.SECONDS.toNanos(10);
+  private static final Duration WITHIN = Duration.ofSeconds(10);
 
   private WarmUp() {}
 
@@ -40,26 +40,17 @@ final class WarmUp {
           .check(HealthCheckRequest.getDefaultInstance()).getStatus() != ServingStatus.SERVING) {
         return;
       }
-      long end = System.nanoTime() + WITHIN_NANOS;
-      while (true) {
+      UntilAvailable.call(WITHIN, () -> {
         LockServiceGrpc.LockServiceBlockingStub stub = LockServiceGrpc.newBlockingStub(channel)
             .withDeadlineAfter(5, TimeUnit.SECONDS);
-        try {
-          String token = stub.acquire(AcquireRequest.newBuilder().setResource(RESOURCE)
-              .setTtl(com.google.protobuf.Duration.newBuilder().setSeconds(5)).build()).getLease().getToken();
-          stub.release(ReleaseRequest.newBuilder().setResource(RESOURCE).setToken(token).build());
-          return;
-        } catch (StatusRuntimeException e) {
-          if (e.getStatus().getCode() != Status.Code.UNAVAILABLE || System.nanoTime() - end > 0) {
-            return;
-          }
-        }
-        Thread.sleep(50);
-      }
+        String token = stub.acquire(AcquireRequest.newBuilder().setResource(RESOURCE)
+            .setTtl(com.google.protobuf.Duration.newBuilder().setSeconds(5)).build()).getLease().getToken();
+        return stub.release(ReleaseRequest.newBuilder().setResource(RESOURCE).setToken(token).build());
+      });
     } catch (StatusRuntimeException e) {
-      // not serving yet, or not over plaintext: nothing to warm
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
+      // not serving yet, not over plaintext, or still failing: nothing to warm
+    } catch (IllegalStateException interrupted) {
+      // UntilAvailable keeps the thread's interrupt status for the caller
     }
   }
 }

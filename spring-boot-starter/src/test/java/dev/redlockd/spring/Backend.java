@@ -4,8 +4,8 @@ import dev.redlockd.proto.v1.DescribeRequest;
 import dev.redlockd.proto.v1.ForceReleaseRequest;
 import dev.redlockd.proto.v1.LockServiceGrpc;
 import dev.redlockd.testing.RedisCluster;
-import dev.redlockd.testing.RetriedWhileUnavailable;
 import dev.redlockd.testing.ServerProcess;
+import dev.redlockd.testing.UntilAvailable;
 import io.grpc.InsecureChannelCredentials;
 import io.grpc.ManagedChannel;
 import java.util.concurrent.TimeUnit;
@@ -57,19 +57,19 @@ final class Backend implements AutoCloseable {
 
   /** Whether a quorum holds the lock on {@code resource} now, as Describe says. */
   boolean held(String resource) {
-    return RetriedWhileUnavailable.call(() -> operator()
+    return UntilAvailable.call(() -> operator()
         .describe(DescribeRequest.newBuilder().setResource(resource).build()).getHeld());
   }
 
   /** The fencing token of the lease that holds {@code resource} now, as Describe says. */
   long fencingToken(String resource) {
-    return RetriedWhileUnavailable.call(() -> operator()
+    return UntilAvailable.call(() -> operator()
         .describe(DescribeRequest.newBuilder().setResource(resource).build()).getFencingToken());
   }
 
   /** An operator's ForceRelease: the holder's lease is gone, its next renewal finds out. */
   void forceRelease(String resource) {
-    RetriedWhileUnavailable.call(() -> operator()
+    UntilAvailable.call(() -> operator()
         .forceRelease(ForceReleaseRequest.newBuilder().setResource(resource).build()));
   }
 

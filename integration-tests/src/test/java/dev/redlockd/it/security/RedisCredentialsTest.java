@@ -4,15 +4,15 @@ import static dev.redlockd.it.support.LiveServer.acquireRequest;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.redlockd.it.support.LiveServer;
-import dev.redlockd.it.support.UntilAvailable;
 import dev.redlockd.proto.v1.Lease;
 import dev.redlockd.proto.v1.LockServiceGrpc;
 import dev.redlockd.proto.v1.ReleaseRequest;
 import dev.redlockd.testing.SecuredRedis;
 import dev.redlockd.testing.ServerProcess;
-import dev.redlockd.testing.TestCertificates;
 import dev.redlockd.testing.TestCertificates.Authority;
 import dev.redlockd.testing.TestCertificates.Issued;
+import dev.redlockd.testing.TestCertificates;
+import dev.redlockd.testing.UntilAvailable;
 import io.grpc.Status;
 import io.grpc.health.v1.HealthCheckRequest;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;

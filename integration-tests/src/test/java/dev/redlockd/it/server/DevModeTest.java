@@ -3,11 +3,11 @@ package dev.redlockd.it.server;
 import static dev.redlockd.it.support.LiveServer.acquireRequest;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.redlockd.it.support.UntilAvailable;
 import dev.redlockd.proto.v1.Lease;
 import dev.redlockd.proto.v1.LockServiceGrpc;
 import dev.redlockd.proto.v1.ReleaseRequest;
 import dev.redlockd.testing.ServerProcess;
+import dev.redlockd.testing.UntilAvailable;
 import io.grpc.health.v1.HealthCheckRequest;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.health.v1.HealthGrpc;

@@ -3,12 +3,12 @@ package dev.redlockd.it.server;
 import static dev.redlockd.it.support.LiveServer.acquireRequest;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.redlockd.it.support.UntilAvailable;
 import dev.redlockd.proto.v1.Lease;
 import dev.redlockd.proto.v1.LockServiceGrpc;
 import dev.redlockd.proto.v1.ReleaseRequest;
 import dev.redlockd.testing.RedisCluster;
 import dev.redlockd.testing.ServerProcess;
+import dev.redlockd.testing.UntilAvailable;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
 

@@ -15,7 +15,7 @@ import dev.redlockd.proto.v1.ReleaseRequest;
 import dev.redlockd.server.RedlockdServer;
 import dev.redlockd.server.ServerConfig;
 import dev.redlockd.testing.RedisCluster;
-import dev.redlockd.testing.RetriedWhileUnavailable;
+import dev.redlockd.testing.UntilAvailable;
 import io.grpc.CallOptions;
 import io.grpc.Channel;
 import io.grpc.ClientCall;
@@ -123,7 +123,7 @@ class TracingTest {
   @Test
   void aWaitingAcquireSpanContinuesTheCallersTraceAndSaysHowLongItWaitedAndWhoAnswered() throws Exception {
     LockServiceGrpc.LockServiceBlockingStub plain = LockServiceGrpc.newBlockingStub(channel);
-    AcquireResponse holder = RetriedWhileUnavailable.call(() -> plain.acquire(
+    AcquireResponse holder = UntilAvailable.call(() -> plain.acquire(
         AcquireRequest.newBuilder().setResource("traced/orders-42").setTtl(seconds(10)).build()));
     Span parent = sdk.getTracer("test").spanBuilder("checkout").setSpanKind(SpanKind.CLIENT).startSpan();
     CompletableFuture<AcquireResponse> waiting;
@@ -137,7 +137,7 @@ class TracingTest {
     long heldFor = 300;
     Thread.sleep(heldFor);
     assertThat(waiting).isNotDone();
-    RetriedWhileUnavailable.call(() -> plain.release(
+    UntilAvailable.call(() -> plain.release(
         ReleaseRequest.newBuilder().setResource("traced/orders-42").setToken(holder.getLease().getToken()).build()));
     AcquireResponse granted = waiting.get(10, TimeUnit.SECONDS);
     parent.end();
@@ -170,7 +170,7 @@ class TracingTest {
   @Test
   void aKeptStreamsSpanMarksJeopardyItsReturnToHeldAndTheLoss() throws Exception {
     LockServiceGrpc.LockServiceBlockingStub plain = LockServiceGrpc.newBlockingStub(channel);
-    AcquireResponse held = RetriedWhileUnavailable.call(() -> plain.acquire(
+    AcquireResponse held = UntilAvailable.call(() -> plain.acquire(
         AcquireRequest.newBuilder().setResource("traced/kept").setTtl(seconds(3)).build()));
     LinkedBlockingQueue<Object> answers = new LinkedBlockingQueue<>();
     Span parent = sdk.getTracer("test").spanBuilder("keeper").startSpan();
@@ -207,7 +207,7 @@ class TracingTest {
     requests.onNext(KeepAliveRequest.newBuilder().setResource("traced/kept").setToken(held.getLease().getToken())
         .setSequence(3).build());
     assertThat(next(answers, LeaseState.LEASE_STATE_HELD)).isTrue();
-    RetriedWhileUnavailable.call(() -> plain.forceRelease(
+    UntilAvailable.call(() -> plain.forceRelease(
         ForceReleaseRequest.newBuilder().setResource("traced/kept").build()));
     requests.onNext(KeepAliveRequest.newBuilder().setResource("traced/kept").setToken(held.getLease().getToken())
         .setSequence(4).build());
