@@ -48,7 +48,10 @@ class SimulationTest {
       long next = first;
       List<Future<Simulation.Result>> running = new ArrayList<>();
       while (true) {
-        while (running.size() < threads && next <= lastSeed && operations < wanted) {
+        // Twice as many seeds in flight as threads: the results are taken in seed order (so the
+        // seeds run do not depend on timing), and a thread whose seed ended before the oldest
+        // one's takes the next from the pool's queue instead of waiting for it.
+        while (running.size() < 2 * threads && next <= lastSeed && operations < wanted) {
           long seed = next++;
           running.add(pool.submit(() -> new Simulation(seed, thrifty).run()));
         }
