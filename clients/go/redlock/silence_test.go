@@ -115,7 +115,7 @@ func supersededOnce(t *testing.T, opts ...Option) superseded {
 	f.acquire = grants(silenceTTL)
 	k := newKeptStreams(f)
 	c := start(t, f, append([]Option{withClock(clk)}, opts...)...)
-	l, err := c.Acquire(context.Background(), "orders/1", silenceTTL, 0)
+	l, err := c.Acquire(context.Background(), "orders/1", silenceTTL)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -311,11 +311,11 @@ func TestAReplacementThatReachedTheSilentReplicaMovesOnAfterAThirdOfTheBound(t *
 		if i == 50 {
 			t.Fatal("a replica never served")
 		}
-		if _, err := c.Acquire(context.Background(), "orders/warm-up", silenceTTL, 0); err != nil {
+		if _, err := c.Acquire(context.Background(), "orders/warm-up", silenceTTL); err != nil {
 			t.Fatal(err)
 		}
 	}
-	l, err := c.Acquire(context.Background(), "orders/1", silenceTTL, 0)
+	l, err := c.Acquire(context.Background(), "orders/1", silenceTTL)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -337,7 +337,7 @@ func TestAReplacementThatReachedTheSilentReplicaMovesOnAfterAThirdOfTheBound(t *
 	// next stream goes to the silent one.
 	for i := 0; ; i++ {
 		before := acquired(other)
-		if _, err := c.Acquire(context.Background(), "orders/other", silenceTTL, 0); err != nil {
+		if _, err := c.Acquire(context.Background(), "orders/other", silenceTTL); err != nil {
 			t.Fatal(err)
 		}
 		if acquired(other) > before {
@@ -382,7 +382,7 @@ func TestUnaryCallsRetryUnavailablePastTheAttemptsUntilTheirDeadlineResettingThe
 	c := start(t, f, WithRetry(2, time.Millisecond, 5*time.Millisecond), WithCallTimeout(2*time.Second))
 	var resets int32
 	c.reconnect = func() { atomic.AddInt32(&resets, 1) }
-	l, err := c.Acquire(context.Background(), "orders/1", silenceTTL, 0)
+	l, err := c.Acquire(context.Background(), "orders/1", silenceTTL)
 	if err != nil {
 		t.Fatal(err)
 	}
