@@ -23,7 +23,7 @@ const maxRefreshes = 3
 // It returns an error wrapping ErrNotAcquired (code ABORTED) when the lock was still held by
 // someone else after the wait, and an *Error with the call's gRPC status for every other failure.
 // UNAVAILABLE and DEADLINE_EXCEEDED are retried with the same token and the wait that is left
-// (UNAVAILABLE until the call's own deadline, the wait plus the call timeout: see WithRetry).
+// (UNAVAILABLE until the call's own deadline, the wait plus the call timeout: see WithMaxAttempts).
 // If the Acquire is given up while a grant may have happened (retries exhausted, ctx ended),
 // a Release of its token is sent in the background: nobody else could ever release it.
 func (c *Client) Acquire(ctx context.Context, resource string, ttl time.Duration, opts ...AcquireOption) (*Lease, error) {

@@ -85,7 +85,7 @@ func TestCancelledAcquireReleasesItsToken(t *testing.T) {
 
 // untilTheDeadline: UNAVAILABLE retried 10 ms apart until the 600 ms call timeout has passed (at
 // most 60 attempts: the fake's channels hold 64), past the policy's 4 attempts.
-var untilTheDeadline = []Option{WithRetry(4, 10*time.Millisecond, 10*time.Millisecond), WithCallTimeout(600 * time.Millisecond)}
+var untilTheDeadline = []Option{retrying(4, 10*time.Millisecond, 10*time.Millisecond), WithCallTimeout(600 * time.Millisecond)}
 
 func TestUnavailableIsRetriedUntilTheCallsDeadlineThenTheTokenIsReleased(t *testing.T) {
 	f := newFake()
@@ -138,7 +138,7 @@ func TestTheAttemptsOfAnAcquireCountOnlyItsTimeouts(t *testing.T) {
 		failures = want
 		mu.Unlock()
 	}
-	c := start(t, f, WithRetry(2, time.Millisecond, time.Millisecond))
+	c := start(t, f, retrying(2, time.Millisecond, time.Millisecond))
 	script(codes.Unavailable, codes.Unavailable, codes.DeadlineExceeded, codes.Unavailable)
 	if _, err := c.Acquire(context.Background(), "orders/1", time.Minute); err != nil {
 		t.Fatalf("two attempts, and only one of the four failures timed out: %v", err)
@@ -167,7 +167,7 @@ func TestARetryPolicyOfOneAttemptRetriesNothing(t *testing.T) {
 	f.acquire = func(context.Context, *redlockv1.AcquireRequest, int) (*redlockv1.AcquireResponse, error) {
 		return nil, status.Error(codes.Unavailable, "1 of 5 nodes answered")
 	}
-	_, err := start(t, f, WithRetry(1, 0, 0)).Acquire(context.Background(), "orders/1", time.Second)
+	_, err := start(t, f, retrying(1, 0, 0)).Acquire(context.Background(), "orders/1", time.Second)
 	if status.Code(err) != codes.Unavailable {
 		t.Fatalf("got %v, want UNAVAILABLE", err)
 	}

@@ -22,7 +22,7 @@ import (
 // waits.
 
 // pushbackRetry: the client's own backoff (10 ms doubling to 40 ms) is far below the pushbacks.
-var pushbackRetry = WithRetry(5, 10*time.Millisecond, 40*time.Millisecond)
+var pushbackRetry = retrying(5, 10*time.Millisecond, 40*time.Millisecond)
 
 // refusal is how a swamped server ends a call: UNAVAILABLE, with the pushback trailer.
 func refusal(ctx context.Context, pushback string) error {

@@ -362,7 +362,7 @@ func TestResignWhileTheStreamIsDownReopensToHalfClose(t *testing.T) {
 		}
 		return s.serve(stream)
 	}
-	l := lead(t, startElections(t, e, WithRetry(4, 100*time.Millisecond, 100*time.Millisecond)), s, 10*time.Second, 10*time.Second)
+	l := lead(t, startElections(t, e, retrying(4, 100*time.Millisecond, 100*time.Millisecond)), s, 10*time.Second, 10*time.Second)
 	s.end <- status.Error(codes.Unavailable, "the server is shutting down")
 	for atomic.LoadInt32(&streams) < 2 {
 		time.Sleep(time.Millisecond)
