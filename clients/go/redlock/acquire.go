@@ -17,13 +17,14 @@ import (
 // asked for again; more means every answer is slow, not the wait.
 const maxRefreshes = 3
 
-// Acquire takes the lock on resource for ttl. With WithWait it waits up that long while someone
+// Acquire takes the lock on resource for ttl. With WithWait(d) it waits up to d while someone
 // else holds it; without, it makes one attempt.
 //
 // It returns an error wrapping ErrNotAcquired (code ABORTED) when the lock was still held by
-// someone else after the wait, and an *Error with the call's gRPC status for every other failure.
-// UNAVAILABLE and DEADLINE_EXCEEDED are retried with the same token and the wait that is left
-// (UNAVAILABLE until the call's own deadline, the wait plus the call timeout: see WithMaxAttempts).
+// someone else after the wait, and an *Error with the call's gRPC status for every other
+// failure. UNAVAILABLE and DEADLINE_EXCEEDED are retried with the same token and the wait that
+// is left (UNAVAILABLE until the call's own deadline, the wait plus the call timeout: see
+// WithMaxAttempts).
 // If the Acquire is given up while a grant may have happened (retries exhausted, ctx ended),
 // a Release of its token is sent in the background: nobody else could ever release it.
 func (c *Client) Acquire(ctx context.Context, resource string, ttl time.Duration, opts ...AcquireOption) (*Lease, error) {
@@ -38,7 +39,8 @@ func (c *Client) Acquire(ctx context.Context, resource string, ttl time.Duration
 // of the same name are separate.
 //
 // Errors are as Acquire's: ErrNotAcquired (code ABORTED) when every permit was still held by
-// others after the wait. permits below 1 is an *Error with code INVALID_ARGUMENT, and nothing is sent.
+// others after the wait. permits below 1 is an *Error with code INVALID_ARGUMENT, and nothing
+// is sent.
 func (c *Client) AcquirePermit(ctx context.Context, resource string, permits int, ttl time.Duration,
 	opts ...AcquireOption) (*Lease, error) {
 	if permits < 1 {

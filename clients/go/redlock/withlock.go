@@ -21,8 +21,8 @@ func (c *Client) WithLock(ctx context.Context, resource string, ttl time.Duratio
 }
 
 // WithPermit runs fn while holding one of the permits permits of the semaphore resource, as
-// WithLock does with a lock: it acquires (as AcquirePermit, with opts), keeps the permit alive, runs fn
-// (its context cancelled when the permit is lost) and releases. fn gets the Lease for its
+// WithLock does with a lock: it acquires (as AcquirePermit, with opts), keeps the permit alive,
+// runs fn (its context cancelled when the permit is lost) and releases. fn gets the Lease for its
 // Permit and FencingToken.
 func (c *Client) WithPermit(ctx context.Context, resource string, permits int, ttl time.Duration,
 	fn func(ctx context.Context, l *Lease) error, opts ...AcquireOption) error {
