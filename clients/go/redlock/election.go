@@ -49,12 +49,13 @@ type proclaimWait struct {
 	done  chan struct{}
 }
 
-// Campaign makes this client a candidate in election, with the value WithValue gives (what
-// Leader and Observe report while it leads; empty without it), and returns once it leads.
-// Leadership is kept by a lease of ttl on the Campaign stream, renewed by a request every ttl/4
-// (sent while waiting too, so that the first answer is dated by a recent request). Every request
-// carries a token made by the client, so that a candidate whose stream ended (its replica shut down, the connection broke) campaigns
-// again as the same candidate, and a leader resumes its leadership with the same term.
+// Campaign makes this client a candidate in election, with the value WithValue gives (what Leader
+// and Observe report while it leads; empty without it), and returns once it leads. Leadership is
+// kept by a lease of ttl on the Campaign stream, renewed by a request every ttl/4 (sent while
+// waiting too, so that the first answer is dated by a recent request). Every request carries a
+// token made by the client, so that a candidate whose stream ended (its replica shut down, the
+// connection broke) campaigns again as the same candidate, and a leader resumes its leadership
+// with the same term.
 //
 // ctx bounds the wait only. When its deadline passes before this client leads, the candidacy
 // is withdrawn (a leadership granted in that instant is resigned by the same half-close) and

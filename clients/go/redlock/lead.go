@@ -12,9 +12,9 @@ var ErrResigned = errors.New("redlock: leadership resigned")
 
 // Lead runs work while this client leads election. It campaigns with ttl and the CampaignOptions
 // among opts (WithValue), waiting as long as it takes, or until ctx ends (see Campaign), then
-// calls work with a context that is cancelled the moment the leadership is lost (its Done closes: the guarded deadline passed
-// without a renewal, or the stream ended with a loss) or ctx ends, and with the leadership
-// (Term is the fencing token for every write work makes).
+// calls work with a context that is cancelled the moment the leadership is lost (its Done closes:
+// the guarded deadline passed without a renewal, or the stream ended with a loss) or ctx ends, and
+// with the leadership (Term is the fencing token for every write work makes).
 //
 //   - work returns while still leading: Lead resigns and returns work's error (nil: the
 //     resign's error, if the resign failed).
