@@ -17,28 +17,32 @@ import (
 // asked for again; more means every answer is slow, not the wait.
 const maxRefreshes = 3
 
-// Acquire takes the lock on resource for ttl, waiting up to wait while someone else holds it.
+// Acquire takes the lock on resource for ttl. With WithWait(d) it waits up to d while someone
+// else holds it; without, it makes one attempt.
 //
 // It returns an error wrapping ErrNotAcquired (code ABORTED) when the lock was still held by
-// someone else after wait, and an *Error with the call's gRPC status for every other failure.
-// UNAVAILABLE and DEADLINE_EXCEEDED are retried with the same token and the wait that is left
-// (UNAVAILABLE until the call's own deadline, the wait plus the call timeout: see WithRetry).
+// someone else after the wait, and an *Error with the call's gRPC status for every other
+// failure. UNAVAILABLE and DEADLINE_EXCEEDED are retried with the same token and the wait that
+// is left (UNAVAILABLE until the call's own deadline, the wait plus the call timeout: see
+// WithMaxAttempts).
 // If the Acquire is given up while a grant may have happened (retries exhausted, ctx ended),
 // a Release of its token is sent in the background: nobody else could ever release it.
-func (c *Client) Acquire(ctx context.Context, resource string, ttl, wait time.Duration) (*Lease, error) {
-	return c.acquire(ctx, resource, 0, ttl, wait)
+func (c *Client) Acquire(ctx context.Context, resource string, ttl time.Duration, opts ...AcquireOption) (*Lease, error) {
+	return c.acquire(ctx, resource, 0, ttl, acquireOptions(opts).wait)
 }
 
 // AcquirePermit takes one of the permits permits of the semaphore resource (at most that many
-// holders at once), for ttl, waiting up to wait while every permit is held. The Lease is a
+// holders at once), for ttl, waiting (WithWait) while every permit is held. The Lease is a
 // lock's in every way (Extend, KeepAlive, Release, fencing token, which rises per permit) and
 // says which permit it holds (Permit, 1..permits). Every caller of one semaphore must give the
 // same permits (at most 1024): another number fails FAILED_PRECONDITION. A semaphore and a lock
 // of the same name are separate.
 //
 // Errors are as Acquire's: ErrNotAcquired (code ABORTED) when every permit was still held by
-// others after wait. permits below 1 is an *Error with code INVALID_ARGUMENT, and nothing is sent.
-func (c *Client) AcquirePermit(ctx context.Context, resource string, permits int, ttl, wait time.Duration) (*Lease, error) {
+// others after the wait. permits below 1 is an *Error with code INVALID_ARGUMENT, and nothing
+// is sent.
+func (c *Client) AcquirePermit(ctx context.Context, resource string, permits int, ttl time.Duration,
+	opts ...AcquireOption) (*Lease, error) {
 	if permits < 1 {
 		return nil, &Error{Op: "acquire", Resource: resource,
 			st: status.Newf(codes.InvalidArgument, "permits must be at least 1, was %d", permits)}
@@ -46,13 +50,13 @@ func (c *Client) AcquirePermit(ctx context.Context, resource string, permits int
 	if permits > math.MaxUint32 {
 		permits = math.MaxUint32 // the server refuses anything above 1024 INVALID_ARGUMENT
 	}
-	return c.acquire(ctx, resource, uint32(permits), ttl, wait)
+	return c.acquire(ctx, resource, uint32(permits), ttl, acquireOptions(opts).wait)
 }
 
 // TryAcquirePermit makes one attempt (no wait) at a permit: the lease, or (nil, nil) when every
 // permit is held by others. Other failures are returned as by AcquirePermit.
 func (c *Client) TryAcquirePermit(ctx context.Context, resource string, permits int, ttl time.Duration) (*Lease, error) {
-	l, err := c.AcquirePermit(ctx, resource, permits, ttl, 0)
+	l, err := c.AcquirePermit(ctx, resource, permits, ttl)
 	if errors.Is(err, ErrNotAcquired) {
 		return nil, nil
 	}
@@ -159,7 +163,7 @@ func (c *Client) acquire(ctx context.Context, resource string, permits uint32, t
 // TryAcquire makes one attempt (no wait): the lease, or (nil, nil) when someone else holds the
 // lock. Other failures are returned as by Acquire.
 func (c *Client) TryAcquire(ctx context.Context, resource string, ttl time.Duration) (*Lease, error) {
-	l, err := c.Acquire(ctx, resource, ttl, 0)
+	l, err := c.Acquire(ctx, resource, ttl)
 	if errors.Is(err, ErrNotAcquired) {
 		return nil, nil
 	}

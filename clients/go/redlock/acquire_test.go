@@ -24,7 +24,7 @@ func TestTokenShapeAndReuseAcrossUnavailable(t *testing.T) {
 		return grant(req, 10*time.Second, 42), nil
 	}
 	c := start(t, f, fastRetry)
-	l, err := c.Acquire(context.Background(), "orders/1", 10*time.Second, time.Second)
+	l, err := c.Acquire(context.Background(), "orders/1", 10*time.Second, WithWait(time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +50,7 @@ func TestTokenShapeAndReuseAcrossUnavailable(t *testing.T) {
 	}
 
 	// A second Acquire makes a token of its own.
-	if _, err := c.Acquire(context.Background(), "orders/2", time.Second, 0); err != nil {
+	if _, err := c.Acquire(context.Background(), "orders/2", time.Second); err != nil {
 		t.Fatal(err)
 	}
 	if other := recv(t, f.acquires, "another Acquire"); other.Token == first.Token {
@@ -72,7 +72,7 @@ func TestCancelledAcquireReleasesItsToken(t *testing.T) {
 		<-entered
 		cancel()
 	}()
-	_, err := c.Acquire(ctx, "orders/1", 10*time.Second, 5*time.Second)
+	_, err := c.Acquire(ctx, "orders/1", 10*time.Second, WithWait(5*time.Second))
 	if status.Code(err) != codes.Canceled || !errors.Is(err, context.Canceled) {
 		t.Fatalf("got %v (code %s), want CANCELLED wrapping context.Canceled", err, status.Code(err))
 	}
@@ -85,7 +85,7 @@ func TestCancelledAcquireReleasesItsToken(t *testing.T) {
 
 // untilTheDeadline: UNAVAILABLE retried 10 ms apart until the 600 ms call timeout has passed (at
 // most 60 attempts: the fake's channels hold 64), past the policy's 4 attempts.
-var untilTheDeadline = []Option{WithRetry(4, 10*time.Millisecond, 10*time.Millisecond), WithCallTimeout(600 * time.Millisecond)}
+var untilTheDeadline = []Option{retrying(4, 10*time.Millisecond, 10*time.Millisecond), WithCallTimeout(600 * time.Millisecond)}
 
 func TestUnavailableIsRetriedUntilTheCallsDeadlineThenTheTokenIsReleased(t *testing.T) {
 	f := newFake()
@@ -94,7 +94,7 @@ func TestUnavailableIsRetriedUntilTheCallsDeadlineThenTheTokenIsReleased(t *test
 	}
 	c := start(t, f, untilTheDeadline...)
 	began := time.Now()
-	_, err := c.Acquire(context.Background(), "orders/1", time.Second, 0)
+	_, err := c.Acquire(context.Background(), "orders/1", time.Second)
 	if status.Code(err) != codes.Unavailable {
 		t.Fatalf("got %v, want UNAVAILABLE", err)
 	}
@@ -138,9 +138,9 @@ func TestTheAttemptsOfAnAcquireCountOnlyItsTimeouts(t *testing.T) {
 		failures = want
 		mu.Unlock()
 	}
-	c := start(t, f, WithRetry(2, time.Millisecond, time.Millisecond))
+	c := start(t, f, retrying(2, time.Millisecond, time.Millisecond))
 	script(codes.Unavailable, codes.Unavailable, codes.DeadlineExceeded, codes.Unavailable)
-	if _, err := c.Acquire(context.Background(), "orders/1", time.Minute, 0); err != nil {
+	if _, err := c.Acquire(context.Background(), "orders/1", time.Minute); err != nil {
 		t.Fatalf("two attempts, and only one of the four failures timed out: %v", err)
 	}
 	token := recv(t, f.acquires, "attempt 1").Token
@@ -151,7 +151,7 @@ func TestTheAttemptsOfAnAcquireCountOnlyItsTimeouts(t *testing.T) {
 	}
 
 	script(codes.DeadlineExceeded, codes.Unavailable, codes.DeadlineExceeded)
-	if _, err := c.Acquire(context.Background(), "orders/2", time.Minute, 0); status.Code(err) != codes.DeadlineExceeded {
+	if _, err := c.Acquire(context.Background(), "orders/2", time.Minute); status.Code(err) != codes.DeadlineExceeded {
 		t.Fatalf("got %v, want DEADLINE_EXCEEDED after the second timeout", err)
 	}
 	for i := 1; i <= 3; i++ {
@@ -167,7 +167,7 @@ func TestARetryPolicyOfOneAttemptRetriesNothing(t *testing.T) {
 	f.acquire = func(context.Context, *redlockv1.AcquireRequest, int) (*redlockv1.AcquireResponse, error) {
 		return nil, status.Error(codes.Unavailable, "1 of 5 nodes answered")
 	}
-	_, err := start(t, f, WithRetry(1, 0, 0)).Acquire(context.Background(), "orders/1", time.Second, 0)
+	_, err := start(t, f, retrying(1, 0, 0)).Acquire(context.Background(), "orders/1", time.Second)
 	if status.Code(err) != codes.Unavailable {
 		t.Fatalf("got %v, want UNAVAILABLE", err)
 	}
@@ -184,7 +184,7 @@ func TestAbortedIsNotAcquiredAndNotRetried(t *testing.T) {
 		return nil, status.Errorf(codes.Aborted, "resource '%s' is held by another owner", req.Resource)
 	}
 	c := start(t, f, fastRetry)
-	_, err := c.Acquire(context.Background(), "orders/1", time.Second, 0)
+	_, err := c.Acquire(context.Background(), "orders/1", time.Second)
 	if !errors.Is(err, ErrNotAcquired) || status.Code(err) != codes.Aborted {
 		t.Fatalf("got %v (code %s), want ErrNotAcquired with ABORTED", err, status.Code(err))
 	}
@@ -212,7 +212,7 @@ func TestInvalidArgumentKeepsItsCode(t *testing.T) {
 		return nil, status.Error(codes.InvalidArgument, "resource must not be empty")
 	}
 	c := start(t, f, fastRetry)
-	_, err := c.Acquire(context.Background(), "", time.Second, 0)
+	_, err := c.Acquire(context.Background(), "", time.Second)
 	if status.Code(err) != codes.InvalidArgument || errors.Is(err, ErrNotAcquired) {
 		t.Fatalf("got %v (code %s), want INVALID_ARGUMENT", err, status.Code(err))
 	}
@@ -239,7 +239,7 @@ func TestDeadlineCountsFromSendTime(t *testing.T) {
 	}
 	c := start(t, f, withClock(clk))
 	sent := clk.Now()
-	l, err := c.Acquire(context.Background(), "orders/1", validity, 0)
+	l, err := c.Acquire(context.Background(), "orders/1", validity)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -265,7 +265,7 @@ func TestLateGrantIsAskedAgain(t *testing.T) {
 		return grant(req, 400*time.Millisecond, 3), nil
 	}
 	c := start(t, f, withClock(clk))
-	l, err := c.Acquire(context.Background(), "orders/1", 400*time.Millisecond, 0)
+	l, err := c.Acquire(context.Background(), "orders/1", 400*time.Millisecond)
 	if err != nil {
 		t.Fatal(err)
 	}

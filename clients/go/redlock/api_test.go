@@ -4,6 +4,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"go/types"
 	"os"
 	"regexp"
 	"sort"
@@ -25,19 +26,24 @@ func readDocs(t *testing.T) string {
 	return string(docs)
 }
 
-// exported returns the package's exported identifiers, and the exported methods of each
-// exported type, read from its source files (tests excluded).
-func exported(t *testing.T) (names map[string]bool, methods map[string]bool) {
+// parsePackage parses the package's source files (tests excluded).
+func parsePackage(t *testing.T) *ast.Package {
 	t.Helper()
-	fset := token.NewFileSet()
-	pkgs, err := parser.ParseDir(fset, ".", func(fi os.FileInfo) bool {
+	pkgs, err := parser.ParseDir(token.NewFileSet(), ".", func(fi os.FileInfo) bool {
 		return !strings.HasSuffix(fi.Name(), "_test.go")
 	}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return pkgs["redlock"]
+}
+
+// exported returns the package's exported identifiers, and the exported methods of each
+// exported type, read from its source files (tests excluded).
+func exported(t *testing.T) (names map[string]bool, methods map[string]bool) {
+	t.Helper()
 	names, methods = map[string]bool{}, map[string]bool{}
-	for _, file := range pkgs["redlock"].Files {
+	for _, file := range parsePackage(t).Files {
 		for _, decl := range file.Decls {
 			switch d := decl.(type) {
 			case *ast.FuncDecl:
@@ -128,4 +134,42 @@ func TestEveryGoNameInTheNamesTableExists(t *testing.T) {
 	if rows < 10 {
 		t.Fatalf("found %d rows of the names table", rows)
 	}
+}
+
+// Two parameters of one type in a row compile just as well swapped: Acquire(ctx, resource,
+// ttl, wait) took its ttl and wait so. Every exported function and method takes at most one
+// value of a type in a row; what a call may leave out is a named option (WithWait, WithValue).
+func TestNoExportedFunctionTakesTwoParametersOfOneTypeInARow(t *testing.T) {
+	for _, file := range parsePackage(t).Files {
+		for _, decl := range file.Decls {
+			fn, ok := decl.(*ast.FuncDecl)
+			if !ok || !fn.Name.IsExported() || !exportedReceiver(fn) {
+				continue
+			}
+			var params []string
+			for _, field := range fn.Type.Params.List {
+				for range field.Names {
+					params = append(params, types.ExprString(field.Type))
+				}
+			}
+			for i := 1; i < len(params); i++ {
+				if params[i] == params[i-1] {
+					t.Errorf("%s takes two %s in a row (parameters %d and %d): name one of them with an option",
+						fn.Name.Name, params[i], i, i+1)
+				}
+			}
+		}
+	}
+}
+
+func exportedReceiver(fn *ast.FuncDecl) bool {
+	if fn.Recv == nil {
+		return true
+	}
+	recv := fn.Recv.List[0].Type
+	if star, ok := recv.(*ast.StarExpr); ok {
+		recv = star.X
+	}
+	id, ok := recv.(*ast.Ident)
+	return ok && id.IsExported()
 }

@@ -36,28 +36,30 @@ func WithCallTimeout(d time.Duration) Option {
 	return func(c *Client) { c.callTimeout = d }
 }
 
-// WithRetry sets how UNAVAILABLE (and, for Acquire, DEADLINE_EXCEEDED) is retried, the backoff
-// doubling from initialBackoff up to maxBackoff (default 4, 50 ms, 1 s). UNAVAILABLE is retried
-// for as long as the wait before the retry ends before the call's own deadline (the call timeout
-// from the first attempt; for Acquire, its wait plus the call timeout), not for a number of
-// attempts: every call is idempotent, and a replica going away answers UNAVAILABLE while another
-// is up. maxAttempts counts an Acquire's attempts that ended DEADLINE_EXCEEDED (each has a
-// timeout of its own, so time cannot bound them) and a candidate's Campaign streams refused in a
-// row; 1 turns retries off. Retries reuse the token, so they can never take a second lock, and
-// each resets the connection's reconnect backoff first.
-func WithRetry(maxAttempts int, initialBackoff, maxBackoff time.Duration) Option {
-	return func(c *Client) {
-		if maxAttempts < 1 {
-			maxAttempts = 1
-		}
-		if initialBackoff < 0 {
-			initialBackoff = 0
-		}
-		if maxBackoff < initialBackoff {
-			maxBackoff = initialBackoff
-		}
-		c.retry = retryPolicy{maxAttempts, initialBackoff, maxBackoff}
-	}
+// WithMaxAttempts, WithInitialBackoff and WithMaxBackoff set how UNAVAILABLE (and, for Acquire,
+// DEADLINE_EXCEEDED) is retried, the backoff doubling from the initial backoff up to the maximum
+// (default 4 attempts, 50 ms, 1 s; a maximum below the initial backoff is raised to it).
+// UNAVAILABLE is retried for as long as the wait before the retry ends before the call's own
+// deadline (the call timeout from the first attempt; for Acquire, its wait plus the call
+// timeout), not for a number of attempts: every call is idempotent, and a replica going away
+// answers UNAVAILABLE while another is up. The attempts count an Acquire's attempts that ended
+// DEADLINE_EXCEEDED (each has a timeout of its own, so time cannot bound them) and a candidate's
+// Campaign streams refused in a row; WithMaxAttempts(1) turns retries off. Retries reuse the
+// token, so they can never take a second lock, and each resets the connection's reconnect
+// backoff first. (They replace WithRetry(maxAttempts, initialBackoff, maxBackoff), whose two
+// Durations in a row compiled just as well swapped.)
+func WithMaxAttempts(n int) Option {
+	return func(c *Client) { c.retry.maxAttempts = n }
+}
+
+// WithInitialBackoff sets the first retry's backoff (default 50 ms): see WithMaxAttempts.
+func WithInitialBackoff(d time.Duration) Option {
+	return func(c *Client) { c.retry.initialBackoff = d }
+}
+
+// WithMaxBackoff sets the longest retry backoff (default 1 s): see WithMaxAttempts.
+func WithMaxBackoff(d time.Duration) Option {
+	return func(c *Client) { c.retry.maxBackoff = d }
 }
 
 // WithOwner sets the free text operators see for this client's leases in Describe (default:
@@ -82,6 +84,7 @@ func New(cc grpc.ClientConnInterface, opts ...Option) *Client {
 	for _, o := range opts {
 		o(c)
 	}
+	c.retry = c.retry.normalized()
 	return c
 }
 
@@ -102,6 +105,21 @@ type retryPolicy struct {
 	maxAttempts    int
 	initialBackoff time.Duration
 	maxBackoff     time.Duration
+}
+
+// normalized is p with at least one attempt, no negative backoff and a maximum backoff at least
+// the initial one, whatever order the options came in.
+func (p retryPolicy) normalized() retryPolicy {
+	if p.maxAttempts < 1 {
+		p.maxAttempts = 1
+	}
+	if p.initialBackoff < 0 {
+		p.initialBackoff = 0
+	}
+	if p.maxBackoff < p.initialBackoff {
+		p.maxBackoff = p.initialBackoff
+	}
+	return p
 }
 
 // backoff is the pause after failed attempt number attempt (1-based).

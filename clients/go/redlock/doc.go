@@ -2,7 +2,7 @@
 // algorithm over N independent Redis nodes and hands out leases with fencing tokens.
 //
 //	c := redlock.New(conn) // conn is a *grpc.ClientConn the caller dials and closes
-//	l, err := c.Acquire(ctx, "orders/42", 10*time.Second, 2*time.Second)
+//	l, err := c.Acquire(ctx, "orders/42", 10*time.Second, redlock.WithWait(2*time.Second))
 //	if errors.Is(err, redlock.ErrNotAcquired) { ... } // someone else holds it
 //	defer l.Release(context.Background())
 //	store.Write(order, l.FencingToken())

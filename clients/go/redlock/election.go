@@ -49,12 +49,13 @@ type proclaimWait struct {
 	done  chan struct{}
 }
 
-// Campaign makes this client a candidate in election with value (what Leader and Observe
-// report while it leads) and returns once it leads. Leadership is kept by a lease of ttl on the
-// Campaign stream, renewed by a request every ttl/4 (sent while waiting too, so that the first
-// answer is dated by a recent request). Every request carries a token made by the client, so
-// that a candidate whose stream ended (its replica shut down, the connection broke) campaigns
-// again as the same candidate, and a leader resumes its leadership with the same term.
+// Campaign makes this client a candidate in election, with the value WithValue gives (what Leader
+// and Observe report while it leads; empty without it), and returns once it leads. Leadership is
+// kept by a lease of ttl on the Campaign stream, renewed by a request every ttl/4 (sent while
+// waiting too, so that the first answer is dated by a recent request). Every request carries a
+// token made by the client, so that a candidate whose stream ended (its replica shut down, the
+// connection broke) campaigns again as the same candidate, and a leader resumes its leadership
+// with the same term.
 //
 // ctx bounds the wait only. When its deadline passes before this client leads, the candidacy
 // is withdrawn (a leadership granted in that instant is resigned by the same half-close) and
@@ -64,7 +65,9 @@ type proclaimWait struct {
 // INVALID_ARGUMENT or OK before leading fails the campaign with an *Error with the stream's
 // status; any other end is retried with the same token (the retry policy's attempts and
 // backoff, with jitter; a stream that stayed up a while starts the count over).
-func (c *Client) Campaign(ctx context.Context, election, value string, ttl time.Duration) (*Leadership, error) {
+func (c *Client) Campaign(ctx context.Context, election string, ttl time.Duration,
+	opts ...CampaignOption) (*Leadership, error) {
+	value := campaignOptions(opts).value
 	if err := ctx.Err(); err != nil {
 		return nil, waitEnded(election, err)
 	}

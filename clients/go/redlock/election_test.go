@@ -113,7 +113,7 @@ type campaignResult struct {
 func campaignAsync(ctx context.Context, c *Client, value string, ttl time.Duration) <-chan campaignResult {
 	done := make(chan campaignResult, 1)
 	go func() {
-		l, err := c.Campaign(ctx, "jobs", value, ttl)
+		l, err := c.Campaign(ctx, "jobs", ttl, WithValue(value))
 		done <- campaignResult{l, err}
 	}()
 	return done
@@ -530,7 +530,7 @@ func TestCampaignWaitRunningOutWithdrawsAndIsNotAcquired(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	began := time.Now()
-	l, err := c.Campaign(ctx, "jobs", "c", 2*time.Second)
+	l, err := c.Campaign(ctx, "jobs", 2*time.Second, WithValue("c"))
 	if l != nil || !errors.Is(err, ErrNotAcquired) || status.Code(err) != codes.Aborted {
 		t.Fatalf("got %v, %v (code %s); want ErrNotAcquired with ABORTED", l, err, status.Code(err))
 	}

@@ -106,4 +106,13 @@ func recv[T any](t *testing.T, ch <-chan T, what string) T {
 }
 
 // fastRetry keeps the tests quick: the same attempts, 1 ms backoff.
-var fastRetry = WithRetry(4, time.Millisecond, time.Millisecond)
+var fastRetry = retrying(4, time.Millisecond, time.Millisecond)
+
+// retrying is WithMaxAttempts, WithInitialBackoff and WithMaxBackoff in one Option.
+func retrying(attempts int, initial, max time.Duration) Option {
+	return func(c *Client) {
+		for _, o := range []Option{WithMaxAttempts(attempts), WithInitialBackoff(initial), WithMaxBackoff(max)} {
+			o(c)
+		}
+	}
+}

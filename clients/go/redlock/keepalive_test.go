@@ -82,7 +82,7 @@ func TestKeepAliveMovesTheDeadlineOnlyByEchoedSequences(t *testing.T) {
 	c := start(t, f)
 	answered := make(chan struct{}, 16)
 	c.testAnswered = func() { answered <- struct{}{} }
-	l, err := c.Acquire(context.Background(), "orders/1", 10*time.Second, 0)
+	l, err := c.Acquire(context.Background(), "orders/1", 10*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +121,7 @@ func TestKeepAliveSendsRisingSequences(t *testing.T) {
 	f := newFake()
 	f.acquire = grants(10 * time.Second)
 	s := newScript(f)
-	l, err := start(t, f).Acquire(context.Background(), "orders/1", 40*time.Millisecond, 0)
+	l, err := start(t, f).Acquire(context.Background(), "orders/1", 40*time.Millisecond)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +147,7 @@ func TestLossCallbackRunsOnceWhenTheStreamEndsNotFound(t *testing.T) {
 	f := newFake()
 	f.acquire = grants(10 * time.Second)
 	s := newScript(f)
-	l, err := start(t, f).Acquire(context.Background(), "orders/1", 10*time.Second, 0)
+	l, err := start(t, f).Acquire(context.Background(), "orders/1", 10*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +189,7 @@ func TestStreamEndingOKUnaskedIsALoss(t *testing.T) {
 	f := newFake()
 	f.acquire = grants(10 * time.Second)
 	s := newScript(f)
-	l, err := start(t, f).Acquire(context.Background(), "orders/1", 10*time.Second, 0)
+	l, err := start(t, f).Acquire(context.Background(), "orders/1", 10*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,7 +220,7 @@ func TestReleaseOfAKeptLeaseHalfClosesItsStream(t *testing.T) {
 			f.acquire = grants(10 * time.Second)
 			s := newScript(f)
 			s.onHalfClose = tc.serverEnds
-			l, err := start(t, f).Acquire(context.Background(), "orders/1", 10*time.Second, 0)
+			l, err := start(t, f).Acquire(context.Background(), "orders/1", 10*time.Second)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -254,7 +254,7 @@ func TestWithLockCancelsTheWorkWhenTheLeaseIsLost(t *testing.T) {
 	working := make(chan struct{})
 	done := make(chan error, 1)
 	go func() {
-		done <- c.WithLock(context.Background(), "orders/1", 10*time.Second, 0, func(ctx context.Context, l *Lease) error {
+		done <- c.WithLock(context.Background(), "orders/1", 10*time.Second, func(ctx context.Context, l *Lease) error {
 			close(working)
 			<-ctx.Done()
 			return ctx.Err()
@@ -281,7 +281,7 @@ func TestWithLockReturnsTheWorksErrorAndReleases(t *testing.T) {
 		return err
 	}
 	boom := errors.New("boom")
-	err := start(t, f).WithLock(context.Background(), "orders/1", 10*time.Second, 0,
+	err := start(t, f).WithLock(context.Background(), "orders/1", 10*time.Second,
 		func(ctx context.Context, l *Lease) error {
 			if !l.Valid() || ctx.Err() != nil {
 				t.Error("the work runs without a valid lease")

@@ -10,24 +10,11 @@ import (
 // before it could be lost, as context.Canceled is for a context.
 var ErrResigned = errors.New("redlock: leadership resigned")
 
-// LeadOption changes how Lead runs.
-type LeadOption func(*leadConfig)
-
-type leadConfig struct {
-	requeue bool
-}
-
-// Requeue makes Lead campaign again after a lost leadership and run work again once it leads,
-// until ctx ends (Curator's autoRequeue). Without it, a loss ends Lead with the loss error.
-func Requeue() LeadOption {
-	return func(c *leadConfig) { c.requeue = true }
-}
-
-// Lead runs work while this client leads election. It campaigns with value and ttl (waiting as
-// long as it takes, or until ctx ends: see Campaign), then calls work with a context that is
-// cancelled the moment the leadership is lost (its Done closes: the guarded deadline passed
-// without a renewal, or the stream ended with a loss) or ctx ends, and with the leadership
-// (Term is the fencing token for every write work makes).
+// Lead runs work while this client leads election. It campaigns with ttl and the CampaignOptions
+// among opts (WithValue), waiting as long as it takes, or until ctx ends (see Campaign), then
+// calls work with a context that is cancelled the moment the leadership is lost (its Done closes:
+// the guarded deadline passed without a renewal, or the stream ended with a loss) or ctx ends, and
+// with the leadership (Term is the fencing token for every write work makes).
 //
 //   - work returns while still leading: Lead resigns and returns work's error (nil: the
 //     resign's error, if the resign failed).
@@ -37,14 +24,14 @@ func Requeue() LeadOption {
 //   - ctx ends: work's context is cancelled, Lead waits for work, resigns, and returns an error
 //     that satisfies errors.Is(err, context.Canceled) (or context.DeadlineExceeded).
 //   - work returns an error while leading: Lead resigns and returns it, without requeueing.
-func (c *Client) Lead(ctx context.Context, election, value string, ttl time.Duration,
+func (c *Client) Lead(ctx context.Context, election string, ttl time.Duration,
 	work func(ctx context.Context, l *Leadership) error, opts ...LeadOption) error {
 	var cfg leadConfig
 	for _, o := range opts {
-		o(&cfg)
+		o.applyLead(&cfg)
 	}
 	for {
-		l, err := c.Campaign(ctx, election, value, ttl)
+		l, err := c.Campaign(ctx, election, ttl, cfg.campaign...)
 		if err != nil {
 			return err
 		}

@@ -27,10 +27,10 @@ type leadCall struct {
 func startLead(ctx context.Context, c *Client, opts ...LeadOption) *leadRun {
 	r := &leadRun{started: make(chan leadCall, 4), finish: make(chan error, 4), done: make(chan error, 1)}
 	go func() {
-		r.done <- c.Lead(ctx, "jobs", "a", 10*time.Second, func(ctx context.Context, l *Leadership) error {
+		r.done <- c.Lead(ctx, "jobs", 10*time.Second, func(ctx context.Context, l *Leadership) error {
 			r.started <- leadCall{ctx, l}
 			return <-r.finish
-		}, opts...)
+		}, append([]LeadOption{WithValue("a")}, opts...)...)
 	}()
 	return r
 }

@@ -17,7 +17,7 @@ func TestReleaseIsIdempotent(t *testing.T) {
 	f := newFake()
 	f.acquire = grants(10 * time.Second)
 	c := start(t, f)
-	l, err := c.Acquire(context.Background(), "orders/1", 10*time.Second, 0)
+	l, err := c.Acquire(context.Background(), "orders/1", 10*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +55,7 @@ func TestReleaseReportsNotHeld(t *testing.T) {
 	f.release = func(context.Context, *redlockv1.ReleaseRequest) (*redlockv1.ReleaseResponse, error) {
 		return &redlockv1.ReleaseResponse{Released: false}, nil
 	}
-	l, err := start(t, f).Acquire(context.Background(), "orders/1", 10*time.Second, 0)
+	l, err := start(t, f).Acquire(context.Background(), "orders/1", 10*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +68,7 @@ func TestStringHasNoToken(t *testing.T) {
 	f := newFake()
 	f.acquire = grants(10 * time.Second)
 	c := start(t, f)
-	l, err := c.Acquire(context.Background(), "orders/1", 10*time.Second, 0)
+	l, err := c.Acquire(context.Background(), "orders/1", 10*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +89,7 @@ func TestGuardedDeadlineFiresTheLossBeforeTheDeadline(t *testing.T) {
 	clk := newFakeClock()
 	c := start(t, f, withClock(clk))
 	const ttl = 300 * time.Millisecond // guard 15 ms
-	l, err := c.Acquire(context.Background(), "orders/1", ttl, 0)
+	l, err := c.Acquire(context.Background(), "orders/1", ttl)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +131,7 @@ func TestExtendMovesTheDeadlineAndNotFoundLosesTheLease(t *testing.T) {
 			Validity: req.Ttl, FencingToken: 7}}, nil
 	}
 	c := start(t, f)
-	l, err := c.Acquire(context.Background(), "orders/1", time.Second, 0)
+	l, err := c.Acquire(context.Background(), "orders/1", time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}

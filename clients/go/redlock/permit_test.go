@@ -26,7 +26,7 @@ func TestAcquirePermitAsksForNPermitsAndTheLeaseSaysWhichItHolds(t *testing.T) {
 	f := newFake()
 	f.acquire = grantsPermit(2, 10*time.Second)
 	c := start(t, f)
-	l, err := c.AcquirePermit(context.Background(), "partner-api", 3, 10*time.Second, time.Second)
+	l, err := c.AcquirePermit(context.Background(), "partner-api", 3, 10*time.Second, WithWait(time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +43,7 @@ func TestAcquirePermitAsksForNPermitsAndTheLeaseSaysWhichItHolds(t *testing.T) {
 	}
 
 	f.acquire = grants(10 * time.Second)
-	lock, err := c.Acquire(context.Background(), "orders/1", 10*time.Second, 0)
+	lock, err := c.Acquire(context.Background(), "orders/1", 10*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func TestFewerThanOnePermitIsRefusedBeforeAnythingIsSent(t *testing.T) {
 	f.acquire = grantsPermit(1, 10*time.Second)
 	c := start(t, f)
 	for _, n := range []int{0, -1} {
-		_, err := c.AcquirePermit(context.Background(), "partner-api", n, 10*time.Second, 0)
+		_, err := c.AcquirePermit(context.Background(), "partner-api", n, 10*time.Second)
 		if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "permits") {
 			t.Fatalf("permits %d: got %v, want INVALID_ARGUMENT naming permits", n, err)
 		}
@@ -91,7 +91,7 @@ func TestExtendAndReleaseCarryThePermit(t *testing.T) {
 		return &redlockv1.ExtendResponse{Lease: &redlockv1.Lease{Resource: req.Resource, Permit: req.Permit,
 			Validity: req.Ttl, FencingToken: 7}}, nil
 	}
-	l, err := start(t, f).AcquirePermit(context.Background(), "partner-api", 3, 10*time.Second, 0)
+	l, err := start(t, f).AcquirePermit(context.Background(), "partner-api", 3, 10*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +114,7 @@ func TestEveryKeepAliveRequestCarriesThePermitAcrossAReopenedStream(t *testing.T
 	f.acquire = grantsPermit(3, 10*time.Second)
 	s := newScript(f)
 	c := start(t, f, fastRetry)
-	l, err := c.AcquirePermit(context.Background(), "partner-api", 3, 2*time.Second, 0)
+	l, err := c.AcquirePermit(context.Background(), "partner-api", 3, 2*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +145,7 @@ func TestARetriedPermitAcquireKeepsItsTokenAndPermits(t *testing.T) {
 		}
 		return grantsPermit(2, 10*time.Second)(context.Background(), req, n)
 	}
-	l, err := start(t, f, fastRetry).AcquirePermit(context.Background(), "partner-api", 3, 10*time.Second, time.Second)
+	l, err := start(t, f, fastRetry).AcquirePermit(context.Background(), "partner-api", 3, 10*time.Second, WithWait(time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +163,7 @@ func TestAnAbandonedPermitAcquireWhosePermitNoAnswerNamedReleasesEachPermit(t *t
 	f.acquire = func(context.Context, *redlockv1.AcquireRequest, int) (*redlockv1.AcquireResponse, error) {
 		return nil, status.Error(codes.Unavailable, "1 of 5 nodes answered")
 	}
-	_, err := start(t, f, untilTheDeadline...).AcquirePermit(context.Background(), "partner-api", 4, time.Second, 0)
+	_, err := start(t, f, untilTheDeadline...).AcquirePermit(context.Background(), "partner-api", 4, time.Second)
 	if status.Code(err) != codes.Unavailable {
 		t.Fatalf("got %v, want UNAVAILABLE", err)
 	}
@@ -189,7 +189,7 @@ func TestALateGrantOfAPermitIsAskedAgainAndGivenBackByItsPermit(t *testing.T) {
 		clk.set(clk.Now().Add(500 * time.Millisecond)) // every answer comes after the grant ran out
 		return grantsPermit(2, 400*time.Millisecond)(context.Background(), req, n)
 	}
-	_, err := start(t, f, withClock(clk)).AcquirePermit(context.Background(), "partner-api", 3, 400*time.Millisecond, 0)
+	_, err := start(t, f, withClock(clk)).AcquirePermit(context.Background(), "partner-api", 3, 400*time.Millisecond)
 	if status.Code(err) != codes.DeadlineExceeded {
 		t.Fatalf("got %v, want DEADLINE_EXCEEDED", err)
 	}
@@ -219,7 +219,7 @@ func TestWithPermitKeepsThePermitAliveWhileTheWorkRunsAndReleases(t *testing.T) 
 		return err
 	}
 	var held int
-	err := start(t, f).WithPermit(context.Background(), "partner-api", 2, 10*time.Second, 0,
+	err := start(t, f).WithPermit(context.Background(), "partner-api", 2, 10*time.Second,
 		func(ctx context.Context, l *Lease) error {
 			if r := recv(t, s.reqs, "the keep-alive"); r.Permit != 2 {
 				t.Errorf("KeepAlive named permit %d, want 2", r.Permit)
@@ -242,7 +242,7 @@ func TestWithPermitDoesNotRunTheWorkWhenNotAcquired(t *testing.T) {
 		return nil, status.Error(codes.Aborted, "every permit is held")
 	}
 	ran := false
-	err := start(t, f).WithPermit(context.Background(), "partner-api", 2, time.Second, 0,
+	err := start(t, f).WithPermit(context.Background(), "partner-api", 2, time.Second,
 		func(context.Context, *Lease) error { ran = true; return nil })
 	if status.Code(err) != codes.Aborted || ran {
 		t.Fatalf("got %v (work ran: %v), want ABORTED without the work", err, ran)

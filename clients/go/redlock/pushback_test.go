@@ -22,7 +22,7 @@ import (
 // waits.
 
 // pushbackRetry: the client's own backoff (10 ms doubling to 40 ms) is far below the pushbacks.
-var pushbackRetry = WithRetry(5, 10*time.Millisecond, 40*time.Millisecond)
+var pushbackRetry = retrying(5, 10*time.Millisecond, 40*time.Millisecond)
 
 // refusal is how a swamped server ends a call: UNAVAILABLE, with the pushback trailer.
 func refusal(ctx context.Context, pushback string) error {
@@ -125,7 +125,7 @@ func TestAnAcquireRefusedWithPushbackWaitsAtLeastItWithJitterAndKeepsItsToken(t 
 		lastWait = req.Wait.AsDuration()
 		return grant(req, 10*time.Second, 7), nil
 	}
-	l, err := start(t, f, pushbackRetry).Acquire(context.Background(), "orders/1", 10*time.Second, 5*time.Second)
+	l, err := start(t, f, pushbackRetry).Acquire(context.Background(), "orders/1", 10*time.Second, WithWait(5*time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +143,7 @@ func TestDoNotRetryEndsAnAcquireAtOnceAndGivesTheTokenBack(t *testing.T) {
 	f.acquire = func(ctx context.Context, req *redlockv1.AcquireRequest, n int) (*redlockv1.AcquireResponse, error) {
 		return nil, refusal(ctx, "-1")
 	}
-	_, err := start(t, f, pushbackRetry).Acquire(context.Background(), "orders/1", 10*time.Second, 5*time.Second)
+	_, err := start(t, f, pushbackRetry).Acquire(context.Background(), "orders/1", 10*time.Second, WithWait(5*time.Second))
 	if status.Code(err) != codes.Unavailable {
 		t.Fatalf("error %v", err)
 	}
@@ -175,7 +175,7 @@ func TestAUnaryCallRefusedWithPushbackWaitsAtLeastItAndAnUnparsableOneIsDoNotRet
 		mu.Unlock()
 		return nil, refusal(ctx, "soon")
 	}
-	l, err := start(t, f, pushbackRetry).Acquire(context.Background(), "orders/1", 10*time.Second, 0)
+	l, err := start(t, f, pushbackRetry).Acquire(context.Background(), "orders/1", 10*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,7 +221,7 @@ func TestAKeptStreamRefusedWithPushbackReopensAfterItWithTheSameTokenAndNoLoss(t
 	f.acquire = grants(3 * time.Second)
 	var a arrivals
 	f.keepAlive = refusingKeepAlive(&a, 3, "150")
-	l, err := start(t, f, pushbackRetry).Acquire(context.Background(), "orders/1", 3*time.Second, 0)
+	l, err := start(t, f, pushbackRetry).Acquire(context.Background(), "orders/1", 3*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -250,7 +250,7 @@ func TestAKeptLeaseWhoseGuardedDeadlinePassesDuringAPushbackIsLost(t *testing.T)
 	f.acquire = grants(800 * time.Millisecond)
 	var a arrivals
 	f.keepAlive = refusingKeepAlive(&a, 100, "5000")
-	l, err := start(t, f, pushbackRetry).Acquire(context.Background(), "orders/1", 800*time.Millisecond, 0)
+	l, err := start(t, f, pushbackRetry).Acquire(context.Background(), "orders/1", 800*time.Millisecond)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,7 +278,7 @@ func TestDoNotRetryOnAKeptStreamIsALossWithUnavailable(t *testing.T) {
 	f.acquire = grants(10 * time.Second)
 	var a arrivals
 	f.keepAlive = refusingKeepAlive(&a, 100, "-1")
-	l, err := start(t, f, pushbackRetry).Acquire(context.Background(), "orders/1", 10*time.Second, 0)
+	l, err := start(t, f, pushbackRetry).Acquire(context.Background(), "orders/1", 10*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -319,7 +319,7 @@ func TestACampaignRefusedWithPushbackCampaignsAgainAfterItWithTheSameToken(t *te
 			}
 		}
 	}}
-	l, err := startElections(t, e, pushbackRetry).Campaign(context.Background(), "jobs", "a", 3*time.Second)
+	l, err := startElections(t, e, pushbackRetry).Campaign(context.Background(), "jobs", 3*time.Second, WithValue("a"))
 	if err != nil {
 		t.Fatal(err)
 	}

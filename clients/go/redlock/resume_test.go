@@ -56,7 +56,7 @@ func TestKeepAliveResumesAfterUnavailableWithTheSameTokenAndNoLoss(t *testing.T)
 	c := start(t, f)
 	answered := make(chan struct{}, 16)
 	c.testAnswered = func() { answered <- struct{}{} }
-	l, err := c.Acquire(context.Background(), "orders/1", 10*time.Second, 0)
+	l, err := c.Acquire(context.Background(), "orders/1", 10*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +105,7 @@ func TestNotFoundOnTheReopenedStreamIsALossOnce(t *testing.T) {
 	f := newFake()
 	f.acquire = grants(10 * time.Second)
 	s := newScript(f)
-	l, err := start(t, f).Acquire(context.Background(), "orders/1", 10*time.Second, 0)
+	l, err := start(t, f).Acquire(context.Background(), "orders/1", 10*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +157,7 @@ func TestLossAtTheGuardedDeadlineWhenEveryReopenFails(t *testing.T) {
 		return status.Error(codes.Unavailable, "shutting down")
 	}
 	clk := newFakeClock()
-	l, err := start(t, f, fastRetry, withClock(clk)).Acquire(context.Background(), "orders/1", ttl, 0)
+	l, err := start(t, f, fastRetry, withClock(clk)).Acquire(context.Background(), "orders/1", ttl)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +211,7 @@ func TestExtendOfAKeptLeaseGoesThroughTheStream(t *testing.T) {
 	c := start(t, f)
 	answered := make(chan struct{}, 16)
 	c.testAnswered = func() { answered <- struct{}{} }
-	l, err := c.Acquire(context.Background(), "orders/1", 10*time.Second, 0)
+	l, err := c.Acquire(context.Background(), "orders/1", 10*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -362,7 +362,7 @@ func TestResignWhileTheStreamIsDownReopensToHalfClose(t *testing.T) {
 		}
 		return s.serve(stream)
 	}
-	l := lead(t, startElections(t, e, WithRetry(4, 100*time.Millisecond, 100*time.Millisecond)), s, 10*time.Second, 10*time.Second)
+	l := lead(t, startElections(t, e, retrying(4, 100*time.Millisecond, 100*time.Millisecond)), s, 10*time.Second, 10*time.Second)
 	s.end <- status.Error(codes.Unavailable, "the server is shutting down")
 	for atomic.LoadInt32(&streams) < 2 {
 		time.Sleep(time.Millisecond)
@@ -448,7 +448,7 @@ func TestTwoAddressesOneStopsTheStreamResumesOnTheOther(t *testing.T) {
 	c := New(rs.conn)
 	answered := make(chan struct{}, 256)
 	c.testAnswered = func() { answered <- struct{}{} }
-	l, err := c.Acquire(context.Background(), "orders/1", 2*time.Second, 0)
+	l, err := c.Acquire(context.Background(), "orders/1", 2*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -512,7 +512,7 @@ func TestDialSpreadsCallsOverEveryAddress(t *testing.T) {
 	seen := map[string]bool{}
 	// Round robin picks among the replicas that are ready: the second may still be connecting.
 	for limit := time.Now().Add(5 * time.Second); len(seen) < 2 && time.Now().Before(limit); time.Sleep(5 * time.Millisecond) {
-		if _, err := c.Acquire(context.Background(), "orders/1", 2*time.Second, 0); err != nil {
+		if _, err := c.Acquire(context.Background(), "orders/1", 2*time.Second); err != nil {
 			t.Fatal(err)
 		}
 		seen[recv(t, rs.acquires, "an Acquire")] = true
@@ -539,7 +539,7 @@ func TestAWaitingCandidateCampaignsAgainThenFailsWithTheStreamsStatus(t *testing
 		return status.Error(codes.Unavailable, "the server is shutting down")
 	}
 	c := startElections(t, e, fastRetry)
-	l, err := c.Campaign(context.Background(), "jobs", "a", 10*time.Second)
+	l, err := c.Campaign(context.Background(), "jobs", 10*time.Second, WithValue("a"))
 	if l != nil || status.Code(err) != codes.Unavailable || errors.Is(err, ErrNotAcquired) {
 		t.Fatalf("got %v, %v; want UNAVAILABLE", l, err)
 	}

@@ -31,7 +31,7 @@ import (
 const silenceTTL = 40 * time.Second
 
 // slowRetry makes any backoff outlast recv's bound: a stream opened within it was not backed off.
-var slowRetry = WithRetry(4, 20*time.Second, 20*time.Second)
+var slowRetry = retrying(4, 20*time.Second, 20*time.Second)
 
 // keptStreams serves each KeepAlive stream with a script of its own, in the order they are
 // opened, so that a test answers on the stream it means and sees how each one ended (recvEnd:
@@ -115,7 +115,7 @@ func supersededOnce(t *testing.T, opts ...Option) superseded {
 	f.acquire = grants(silenceTTL)
 	k := newKeptStreams(f)
 	c := start(t, f, append([]Option{withClock(clk)}, opts...)...)
-	l, err := c.Acquire(context.Background(), "orders/1", silenceTTL, 0)
+	l, err := c.Acquire(context.Background(), "orders/1", silenceTTL)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -311,11 +311,11 @@ func TestAReplacementThatReachedTheSilentReplicaMovesOnAfterAThirdOfTheBound(t *
 		if i == 50 {
 			t.Fatal("a replica never served")
 		}
-		if _, err := c.Acquire(context.Background(), "orders/warm-up", silenceTTL, 0); err != nil {
+		if _, err := c.Acquire(context.Background(), "orders/warm-up", silenceTTL); err != nil {
 			t.Fatal(err)
 		}
 	}
-	l, err := c.Acquire(context.Background(), "orders/1", silenceTTL, 0)
+	l, err := c.Acquire(context.Background(), "orders/1", silenceTTL)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -337,7 +337,7 @@ func TestAReplacementThatReachedTheSilentReplicaMovesOnAfterAThirdOfTheBound(t *
 	// next stream goes to the silent one.
 	for i := 0; ; i++ {
 		before := acquired(other)
-		if _, err := c.Acquire(context.Background(), "orders/other", silenceTTL, 0); err != nil {
+		if _, err := c.Acquire(context.Background(), "orders/other", silenceTTL); err != nil {
 			t.Fatal(err)
 		}
 		if acquired(other) > before {
@@ -379,10 +379,10 @@ func TestUnaryCallsRetryUnavailablePastTheAttemptsUntilTheirDeadlineResettingThe
 		}
 		return &redlockv1.ReleaseResponse{Released: true}, nil
 	}
-	c := start(t, f, WithRetry(2, time.Millisecond, 5*time.Millisecond), WithCallTimeout(2*time.Second))
+	c := start(t, f, retrying(2, time.Millisecond, 5*time.Millisecond), WithCallTimeout(2*time.Second))
 	var resets int32
 	c.reconnect = func() { atomic.AddInt32(&resets, 1) }
-	l, err := c.Acquire(context.Background(), "orders/1", silenceTTL, 0)
+	l, err := c.Acquire(context.Background(), "orders/1", silenceTTL)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -407,7 +407,7 @@ func TestTheReleaseThatGivesALeaseBackIsRetriedOnUnavailable(t *testing.T) {
 		}
 		return &redlockv1.ReleaseResponse{Released: true}, nil
 	}
-	c := start(t, f, WithRetry(2, time.Millisecond, 5*time.Millisecond))
+	c := start(t, f, retrying(2, time.Millisecond, 5*time.Millisecond))
 	c.releaseQuietly("orders/1", 0, "tttttttttttttttttttttttttttttttt")
 	for i := 1; i <= 3; i++ {
 		if r := recv(t, f.releases, "a Release"); r.Token != "tttttttttttttttttttttttttttttttt" {

@@ -5,15 +5,15 @@ import (
 	"time"
 )
 
-// WithLock runs fn while holding the lock on resource: it acquires (waiting up to wait), keeps
+// WithLock runs fn while holding the lock on resource: it acquires (as Acquire, with opts), keeps
 // the lease alive, runs fn and releases. fn's context is cancelled when the lease is lost (or
 // ctx ends), so that work in progress stops touching the resource; WithLock then returns the
 // loss error (it wraps ErrLeaseLost) rather than fn's. Otherwise it returns fn's error.
 //
 // The release runs on a context of its own, so that it happens even when ctx has ended.
-func (c *Client) WithLock(ctx context.Context, resource string, ttl, wait time.Duration,
-	fn func(ctx context.Context, l *Lease) error) error {
-	l, err := c.Acquire(ctx, resource, ttl, wait)
+func (c *Client) WithLock(ctx context.Context, resource string, ttl time.Duration,
+	fn func(ctx context.Context, l *Lease) error, opts ...AcquireOption) error {
+	l, err := c.Acquire(ctx, resource, ttl, opts...)
 	if err != nil {
 		return err
 	}
@@ -21,12 +21,12 @@ func (c *Client) WithLock(ctx context.Context, resource string, ttl, wait time.D
 }
 
 // WithPermit runs fn while holding one of the permits permits of the semaphore resource, as
-// WithLock does with a lock: it acquires (waiting up to wait), keeps the permit alive, runs fn
-// (its context cancelled when the permit is lost) and releases. fn gets the Lease for its
+// WithLock does with a lock: it acquires (as AcquirePermit, with opts), keeps the permit alive,
+// runs fn (its context cancelled when the permit is lost) and releases. fn gets the Lease for its
 // Permit and FencingToken.
-func (c *Client) WithPermit(ctx context.Context, resource string, permits int, ttl, wait time.Duration,
-	fn func(ctx context.Context, l *Lease) error) error {
-	l, err := c.AcquirePermit(ctx, resource, permits, ttl, wait)
+func (c *Client) WithPermit(ctx context.Context, resource string, permits int, ttl time.Duration,
+	fn func(ctx context.Context, l *Lease) error, opts ...AcquireOption) error {
+	l, err := c.AcquirePermit(ctx, resource, permits, ttl, opts...)
 	if err != nil {
 		return err
 	}

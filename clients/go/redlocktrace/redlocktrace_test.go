@@ -86,14 +86,14 @@ func TestEachCallCarriesTheCallersTraceContext(t *testing.T) {
 	spanID, _ := trace.SpanIDFromHex("b7ad6b7169203331")
 	caller := trace.ContextWithSpanContext(context.Background(), trace.NewSpanContext(trace.SpanContextConfig{
 		TraceID: traceID, SpanID: spanID, TraceFlags: trace.FlagsSampled}))
-	lease, err := client.Acquire(caller, "traced", 10*time.Second, 0)
+	lease, err := client.Acquire(caller, "traced", 10*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := lease.Release(caller); err != nil {
 		t.Fatal(err)
 	}
-	plain, err := client.Acquire(context.Background(), "untraced", 10*time.Second, 0)
+	plain, err := client.Acquire(context.Background(), "untraced", 10*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -76,7 +76,7 @@ function believeLease(lease) {
 }
 
 function believeLeadership(leadership) {
-  believe('leadership', () => ({ valid: leadership.isLeader(), remaining: leadership.remainingMs }));
+  believe('leadership', () => ({ valid: leadership.isLeader, remaining: leadership.remainingMs }));
 }
 
 /** Stops reporting `handle` and prints its belief-end (once; nothing when it was not reported). */
@@ -353,11 +353,11 @@ const scenarios = {
       leader_after_proclaim: leaderAfterProclaim,
       resigned,
       handover_ms: bReturnedAt - resignStart,
-      a_leader_after_resign: leaderA.isLeader(),
+      a_leader_after_resign: leaderA.isLeader,
       a_lost: aLost > 0,
       term_b: leaderB.term.toString(),
       b_value: leaderB.value,
-      b_is_leader: leaderB.isLeader(),
+      b_is_leader: leaderB.isLeader,
     };
     facts.b_resigned = await leaderB.resign();
     facts.second_resign = await leaderB.resign();
@@ -443,7 +443,7 @@ const scenarios = {
       term: term.toString(),
       term_after: leadership.term.toString(),
       valid: lease.valid,
-      is_leader: leadership.isLeader(),
+      is_leader: leadership.isLeader,
       lease_lost_calls: leaseLost,
       leadership_lost_calls: leadershipLost,
     };
@@ -549,7 +549,7 @@ const scenarios = {
       leases_lost: leasesLost,
       fencing_changed: leases.filter((l) => l.lease.fencingToken !== l.fence).length,
       leaderships: leaderships.length,
-      leading: leaderships.filter((l) => l.leadership.isLeader()).length,
+      leading: leaderships.filter((l) => l.leadership.isLeader).length,
       leaderships_lost: leadershipsLost,
       terms_changed: leaderships.filter((l) => l.leadership.term !== l.term).length,
     };

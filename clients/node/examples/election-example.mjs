@@ -23,7 +23,7 @@ async function main() {
     const leadership = await client.campaign('examples/scheduler', '10.0.0.7:8080', { ttlMs: 5_000, waitMs: 10_000 });
     console.log(`leading in term ${leadership.term}`); // a bigint, like a lease's fencing token
     leadership.onLost((err) => console.error(`no longer leading: ${err.message}`));
-    await sleep(1_000); // the work: check leadership.isLeader(), pass leadership.term with every write
+    await sleep(1_000); // the work: check leadership.isLeader, pass leadership.term with every write
     await leadership.proclaim('10.0.0.7:9090'); // same term, a new value for everyone
     const leader = await client.leader('examples/scheduler'); // { value, term } (term a bigint), or null
     console.log(`the leader as everyone sees it: ${JSON.stringify({ value: leader?.value, term: String(leader?.term) })}`);

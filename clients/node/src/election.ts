@@ -238,8 +238,11 @@ export class Leadership {
     return this.#lifetime.lostError;
   }
 
-  /** True until the guard before the local deadline is reached, the leadership is lost, or it is resigned. */
-  isLeader(): boolean {
+  /**
+   * True until the guard before the local deadline is reached, the leadership is lost, or it is
+   * resigned. A getter, like a lease's `valid`: every state read of a handle is a property.
+   */
+  get isLeader(): boolean {
     return this.#lifetime.valid;
   }
 
@@ -362,12 +365,12 @@ export class Leadership {
 
   toString(): string {
     return `Leadership[election=${this.election}, term=${this.term}, value=${this.value}, `
-      + `leader=${this.isLeader()}]`;
+      + `leader=${this.isLeader}]`;
   }
 
   /** JSON has no bigint: the term is a decimal string there. */
   toJSON(): { election: string; term: string; value: string; isLeader: boolean } {
-    return { election: this.election, term: this.term.toString(), value: this.value, isLeader: this.isLeader() };
+    return { election: this.election, term: this.term.toString(), value: this.value, isLeader: this.isLeader };
   }
 
   [inspect.custom](_depth: number, options: InspectOptions): string {

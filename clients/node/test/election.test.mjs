@@ -49,7 +49,7 @@ test('campaign: one stream, the first request at once, then every ttl/4 while wa
   assert.equal(leadership.election, 'jobs');
   assert.equal(leadership.term, 18446744073709551615n, 'the term kept exactly, as a bigint');
   assert.equal(leadership.value, 'host-1');
-  assert.ok(leadership.isLeader());
+  assert.ok(leadership.isLeader);
   assert.equal(await leadership.resign(), true);
 });
 
@@ -109,13 +109,13 @@ test('the guard: without renewals the leadership is lost ttl/20 before its deadl
   const leadership = await client.campaign('guarded', 'v', { ttlMs: 4000 }); // guard 100 ms
   const calls = [];
   leadership.onLost((e) => calls.push({ at: performance.now(), e }));
-  assert.ok(leadership.isLeader());
+  assert.ok(leadership.isLeader);
   assert.ok(await eventually(() => calls.length > 0, 1000));
   assert.ok(calls[0].e instanceof LeaseLostError);
   assert.equal(calls[0].e.codeName, 'DEADLINE_EXCEEDED');
   assert.ok(calls[0].at >= leadership.deadline - 100 - 1, 'not before the guard');
   assert.ok(calls[0].at < leadership.deadline, `before the deadline (${leadership.deadline - calls[0].at} ms margin)`);
-  assert.equal(leadership.isLeader(), false);
+  assert.equal(leadership.isLeader, false);
   assert.equal(leadership.signal.aborted, true);
   let late;
   leadership.onLost((e) => { late = e; });
@@ -134,7 +134,7 @@ test('on a manual clock: leading until exactly a guard before the deadline, lost
   const aborts = [];
   leadership.signal.addEventListener('abort', () => aborts.push(clock.now()));
   clock.advanceTo(leadership.deadline - 100 - 1);
-  assert.equal(leadership.isLeader(), true, 'leading 1 ms before the guard');
+  assert.equal(leadership.isLeader, true, 'leading 1 ms before the guard');
   assert.equal(leadership.remainingMs, 1);
   assert.equal(calls.length, 0);
   clock.advance(1);
@@ -142,7 +142,7 @@ test('on a manual clock: leading until exactly a guard before the deadline, lost
   assert.equal(calls[0].at, leadership.deadline - 100);
   assert.deepEqual(aborts, [leadership.deadline - 100], 'the signal aborted in the same instant');
   assert.equal(calls[0].e.codeName, 'DEADLINE_EXCEEDED');
-  assert.equal(leadership.isLeader(), false);
+  assert.equal(leadership.isLeader, false);
   assert.equal(leadership.remainingMs, 0);
   clock.advance(60_000);
   assert.equal(calls.length, 1, 'once');
@@ -156,7 +156,7 @@ test('isLeader holds until a guard (ttl/20, at most 100 ms) before the deadline'
   let leadingBefore = 0;
   for (;;) {
     const before = performance.now();
-    const leading = leadership.isLeader();
+    const leading = leadership.isLeader;
     const after = performance.now();
     if (after < guardStart) {
       assert.equal(leading, true, 'leading before the guard');
@@ -185,7 +185,7 @@ test('a stream that ends NOT_FOUND is a loss, reported once', async (t) => {
   assert.ok(await eventually(() => calls.length > 0));
   assert.equal(calls[0].codeName, 'NOT_FOUND');
   assert.equal(calls[0].resource, 'taken');
-  assert.equal(leadership.isLeader(), false);
+  assert.equal(leadership.isLeader, false);
   assert.equal(leadership.lostError, calls[0]);
   clock.advance(60_000); // past the deadline: the timer must not report it again
   assert.equal(calls.length, 1);
@@ -208,7 +208,7 @@ test('a stream that ends OK without a resign is a loss (UNAVAILABLE), once', asy
   clock.advance(60_000);
   assert.equal(calls.length, 1);
   assert.equal(clock.pending, 0);
-  assert.equal(leadership.isLeader(), false);
+  assert.equal(leadership.isLeader, false);
 });
 
 test('resign half-closes and waits for the end: true once, then false; no loss after it', async (t) => {
@@ -227,7 +227,7 @@ test('resign half-closes and waits for the end: true once, then false; no loss a
   assert.equal(await leadership.resign(), true);
   assert.ok(performance.now() - started >= 45, 'waited for the end of the stream');
   assert.equal(fake.seen.campaignStreams[0].ended, true, 'half-closed');
-  assert.equal(leadership.isLeader(), false);
+  assert.equal(leadership.isLeader, false);
   assert.equal(await leadership.resign(), false, 'the second call');
   clock.advance(60_000); // past the deadline
   assert.equal(lost, 0, 'no loss after a resign');
@@ -244,7 +244,7 @@ test('resign half-closes and waits for the end: true once, then false; no loss a
   const disposed = await client.campaign('resign', 'v', { ttlMs: 300 });
   await disposed[Symbol.asyncDispose](); // what `await using` calls
   assert.equal(fake.seen.campaignStreams[2].ended, true, 'disposing resigns');
-  assert.equal(disposed.isLeader(), false);
+  assert.equal(disposed.isLeader, false);
   assert.equal(await disposed.resign(), false, 'already resigned');
 });
 
@@ -258,7 +258,7 @@ test('resign gives up after the call timeout when the stream does not end', asyn
   assert.equal(await leadership.resign(), false);
   const took = performance.now() - started;
   assert.ok(took >= 145 && took < 1000, `bounded by the call timeout: ${took} ms`);
-  assert.equal(leadership.isLeader(), false);
+  assert.equal(leadership.isLeader, false);
 });
 
 test('proclaim sends the new value with the same election and ttl and the next sequence, and returns when an answer shows it', async (t) => {
@@ -300,7 +300,7 @@ test('proclaim fails with the loss when the leadership is lost first, and after 
   }, { callTimeoutMs: 200 });
   const first = await client.campaign('p', 'v', { ttlMs: 2000 });
   await assert.rejects(first.proclaim('w'), (e) => e instanceof LeaseLostError && e.codeName === 'NOT_FOUND');
-  assert.equal(first.isLeader(), false);
+  assert.equal(first.isLeader, false);
   await assert.rejects(first.proclaim('x'), (e) => e === first.lostError, 'at once once lost');
 
   loseOnProclaim = false; // the value is never shown: the call timeout bounds the wait
@@ -308,7 +308,7 @@ test('proclaim fails with the loss when the leadership is lost first, and after 
   const started = performance.now();
   await assert.rejects(second.proclaim('w'), (e) => e instanceof LockServiceError && e.codeName === 'DEADLINE_EXCEEDED');
   assert.ok(performance.now() - started >= 195);
-  assert.ok(second.isLeader(), 'still leading: only the proclaim failed');
+  assert.ok(second.isLeader, 'still leading: only the proclaim failed');
   await assert.rejects(second.proclaim('x'.repeat(257)), (e) => e.codeName === 'INVALID_ARGUMENT');
   await second.resign();
 });
@@ -499,7 +499,7 @@ test('closing the client: streams under way go on; an observation whose stream e
   assert.throws(() => client.observe('closed', () => {}), 'no new calls');
   await assert.rejects(client.campaign('closed', 'v', { ttlMs: 1000 }));
   await sleep(50);
-  assert.ok(leadership.isLeader(), 'grpc-js lets calls under way finish');
+  assert.ok(leadership.isLeader, 'grpc-js lets calls under way finish');
   assert.equal(await leadership.resign(), true);
   observed.emit('error', failure(status.UNAVAILABLE, 'server shutting down'));
   assert.ok(await eventually(() => observation.closed), 'stops: the channel is shut down');

@@ -1,5 +1,6 @@
 // The package's API is what docs/clients.md says it is: the exports of the built package equal
-// the list under "Node's exports", and every Node name in the names table exists in them.
+// the list under "Node's exports", and every Node name in the names table exists in them, in
+// the form the table writes: `lease.valid` a getter, `lease.keepAlive()` a method.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
@@ -39,7 +40,8 @@ function declared() {
       const isValue = !statement.isTypeOnly && !element.isTypeOnly;
       const cls = module.statements.find((s) => ts.isClassDeclaration(s) && s.name?.text === name);
       const members = cls ? cls.members.filter((m) => m.name).map((m) => m.name.getText(module)) : [];
-      exports.set(name, { isValue, members });
+      const methods = cls ? cls.members.filter((m) => m.name && ts.isMethodDeclaration(m)).map((m) => m.name.getText(module)) : [];
+      exports.set(name, { isValue, members, methods });
     }
   }
   return exports;
@@ -58,20 +60,28 @@ test('the package exports exactly what docs/clients.md lists as its API', async 
   assert.deepEqual(runtime.sort(), [...values].sort(), 'dist/index.js exports the classes and nothing else');
 });
 
-test("every Node name in docs/clients.md's names table is exported or a member of an exported class", () => {
+test("every Node name in docs/clients.md's names table is exported or a member of an exported class, read as the table writes it", () => {
   const table = docs.slice(docs.indexOf('\n| what | Java | Python | Node.js | Go |'));
   const rows = table.split('\n').filter((line) => line.startsWith('| ') && !line.startsWith('| ---')).slice(1);
   assert.ok(rows.length > 10, 'the names table has its rows');
   const exports = declared();
   const known = new Set([...exports.keys(), ...[...exports.values()].flatMap((e) => e.members)]);
+  const methods = new Set([...exports.values()].flatMap((e) => e.methods));
+  // A state read (`lease.valid`, `leadership.isLeader`) is a getter, never a method: one form.
+  const reads = new Set([...exports.values()].flatMap((e) => e.members.filter((m) => !e.methods.includes(m))));
   const notNames = new Set(['null', 'bigint', 'await using', 'AbortSignal']);
   const missing = [];
+  const misread = [];
   for (const row of rows) {
     const node = row.split(' | ')[3];
     for (const span of codeSpans(node)) {
-      const name = span.match(/^(?:new )?(?:[a-z]+\.)?([A-Za-z]\w*)/)?.[1];
-      if (name && !notNames.has(span) && !known.has(name)) missing.push(`${span} (${row.split(' | ')[0].slice(2)})`);
+      const [, name, call] = span.match(/^(?:new )?(?:[a-z]+\.)?([A-Za-z]\w*)(\()?/) ?? [];
+      if (!name || notNames.has(span)) continue;
+      const where = `${span} (${row.split(' | ')[0].slice(2)})`;
+      if (!known.has(name)) missing.push(where);
+      else if (!exports.has(name) && (call ? !methods.has(name) : !reads.has(name))) misread.push(where);
     }
   }
   assert.deepEqual(missing, [], 'names in the table that the package does not have');
+  assert.deepEqual(misread, [], 'names the table writes as a call that are getters, or as a getter that are methods');
 });

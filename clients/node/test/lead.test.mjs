@@ -29,7 +29,7 @@ test('lead: campaigns, runs the work with the leadership, resigns when it return
   const { fake, client } = await setup(t, { campaign: (stream, request) => lead(stream, request, 2000, { term: '17' }) });
   let seen;
   const result = await client.lead('jobs', 'host-1', { ttlMs: 2000 }, async (leadership, signal) => {
-    seen = { leadership, signal, leading: leadership.isLeader(), term: leadership.term, value: leadership.value };
+    seen = { leadership, signal, leading: leadership.isLeader, term: leadership.term, value: leadership.value };
     return 'done';
   });
   assert.equal(result, 'done');
@@ -38,7 +38,7 @@ test('lead: campaigns, runs the work with the leadership, resigns when it return
   assert.equal(seen.term, 17n);
   assert.equal(seen.value, 'host-1');
   assert.equal(seen.signal.aborted, false, 'a resign is not a loss');
-  assert.equal(seen.leadership.isLeader(), false, 'resigned');
+  assert.equal(seen.leadership.isLeader, false, 'resigned');
   assert.equal(fake.seen.campaignStreams.length, 1);
   assert.equal(fake.seen.campaignStreams[0].ended, true, 'resigned by half-closing its stream');
 });
@@ -55,7 +55,7 @@ test('lead: the loss aborts the work\'s signal at once with the LeaseLostError; 
   await assert.rejects(client.lead('lost', 'v', { ttlMs: 200 }, async (leadership, signal) => {
     await aborted(signal);
     reason = signal.reason;
-    assert.equal(leadership.isLeader(), false, 'not leading once told');
+    assert.equal(leadership.isLeader, false, 'not leading once told');
     returned = true;
   }), (e) => {
     assert.ok(returned, 'the work returned first');
@@ -124,7 +124,7 @@ test('lead: the caller\'s signal aborts the work\'s, lead waits for the work, re
       controller.abort(reason);
       await aborted(signal);
       told = signal.reason;
-      assert.ok(leadership.isLeader(), 'still leading while the work winds down');
+      assert.ok(leadership.isLeader, 'still leading while the work winds down');
       returned = true;
       return 'ignored';
     });

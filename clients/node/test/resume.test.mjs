@@ -267,7 +267,7 @@ test('a leader whose Campaign stream ends UNAVAILABLE resumes with its own token
   await leadership.proclaim('v2');
   assert.equal(second.requests.at(-1).request.value, 'v2');
   assert.equal(leadership.term, 41n);
-  assert.ok(leadership.isLeader());
+  assert.ok(leadership.isLeader);
   assert.ok(leadership.remainingMs > 1000 && leadership.remainingMs <= 2000 - 100, `remaining ${leadership.remainingMs}`);
   assert.equal(lost.length, 0);
   assert.equal(await leadership.resign(), true);
@@ -297,7 +297,7 @@ test('a leader: NOT_FOUND on the resumed stream is a loss, once', async (t) => {
   assert.equal(calls.length, 1);
   await sleep(100); // a reopen would come within the backoff (at most 40 ms)
   assert.equal(fake.seen.campaignStreams.length, 2);
-  assert.equal(leadership.isLeader(), false);
+  assert.equal(leadership.isLeader, false);
 });
 
 test('a waiting candidate whose stream ends UNAVAILABLE campaigns again with the same token, resume=false', async (t) => {
@@ -372,7 +372,7 @@ test('two replicas: the one a leadership streams through stops; it resumes on th
   assert.equal(resumed.resume, true);
   assert.ok(await eventually(() => leadership.deadline > before, 3000));
   assert.equal(leadership.term, 12n);
-  assert.ok(leadership.isLeader());
+  assert.ok(leadership.isLeader);
   assert.equal(lost.length, 0);
   assert.equal(await leadership.resign(), true);
 });

@@ -90,11 +90,11 @@ test('resign and proclaim: the waits are given up', async (t) => {
   const sent = fake.seen.campaign.length;
   await abortedWhile(leadership.proclaim('w', { signal: controller.signal }), () => fake.seen.campaign.length > sent,
     controller, 'proclaim');
-  assert.ok(leadership.isLeader(), 'still leading');
+  assert.ok(leadership.isLeader, 'still leading');
   controller = new AbortController();
   await abortedWhile(leadership.resign({ signal: controller.signal }), () => fake.seen.campaignStreams[0].ended === true,
     controller, 'resign');
-  assert.equal(leadership.isLeader(), false);
+  assert.equal(leadership.isLeader, false);
   assert.equal(await leadership.resign(), false);
 });
 

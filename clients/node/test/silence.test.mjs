@@ -170,7 +170,7 @@ test('a leader\'s silent stream is resumed with its term; a candidate still wait
   assert.equal(resumed.resume, true);
   assert.equal(resumed.value, 'w');
   assert.equal(leadership.term, 7n);
-  assert.equal(leadership.isLeader(), true);
+  assert.equal(leadership.isLeader, true);
   assert.deepEqual(lost, []);
   assert.equal(await leadership.resign(), true);
 });

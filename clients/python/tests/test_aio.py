@@ -141,6 +141,13 @@ class AsyncLeaseTest(AioCase):
         self.assertEqual(await self.client.with_lock("r", 10, 1, work), 200)
         self.assertTrue(await self.wait_for(lambda: len(self.fake.keep_alive_requests) >= 1))
 
+    async def test_with_lock_in_an_async_with_statement_as_with_permit(self):
+        async with self.client.with_lock("r", ttl=10, wait=1) as lease:
+            self.assertTrue(lease.valid)
+            self.assertTrue(await self.wait_for(lambda: self.fake.keep_alive_requests))
+        self.assertFalse(lease.valid)
+        self.assertEqual(self.fake.releases, [])  # released by half-closing the stream
+
     async def test_with_lock_cancels_the_work_the_moment_the_lease_is_lost(self):
         def silent(requests, context):
             until_half_closed(requests)  # no renewal answered

@@ -140,6 +140,26 @@ class WithLockTest(FakeServerCase, unittest.TestCase):
         with self.assertRaises(KeyError):
             self.client.with_lock("orders/1", 10, 1, work)
 
+    def test_in_a_with_statement_as_with_permit(self):
+        with self.client.with_lock("orders/1", ttl=10, wait=1) as lease:
+            self.assertTrue(lease.valid)
+            self.assertTrue(self.fake.wait_for(lambda: self.fake.keep_alive_requests))
+        self.assertFalse(lease.valid)
+        self.assertEqual(self.fake.keep_alive_requests[0][0].token, self.fake.acquires[0][0].token)
+        self.assertEqual(self.fake.releases, [])  # released by half-closing the stream
+
+        def lose_after_first_answer(requests, context):
+            request = next(requests)
+            yield lock_pb2.KeepAliveResponse(lease=lease_message(request.resource, request.token, 10),
+                                             sequence=request.sequence)
+            context.abort(grpc.StatusCode.NOT_FOUND, "taken over")
+
+        self.fake.on_keep_alive = lose_after_first_answer
+        with self.assertRaises(LeaseLost) as caught:
+            with self.client.with_lock("orders/1", ttl=10) as lease:
+                self.assertTrue(lease.lost.wait(5))
+        self.assertEqual(caught.exception.code, grpc.StatusCode.NOT_FOUND)
+
 
 class StringFormTest(FakeServerCase, unittest.TestCase):
     def test_no_string_form_contains_the_token(self):

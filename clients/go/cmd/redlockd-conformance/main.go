@@ -106,7 +106,7 @@ var scenarios = map[string]func(r string) (fact, error){
 
 func acquireContended(r string) (fact, error) {
 	ctx := context.Background()
-	a, err := newClient().Acquire(ctx, r, 10*time.Second, 0)
+	a, err := newClient().Acquire(ctx, r, 10*time.Second)
 	if err != nil {
 		return nil, err
 	}
@@ -121,7 +121,7 @@ func acquireContended(r string) (fact, error) {
 		_, _ = l.Release(ctx)
 	}
 	var competitor interface{}
-	if l, err := b.Acquire(ctx, r, 10*time.Second, 300*time.Millisecond); err != nil {
+	if l, err := b.Acquire(ctx, r, 10*time.Second, redlock.WithWait(300*time.Millisecond)); err != nil {
 		competitor = errorFact(err)
 	} else {
 		_, _ = l.Release(ctx)
@@ -138,7 +138,7 @@ func acquireContended(r string) (fact, error) {
 
 func releaseTwice(r string) (fact, error) {
 	ctx := context.Background()
-	l, err := newClient().Acquire(ctx, r, 10*time.Second, 0)
+	l, err := newClient().Acquire(ctx, r, 10*time.Second)
 	if err != nil {
 		return nil, err
 	}
@@ -158,7 +158,7 @@ func releaseTwice(r string) (fact, error) {
 
 func extend(r string) (fact, error) {
 	ctx := context.Background()
-	l, err := newClient().Acquire(ctx, r, 2*time.Second, 0)
+	l, err := newClient().Acquire(ctx, r, 2*time.Second)
 	if err != nil {
 		return nil, err
 	}
@@ -181,7 +181,7 @@ func extend(r string) (fact, error) {
 
 func keepAlive(r string) (fact, error) {
 	ctx := context.Background()
-	l, err := newClient().Acquire(ctx, r, time.Second, 0)
+	l, err := newClient().Acquire(ctx, r, time.Second)
 	if err != nil {
 		return nil, err
 	}
@@ -211,7 +211,7 @@ func keepAlive(r string) (fact, error) {
 }
 
 func majorityFrozen(r string) (fact, error) {
-	l, err := newClient().Acquire(context.Background(), r, 2*time.Second, 0)
+	l, err := newClient().Acquire(context.Background(), r, 2*time.Second)
 	if err != nil {
 		return nil, err
 	}
@@ -261,7 +261,7 @@ func lostAnswer(r string) (fact, error) {
 	c := newClient(redlock.WithCallTimeout(300 * time.Millisecond))
 	await("pause")
 	began := time.Now()
-	l, err := c.Acquire(context.Background(), r, 10*time.Second, 0)
+	l, err := c.Acquire(context.Background(), r, 10*time.Second)
 	elapsed := ms(time.Since(began))
 	if err != nil {
 		return fact{"acquired": false, "elapsed_ms": elapsed, "released": false, "error": errorFact(err)}, nil
@@ -290,9 +290,9 @@ func invalidArgument(r string) (fact, error) {
 		return nil
 	}
 	return fact{
-		"empty_resource": outcome(c.Acquire(ctx, "", 10*time.Second, 0)),
-		"zero_ttl":       outcome(c.Acquire(ctx, r, 0, 0)),
-		"long_resource":  outcome(c.Acquire(ctx, r+strings.Repeat("x", 600), 10*time.Second, 0)),
+		"empty_resource": outcome(c.Acquire(ctx, "", 10*time.Second)),
+		"zero_ttl":       outcome(c.Acquire(ctx, r, 0)),
+		"long_resource":  outcome(c.Acquire(ctx, r+strings.Repeat("x", 600), 10*time.Second)),
 	}, nil
 }
 
@@ -307,7 +307,7 @@ func concurrentHolders(r string) (fact, error) {
 		go func(c *redlock.Client) {
 			defer wg.Done()
 			for i := 0; i < 5; i++ {
-				err := c.WithLock(context.Background(), r, 2*time.Second, 20*time.Second,
+				err := c.WithLock(context.Background(), r, 2*time.Second,
 					func(ctx context.Context, l *redlock.Lease) error {
 						begin := ms(time.Since(start))
 						time.Sleep(5 * time.Millisecond)
@@ -316,7 +316,7 @@ func concurrentHolders(r string) (fact, error) {
 						sections = append(sections, []interface{}{begin, end, token(l)})
 						mu.Unlock()
 						return nil
-					})
+					}, redlock.WithWait(20*time.Second))
 				if err != nil {
 					errs <- err
 					return
@@ -379,7 +379,7 @@ func (e errNotReleased) Error() string { return fmt.Sprintf("permit %d", e.permi
 // It returns the permit (0 when none was granted) and the error met, if any.
 func permitRound(c *redlock.Client, r string, n, worker int) (int, error) {
 	ctx := context.Background()
-	l, err := c.AcquirePermit(ctx, r, n, 2*time.Second, 3*time.Second)
+	l, err := c.AcquirePermit(ctx, r, n, 2*time.Second, redlock.WithWait(3*time.Second))
 	if err != nil {
 		return 0, err
 	}
@@ -402,7 +402,7 @@ func permitRound(c *redlock.Client, r string, n, worker int) (int, error) {
 func campaignHandover(r string) (fact, error) {
 	ctx := context.Background()
 	ca, cb, cc := newClient(), newClient(), newClient() // each on its own channel
-	a, err := ca.Campaign(ctx, r, "a", 2*time.Second)
+	a, err := ca.Campaign(ctx, r, 2*time.Second, redlock.WithValue("a"))
 	if err != nil {
 		return nil, err
 	}
@@ -419,7 +419,7 @@ func campaignHandover(r string) (fact, error) {
 
 	var cError interface{}
 	wait, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
-	if c, err := cc.Campaign(wait, r, "c", 2*time.Second); err != nil {
+	if c, err := cc.Campaign(wait, r, 2*time.Second, redlock.WithValue("c")); err != nil {
 		cError = errorFact(err)
 	} else {
 		_, _ = c.Resign(ctx) // unexpectedly led: the harness sees null
@@ -433,7 +433,7 @@ func campaignHandover(r string) (fact, error) {
 	}
 	bDone := make(chan outcome, 1)
 	go func() {
-		l, err := cb.Campaign(ctx, r, "b", 2*time.Second)
+		l, err := cb.Campaign(ctx, r, 2*time.Second, redlock.WithValue("b"))
 		bDone <- outcome{l, err, time.Now()}
 	}()
 	time.Sleep(1500 * time.Millisecond) // A leads by its renewals alone by now
@@ -529,7 +529,7 @@ func observe(r string) (fact, error) {
 	}
 	awaitEvents(1)
 
-	a, err := c.Campaign(ctx, r, "a", 2*time.Second)
+	a, err := c.Campaign(ctx, r, 2*time.Second, redlock.WithValue("a"))
 	if err != nil {
 		return nil, err
 	}
@@ -540,7 +540,7 @@ func observe(r string) (fact, error) {
 		return nil, err
 	}
 	time.Sleep(300 * time.Millisecond)
-	b, err := c2.Campaign(ctx, r, "b", 2*time.Second)
+	b, err := c2.Campaign(ctx, r, 2*time.Second, redlock.WithValue("b"))
 	if err != nil {
 		return nil, err
 	}
@@ -574,7 +574,7 @@ func lead(r string) (fact, error) {
 	}
 	aStarted, aCancelled, aDone := make(chan started, 1), make(chan cancelled, 1), make(chan error, 1)
 	go func() {
-		aDone <- ca.Lead(ctx, r, "a", 2*time.Second, func(work context.Context, l *redlock.Leadership) error {
+		aDone <- ca.Lead(ctx, r, 2*time.Second, func(work context.Context, l *redlock.Leadership) error {
 			aStarted <- started{time.Now(), l.Term()}
 			belief := believeLeadership(l)
 			<-work.Done()
@@ -583,7 +583,7 @@ func lead(r string) (fact, error) {
 			belief.end()
 			aCancelled <- cancelled{at, deadline}
 			return work.Err()
-		})
+		}, redlock.WithValue("a"))
 	}()
 	var a started
 	select {
@@ -597,10 +597,10 @@ func lead(r string) (fact, error) {
 
 	bStarted, bDone := make(chan started, 1), make(chan error, 1)
 	go func() {
-		bDone <- cb.Lead(ctx, r, "b", 2*time.Second, func(_ context.Context, l *redlock.Leadership) error {
+		bDone <- cb.Lead(ctx, r, 2*time.Second, func(_ context.Context, l *redlock.Leadership) error {
 			bStarted <- started{time.Now(), l.Term()}
 			return nil // B resigns at once
-		})
+		}, redlock.WithValue("b"))
 	}()
 	time.Sleep(300 * time.Millisecond)
 	facts := fact{"term_a": strconv.FormatUint(a.term, 10), "b_early": len(bStarted) > 0,
@@ -646,7 +646,7 @@ func lead(r string) (fact, error) {
 
 func extendWhileKept(r string) (fact, error) {
 	ctx := context.Background()
-	l, err := newClient().Acquire(ctx, r, 2*time.Second, 0)
+	l, err := newClient().Acquire(ctx, r, 2*time.Second)
 	if err != nil {
 		return nil, err
 	}
@@ -683,7 +683,7 @@ func extendWhileKept(r string) (fact, error) {
 func replicaRestart(r string) (fact, error) {
 	ctx := context.Background()
 	c := newClient() // given both replicas
-	l, err := c.Acquire(ctx, r, 3*time.Second, 0)
+	l, err := c.Acquire(ctx, r, 3*time.Second)
 	if err != nil {
 		return nil, err
 	}
@@ -693,7 +693,7 @@ func replicaRestart(r string) (fact, error) {
 		return nil, err
 	}
 	leaseLost := countLosses(l.OnLost)
-	p, err := c.Campaign(ctx, r, "a", 3*time.Second)
+	p, err := c.Campaign(ctx, r, 3*time.Second, redlock.WithValue("a"))
 	if err != nil {
 		return nil, err
 	}
@@ -731,7 +731,7 @@ func releaseDuringRestart(r string) (fact, error) {
 	c := redlock.New(conn)
 	var extended, described, released []interface{}
 	for round := 1; round <= 3; round++ {
-		l, err := c.Acquire(ctx, r, 10*time.Second, 0)
+		l, err := c.Acquire(ctx, r, 10*time.Second)
 		if err != nil {
 			return nil, err
 		}
@@ -794,7 +794,7 @@ func (codec) Name() string { return "proto" }
 
 func shutdownRace(r string) (fact, error) {
 	ctx := context.Background()
-	l, err := newClient().Acquire(ctx, r, 2*time.Second, 0) // given the three replicas
+	l, err := newClient().Acquire(ctx, r, 2*time.Second) // given the three replicas
 	if err != nil {
 		return nil, err
 	}
@@ -833,7 +833,7 @@ func holdMany(r string) (fact, error) {
 	}
 	var leases []held
 	for i := 0; i < holdCount; i++ {
-		l, err := c.Acquire(ctx, fmt.Sprintf("%s/%d", r, i), holdTTL, 10*time.Second)
+		l, err := c.Acquire(ctx, fmt.Sprintf("%s/%d", r, i), holdTTL, redlock.WithWait(10*time.Second))
 		if err != nil {
 			return nil, err
 		}
@@ -846,7 +846,7 @@ func holdMany(r string) (fact, error) {
 	errs := make(chan error, holdElections)
 	for i := 0; i < holdElections; i++ {
 		go func(i int) {
-			p, err := c.Campaign(ctx, fmt.Sprintf("%s/e%d", r, i), "go", holdTTL)
+			p, err := c.Campaign(ctx, fmt.Sprintf("%s/e%d", r, i), holdTTL, redlock.WithValue("go"))
 			if err == nil {
 				leaderships[i] = led{p, p.Term(), countLosses(p.OnLost)}
 			}

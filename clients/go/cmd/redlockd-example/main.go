@@ -39,7 +39,7 @@ func run(server string) error {
 
 	// --- README example begins ---
 	locks := redlock.New(conn) // the client never closes conn
-	lease, err := locks.Acquire(ctx, "examples/go", 10*time.Second, 2*time.Second)
+	lease, err := locks.Acquire(ctx, "examples/go", 10*time.Second, redlock.WithWait(2*time.Second))
 	if err != nil {
 		return err // errors.Is(err, redlock.ErrNotAcquired): someone else holds it
 	}
@@ -55,11 +55,11 @@ func run(server string) error {
 	// --- README example ends ---
 
 	// WithLock does the same in one call: fn's ctx is cancelled if the lease is lost.
-	err = locks.WithLock(ctx, "examples/go", 10*time.Second, 2*time.Second,
+	err = locks.WithLock(ctx, "examples/go", 10*time.Second,
 		func(ctx context.Context, l *redlock.Lease) error {
 			fmt.Printf("with lock on examples/go: fencing token %d\n", l.FencingToken())
 			return nil
-		})
+		}, redlock.WithWait(2*time.Second))
 	if err != nil {
 		return err
 	}
@@ -74,7 +74,7 @@ func run(server string) error {
 			fmt.Println("observed:", l) // the leader's value and term; nil: no leader
 		}
 	}()
-	leadership, err := locks.Campaign(ctx, "examples/go-election", "worker-1", 10*time.Second)
+	leadership, err := locks.Campaign(ctx, "examples/go-election", 10*time.Second, redlock.WithValue("worker-1"))
 	if err != nil {
 		return err // with a deadline on ctx: errors.Is(err, redlock.ErrNotAcquired) when it passes first
 	}
@@ -93,7 +93,7 @@ func run(server string) error {
 
 	// --- README lead example begins ---
 	// Campaigns, runs the work while leading, resigns when it returns.
-	err = locks.Lead(ctx, "examples/go-election", "worker-2", 10*time.Second,
+	err = locks.Lead(ctx, "examples/go-election", 10*time.Second,
 		func(ctx context.Context, l *redlock.Leadership) error {
 			fmt.Printf("lead: leading examples/go-election in term %d\n", l.Term())
 			select {
@@ -102,7 +102,7 @@ func run(server string) error {
 			case <-ctx.Done(): // cancelled the moment the leadership is lost (l.Err() says why)
 				return ctx.Err()
 			}
-		}) // with redlock.Requeue() as a last argument: after a loss, campaign and run it again
+		}, redlock.WithValue("worker-2")) // add redlock.Requeue(): after a loss, campaign and run it again
 	if err != nil {
 		return err // errors.Is(err, redlock.ErrLeaseLost): lost before the work returned
 	}
