@@ -759,25 +759,20 @@ func releaseDuringRestart(r string) (fact, error) {
 // its own), retried as the client retries its idempotent calls: UNAVAILABLE, backoff 50 ms doubling
 // up to 1 s, past the 4 attempts until the 5 s call timeout has passed since the first, the
 // connection's reconnect backoff reset before each retry; each attempt held to half the call
-// timeout, and one cut by that retried at once (a silent replica).
+// timeout, and one that ends so retried at once while the deadline is ahead (a silent replica).
 func describeRetried(ctx context.Context, conn *grpc.ClientConn, r string) (bool, error) {
 	const callTimeout = 5 * time.Second
 	stub := redlockv1.NewLockServiceClient(conn)
 	deadline := time.Now().Add(callTimeout)
 	backoff := 50 * time.Millisecond
 	for attempt := 1; ; attempt++ {
-		timeout, left := callTimeout/2, time.Until(deadline)
-		cut := timeout < left
-		if !cut {
-			timeout = left
-		}
-		callCtx, cancel := context.WithTimeout(ctx, timeout)
+		callCtx, cancel := context.WithTimeout(ctx, callTimeout/2)
 		resp, err := stub.Describe(callCtx, &redlockv1.DescribeRequest{Resource: r}, grpc.ForceCodec(codec{}))
 		cancel()
 		if err == nil {
 			return resp.GetHeld(), nil
 		}
-		if cut && status.Code(err) == codes.DeadlineExceeded {
+		if status.Code(err) == codes.DeadlineExceeded && time.Now().Before(deadline) {
 			continue
 		}
 		if status.Code(err) != codes.Unavailable || (attempt >= 4 && !time.Now().Add(backoff).Before(deadline)) {
