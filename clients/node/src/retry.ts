@@ -43,8 +43,9 @@ export class RetryPolicy {
 }
 
 /**
- * How long one attempt of an idempotent unary call waits for its answer: half the call timeout
- * (an Acquire's attempt gets the wait it sends on top), and never past the call's own deadline.
+ * How long one attempt of an idempotent unary call other than Acquire waits for its answer: half
+ * the call timeout, and never past the call's own deadline. (An Acquire's attempt carries the wait
+ * it sends plus the call timeout, its timeouts counted by the retry policy.)
  *
  * A replica that went silent (a frozen host, a partition: its connection stays open) answers
  * nothing and refuses nothing, so an attempt sent there would wait out the whole call. The client

@@ -67,8 +67,9 @@ export class Transport {
   /**
    * A unary call that is over by `deadline` (on the client's clock; default: the call timeout
    * from now); UNAVAILABLE is retried until then (see unaryRetryWaitMs) while `stillWorthIt()`
-   * holds, and so is an attempt that got no answer within its own timeout (attemptTimeoutMs). Rejects with a LockServiceError naming `resource`; with a CANCELLED one (the signal's
-   * reason as cause) when `signal` aborts it, which cancels the call under way.
+   * holds, and so is an attempt that got no answer within its own timeout (attemptTimeoutMs).
+   * Rejects with a LockServiceError naming `resource`; with a CANCELLED one (the signal's reason
+   * as cause) when `signal` aborts it, which cancels the call under way.
    */
   async call<T>(invoke: Invoke<T>, resource: string,
     opts: { stillWorthIt?: () => boolean; signal?: AbortSignal; what?: string; deadline?: number } = {}): Promise<T> {
