@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"redlockd.dev/go/redlockv1"
 )
@@ -17,7 +19,8 @@ func TestAReleaseOnAReplicaThatNeverAnswersIsRetriedOnTheOtherWithinItsDeadline(
 	a, silent := startReplica(t), startReplica(t)
 	silent.f.release = func(ctx context.Context, _ *redlockv1.ReleaseRequest) (*redlockv1.ReleaseResponse, error) {
 		<-ctx.Done()
-		return nil, ctx.Err()
+		// What the server answers when a call's deadline has passed, if the client is still there.
+		return nil, status.Error(codes.DeadlineExceeded, "the call's deadline passed")
 	}
 	conn, err := Dial(context.Background(), []string{a.addr, silent.addr}, grpc.WithInsecure())
 	if err != nil {
