@@ -159,18 +159,34 @@ func sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
+// attemptTimeout is how long one attempt of an idempotent unary call (not an Acquire: its
+// attempts carry its wait, and are counted by the retry policy) waits for its answer: half the
+// call timeout. A replica gone silent (a frozen host, a partition: its connection stays open
+// until a keepalive ping fails, KeepaliveTime) neither answers nor refuses, and the client cannot
+// tell it from a slow one but by time; most calls have no ttl to derive a bound from (Leader,
+// Describe). Half the call timeout leaves the retry, which round_robin puts on the next replica,
+// as long as the first attempt had, far above what a healthy replica takes (one Redis round).
+func attemptTimeout(callTimeout time.Duration) time.Duration {
+	return callTimeout / 2
+}
+
 // unary runs call with the call timeout, retrying UNAVAILABLE under the retry policy (until the
 // call's deadline: the call timeout from the first attempt) while worthIt (nil: always) holds,
-// resetting the connection's reconnect backoff before each retry. Returns the last call's error
-// unwrapped.
+// resetting the connection's reconnect backoff before each retry. Each attempt is held to
+// attemptTimeout; one that ends so while the deadline is ahead is retried at once (its wait paced
+// it). Returns the last call's error unwrapped.
 func (c *Client) unary(ctx context.Context, worthIt func() bool, call func(ctx context.Context) error) error {
 	deadline := time.Now().Add(c.callTimeout)
 	for attempt := 1; ; attempt++ {
-		callCtx, cancel := context.WithTimeout(ctx, c.callTimeout)
+		callCtx, cancel := context.WithTimeout(ctx, attemptTimeout(c.callTimeout))
 		err := call(callCtx)
 		cancel()
 		if err == nil {
 			return nil
+		}
+		if status.Code(err) == codes.DeadlineExceeded && time.Now().Before(deadline) && ctx.Err() == nil &&
+			c.retry.maxAttempts > 1 && (worthIt == nil || worthIt()) {
+			continue // its replica may be silent: round_robin puts the retry on the next one
 		}
 		wait, retry := retryWait(err, c.retry.backoff(attempt))
 		if status.Code(err) != codes.Unavailable || !retry ||

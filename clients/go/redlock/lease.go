@@ -171,7 +171,10 @@ func (l *Lease) Release(ctx context.Context) (bool, error) {
 	l.mu.Unlock()
 
 	if k != nil {
-		if ended, ok := k.halfClose(ctx, l.c.callTimeout, false); ok {
+		// The half-close is the release's first attempt, held to an attempt's timeout: a stream on
+		// a replica gone silent since its last answer never ends, and the Release below is retried
+		// on another replica.
+		if ended, ok := k.halfClose(ctx, attemptTimeout(l.c.callTimeout), false); ok {
 			switch status.Code(ended) {
 			case codes.OK:
 				return true, nil

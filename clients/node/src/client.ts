@@ -172,6 +172,7 @@ export class LockClient {
     for (;;) {
       const waitLeft = Math.max(0, waitMs - (now() - start));
       const sent = now();
+      const generation = this.#connection.generation;
       const outcome = await this.#transport.once<AcquireResponse__Output>(
         (stub, options, callback) => stub.Acquire({
           resource, ttl: toDuration(ttlMs), wait: toDuration(waitLeft), owner: this.owner, token, permits,
@@ -207,6 +208,10 @@ export class LockClient {
         || outcome.code === grpc.status.DEADLINE_EXCEEDED;
       if (outcome.code === grpc.status.DEADLINE_EXCEEDED) {
         timeouts++;
+        // Its replica may be silent (a frozen host, a partition): the retry (rule 2: an Acquire's
+        // attempts are bounded by the policy, each by its wait plus the call timeout) goes over
+        // new connections, on which such a replica is not picked (connection.ts).
+        this.#connection.renew(generation);
       }
       // A pushback's wait comes out of the Acquire's wait too: the retry sends what is left.
       const wait = unaryRetryWaitMs(outcome.code, outcome.pushbackMs, attempt, this.retry, now(), deadline, timeouts);

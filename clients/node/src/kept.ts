@@ -423,10 +423,17 @@ export class KeptStream<Req, Res> {
     return this.#closed;
   }
 
-  /** Half-closes and waits up to `timeoutMs` for the end; cancels and reports DEADLINE_EXCEEDED after that. */
+  /**
+   * Half-closes and waits up to `timeoutMs` for the end; cancels and reports DEADLINE_EXCEEDED
+   * after that. A stream that did not end by then may be on a silent replica: the calls after it
+   * go over new connections (see `#leaveSilent`).
+   */
   close(timeoutMs: number): Promise<StreamEnd> {
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
+        if (this.#call !== undefined) {
+          this.#spec.connection?.renew(this.#openedOn);
+        }
         this.cancel();
         resolve({ code: Status.DEADLINE_EXCEEDED, details: `no end of the ${this.#spec.what} within ${timeoutMs} ms` });
       }, timeoutMs);

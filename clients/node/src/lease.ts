@@ -6,6 +6,7 @@ import type { ExtendResponse__Output } from './proto/redlock/v1/ExtendResponse';
 import type { KeepAliveRequest } from './proto/redlock/v1/KeepAliveRequest';
 import type { KeepAliveResponse__Output } from './proto/redlock/v1/KeepAliveResponse';
 import type { ReleaseResponse__Output } from './proto/redlock/v1/ReleaseResponse';
+import { attemptTimeoutMs } from './retry';
 import type { Transport } from './transport';
 import { fromDuration, now, toDuration } from './time';
 
@@ -241,8 +242,10 @@ export class Lease {
     this.#failTtlWaiters(this.#releasedError());
     if (kept !== undefined && held) {
       // Half-close: the server releases and ends the stream OK (NOT_FOUND if it was not held).
-      // While the stream is down, a new one is opened for it.
-      const end = await abortable(kept.close(this.#transport.callTimeoutMs), signal, aborted);
+      // While the stream is down, a new one is opened for it. The half-close is the release's
+      // first attempt, held to an attempt's timeout: a stream on a replica that went silent
+      // since its last answer ends never, and the Release below goes to another replica.
+      const end = await abortable(kept.close(attemptTimeoutMs(this.#transport.callTimeoutMs)), signal, aborted);
       if (end.code === Status.OK) {
         return true;
       }

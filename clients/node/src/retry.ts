@@ -43,6 +43,23 @@ export class RetryPolicy {
 }
 
 /**
+ * How long one attempt of an idempotent unary call other than Acquire waits for its answer: half
+ * the call timeout, and never past the call's own deadline. (An Acquire's attempt carries the wait
+ * it sends plus the call timeout, its timeouts counted by the retry policy.)
+ *
+ * A replica that went silent (a frozen host, a partition: its connection stays open) answers
+ * nothing and refuses nothing, so an attempt sent there would wait out the whole call. The client
+ * cannot tell it from a slow replica except by time, and most calls have no ttl to derive a bound
+ * from (Describe, Leader, ForceRelease), so the bound comes from the call timeout: half of it
+ * leaves the retry, on another replica, as long as the first attempt had, and is far above what a
+ * healthy replica takes (one Redis round). An attempt that times out so is retried at once (its
+ * wait paced it), with the same token, until the call's deadline (see {@link unaryRetryWaitMs}).
+ */
+export function attemptTimeoutMs(callTimeoutMs: number): number {
+  return callTimeoutMs / 2;
+}
+
+/**
  * Whether, and after how long, a failed unary call is tried again: one decision for every
  * idempotent unary call (Release, Extend, Leader, Acquire with the client's own token, and the
  * fire-and-forget Releases). Returns the wait in ms, or undefined: do not retry.
@@ -52,9 +69,10 @@ export class RetryPolicy {
  * of attempts: a replica that restarts is refused for as long as it takes to come back, longer
  * than four quick attempts. Each retry waits the policy's backoff after attempt `attempt`, or the
  * server's pushback with jitter (rule 17; `DO_NOT_RETRY` stops); a wait that would end past the
- * deadline is not begun. DEADLINE_EXCEEDED is retried only by an Acquire (`timeouts`: how many
- * of its attempts ended so), for the policy's attempts: each attempt has a timeout of its own
- * there, so time cannot bound it. A policy of one attempt retries nothing.
+ * deadline is not begun. DEADLINE_EXCEEDED is retried here only for an Acquire (`timeouts`: how
+ * many of its attempts ended so), for the policy's attempts: each attempt carries its wait, so
+ * time cannot bound it. (An attempt of another call cut by {@link attemptTimeoutMs} is retried by
+ * the transport, at once.) A policy of one attempt retries nothing.
  */
 export function unaryRetryWaitMs(code: number, pushbackMs: number | undefined, attempt: number,
   policy: RetryPolicy, nowMs: number, deadlineMs: number, timeouts?: number): number | undefined {

@@ -1,11 +1,12 @@
-// The unary calls over the client's connection: deadlines, retries of UNAVAILABLE until the
-// call's own deadline, errors as LockServiceError. Internal to the package.
+// The unary calls over the client's connection: deadlines, retries of UNAVAILABLE and of
+// attempts that met a silent replica until the call's own deadline, errors as LockServiceError.
+// Internal to the package.
 import * as grpc from '@grpc/grpc-js';
 import type { Connection } from './connection';
 import { abortedError, errorFromStatus } from './errors';
 import type { LockServiceClient } from './proto/redlock/v1/LockService';
 import { pushbackOf } from './pushback';
-import { unaryRetryWaitMs, type RetryPolicy } from './retry';
+import { attemptTimeoutMs, unaryRetryWaitMs, type RetryPolicy } from './retry';
 import { now, sleep } from './time';
 
 /** How one call ended: its answer, or its status (and the server's pushback, rule 17). */
@@ -66,8 +67,9 @@ export class Transport {
   /**
    * A unary call that is over by `deadline` (on the client's clock; default: the call timeout
    * from now); UNAVAILABLE is retried until then (see unaryRetryWaitMs) while `stillWorthIt()`
-   * holds. Rejects with a LockServiceError naming `resource`; with a CANCELLED one (the signal's
-   * reason as cause) when `signal` aborts it, which cancels the call under way.
+   * holds, and so is an attempt that got no answer within its own timeout (attemptTimeoutMs).
+   * Rejects with a LockServiceError naming `resource`; with a CANCELLED one (the signal's reason
+   * as cause) when `signal` aborts it, which cancels the call under way.
    */
   async call<T>(invoke: Invoke<T>, resource: string,
     opts: { stillWorthIt?: () => boolean; signal?: AbortSignal; what?: string; deadline?: number } = {}): Promise<T> {
@@ -79,12 +81,24 @@ export class Transport {
       throw aborted();
     }
     for (let attempt = 1; ; attempt++) {
-      const outcome = await this.once(invoke, deadline - now(), signal);
+      const left = deadline - now();
+      const attemptMs = Math.min(left, attemptTimeoutMs(this.callTimeoutMs));
+      const generation = this.connection.generation;
+      const outcome = await this.once(invoke, attemptMs, signal);
       if (signal?.aborted) {
         throw aborted();
       }
       if (outcome.ok) {
         return outcome.value;
+      }
+      if (outcome.code === grpc.status.DEADLINE_EXCEEDED && attemptMs < left) {
+        // Cut by its own timeout, not the call's: its replica may be silent (a frozen host, a
+        // partition). The retry goes over new connections, on which a replica whose handshake
+        // cannot complete is not picked (connection.ts), at once: the timeout paced it.
+        this.connection.renew(generation);
+        if (this.retry.maxAttempts > 1 && stillWorthIt()) {
+          continue;
+        }
       }
       const wait = unaryRetryWaitMs(outcome.code, outcome.pushbackMs, attempt, this.retry, now(), deadline);
       if (wait === undefined || !stillWorthIt()) {

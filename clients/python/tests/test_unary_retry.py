@@ -5,11 +5,13 @@ longer than four quick attempts. The fire-and-forget give-back goes through the 
 Sync client and redlockd.aio."""
 import asyncio
 import threading
+import time
 import unittest
 
 import grpc
 
-from fakeserver import FakeServerCase
+from fakeserver import FAST_RETRY, FakeServerCase
+from redlockd.aio import AsyncLockClient
 from redlockd._proto import election_pb2
 from test_aio import AioCase
 
@@ -28,7 +30,33 @@ def refused_then(answer, refusals=REFUSALS):
     return script
 
 
+#: The call timeout of the silent-replica tests: each attempt gets half of it.
+CALL_TIMEOUT = 1.0
+
+
+def silent_first(answer):
+    """A script whose first call is never answered, as a replica gone silent does (it ends when
+    the caller's deadline does), and whose later calls get ``answer(request, context, n)``."""
+    def script(request, context, n):
+        if n == 1:
+            while context.is_active():
+                time.sleep(0.01)
+            return None
+        return answer(request, context, n)
+    return script
+
+
 class SyncUnaryRetryTest(FakeServerCase, unittest.TestCase):
+    def test_an_attempt_a_silent_replica_never_answers_is_retried_within_the_call_timeout(self):
+        client = self.make_client(call_timeout=CALL_TIMEOUT)
+        lease = client.acquire("orders/1", ttl=10)
+        self.fake.on_release = silent_first(self.fake.release_once)
+        began = time.monotonic()
+        self.assertTrue(lease.release())
+        self.assertLess(time.monotonic() - began, CALL_TIMEOUT)
+        self.assertEqual(len(self.fake.releases), 2)
+        self.assertEqual({r.token for r in self.fake.releases}, {self.fake.acquires[0][0].token})
+
     def test_a_release_refused_longer_than_the_policy_attempts_still_releases(self):
         lease = self.client.acquire("orders/1", ttl=10)
         self.fake.on_release = refused_then(self.fake.release_once)
@@ -55,6 +83,15 @@ class SyncUnaryRetryTest(FakeServerCase, unittest.TestCase):
 
 
 class AsyncUnaryRetryTest(AioCase):
+    async def test_an_attempt_a_silent_replica_never_answers_is_retried_within_the_call_timeout(self):
+        client = AsyncLockClient(self.channel, retry=FAST_RETRY, call_timeout=CALL_TIMEOUT)
+        lease = await client.acquire("orders/1", ttl=10)
+        self.fake.on_release = silent_first(self.fake.release_once)
+        began = time.monotonic()
+        self.assertTrue(await lease.release())
+        self.assertLess(time.monotonic() - began, CALL_TIMEOUT)
+        self.assertEqual(len(self.fake.releases), 2)
+
     async def test_a_release_refused_longer_than_the_policy_attempts_still_releases(self):
         lease = await self.client.acquire("orders/1", ttl=10)
         self.fake.on_release = refused_then(self.fake.release_once)

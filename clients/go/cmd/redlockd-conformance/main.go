@@ -758,18 +758,22 @@ func releaseDuringRestart(r string) (fact, error) {
 // describeRetried is a Describe of r on the client's connection (the Go client has no Describe of
 // its own), retried as the client retries its idempotent calls: UNAVAILABLE, backoff 50 ms doubling
 // up to 1 s, past the 4 attempts until the 5 s call timeout has passed since the first, the
-// connection's reconnect backoff reset before each retry.
+// connection's reconnect backoff reset before each retry; each attempt held to half the call
+// timeout, and one that ends so retried at once while the deadline is ahead (a silent replica).
 func describeRetried(ctx context.Context, conn *grpc.ClientConn, r string) (bool, error) {
 	const callTimeout = 5 * time.Second
 	stub := redlockv1.NewLockServiceClient(conn)
 	deadline := time.Now().Add(callTimeout)
 	backoff := 50 * time.Millisecond
 	for attempt := 1; ; attempt++ {
-		callCtx, cancel := context.WithTimeout(ctx, callTimeout)
+		callCtx, cancel := context.WithTimeout(ctx, callTimeout/2)
 		resp, err := stub.Describe(callCtx, &redlockv1.DescribeRequest{Resource: r}, grpc.ForceCodec(codec{}))
 		cancel()
 		if err == nil {
 			return resp.GetHeld(), nil
+		}
+		if status.Code(err) == codes.DeadlineExceeded && time.Now().Before(deadline) {
+			continue
 		}
 		if status.Code(err) != codes.Unavailable || (attempt >= 4 && !time.Now().Add(backoff).Before(deadline)) {
 			return false, err

@@ -84,6 +84,15 @@ class CallSettings:
         """When a unary call that starts now must be over, retries included: the call timeout."""
         return self.clock.now() + self.call_timeout
 
+    def attempt_timeout(self) -> float:
+        """How long one attempt of an idempotent unary call other than Acquire waits for its
+        answer: half the call timeout. A replica gone silent (its connection open, nothing coming
+        back) neither answers nor refuses, and the client cannot tell it from a slow one but by
+        time; most calls have no ttl to derive a bound from (Leader, Describe, ForceRelease).
+        Half the call timeout leaves the retry, on another replica, as long as the first attempt
+        had, far above what a healthy replica takes (one Redis round)."""
+        return self.call_timeout / 2
+
     def unary_retry_wait(self, error: Any, attempt: int, deadline: float) -> Optional[float]:
         """How long to wait before retrying a unary call that failed ``error`` on attempt
         ``attempt`` (1-based), or None: do not retry (see :mod:`redlockd._retrying`)."""
@@ -110,17 +119,26 @@ class CallSettings:
               still_worth_it: Callable[[], bool] = lambda: True,
               deadline: Optional[float] = None) -> Procedure[Tuple[Any, float]]:
         """A unary call that is over by ``deadline`` (default: the call timeout from now),
-        UNAVAILABLE retried until then while ``still_worth_it()``: the answer, and the send
-        time of the attempt it answers."""
+        UNAVAILABLE retried until then while ``still_worth_it()``, and so is an attempt that got
+        no answer within :meth:`attempt_timeout`: the answer, and the send time of the attempt
+        it answers."""
         if deadline is None:
             deadline = self.unary_deadline()
         attempt = 1
         while True:
             sent = self.clock.now()
+            left = max(0.0, deadline - sent)
+            timeout = min(left, self.attempt_timeout())
             try:
-                answer = yield Call(method, request, max(0.0, deadline - sent))
+                answer = yield Call(method, request, timeout)
                 return answer, sent
             except grpc.RpcError as e:
+                if (e.code() == grpc.StatusCode.DEADLINE_EXCEEDED and timeout < left
+                        and self.retry.max_attempts > 1 and still_worth_it()):
+                    # Cut by its own timeout, not the call's: its replica may be silent (a frozen
+                    # host, a partition). round_robin puts the retry on the next one, at once.
+                    attempt += 1
+                    continue
                 wait = self.unary_retry_wait(e, attempt, deadline)
                 if wait is None or not still_worth_it():
                     raise from_rpc_error(e) from None

@@ -192,7 +192,9 @@ class LeaseState:
             lost = self._life.finish()
             keeper = self._keeper
         if keeper is not None and lost is None:
-            ending = yield from keeper.half_close(self._calls.call_timeout)
+            # The release's first attempt, held to an attempt's timeout: a stream on a replica
+            # gone silent since its last answer never ends, and the Release below goes elsewhere.
+            ending = yield from keeper.half_close(self._calls.attempt_timeout())
             if ending is None:
                 keeper.cancel()
             elif ending[0] == grpc.StatusCode.OK:

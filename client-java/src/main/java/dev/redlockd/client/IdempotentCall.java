@@ -4,6 +4,7 @@ import io.grpc.Status;
 import io.grpc.stub.AbstractStub;
 import io.grpc.stub.StreamObserver;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.function.BiConsumer;
 import java.util.function.BooleanSupplier;
 
@@ -13,7 +14,9 @@ import java.util.function.BooleanSupplier;
  * {@link RetryPolicy} until the call's deadline (the call timeout, from the first attempt), the
  * channel's reconnect backoff reset before each retry, so that the retry reaches a replica that
  * is up (one back a moment ago, or another). A server's pushback replaces the backoff, and
- * "do not retry" ends it. (Acquire has its own: {@link PendingAcquire}.)
+ * "do not retry" ends it. Each attempt is held to {@link LockClient#attemptTimeout()}; one that
+ * ends so (a replica gone silent, or only slow) is retried at once while the deadline is ahead.
+ * (Acquire has its own: {@link PendingAcquire}.)
  */
 final class IdempotentCall<S extends AbstractStub<S>, Resp> {
   private final LockClient client;
@@ -56,7 +59,7 @@ final class IdempotentCall<S extends AbstractStub<S>, Resp> {
     }
     UnaryCall<Object, Resp> call = new UnaryCall<>();
     inFlight = call;
-    method.accept(client.withCallDeadline(stub), call);
+    method.accept(stub.withDeadlineAfter(client.attemptTimeout().toNanos(), TimeUnit.NANOSECONDS), call);
     if (result.isCancelled()) {
       call.cancel(false);
     }
@@ -66,6 +69,13 @@ final class IdempotentCall<S extends AbstractStub<S>, Resp> {
         return;
       }
       Status status = CallStatus.of(failure);
+      if (status.getCode() == Status.Code.DEADLINE_EXCEEDED && client.nanoTime() < deadlineNanos
+          && !result.isDone() && client.retryPolicy().maxAttempts() > 1 && stillWorthIt.getAsBoolean()) {
+        // No answer within the attempt's timeout, with the call's deadline ahead: its replica
+        // may be silent. round_robin puts the retry on the next one, at once.
+        client.retryAfter(() -> attempt(attempt + 1), 0);
+        return;
+      }
       long pushback = Pushback.of(failure);
       long wait = client.retryWaitNanos(attempt, pushback);
       if (status.getCode() == Status.Code.UNAVAILABLE && pushback != Pushback.STOP && !result.isDone()

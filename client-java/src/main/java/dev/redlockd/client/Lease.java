@@ -177,9 +177,11 @@ public final class Lease implements AutoCloseable {
     }
     if (k != null) {
       // Half-close: the server releases and ends the stream OK (NOT_FOUND if it was not held).
+      // It is the release's first attempt, held to an attempt's timeout: a stream on a replica
+      // gone silent since its last answer never ends, and the Release below goes elsewhere.
       Status ended;
       try {
-        ended = client.awaitCall(k.halfClose());
+        ended = client.awaitCall(k.halfClose(), client.attemptTimeout());
       } catch (LockServiceException e) {
         k.cancel();
         ended = e.status();

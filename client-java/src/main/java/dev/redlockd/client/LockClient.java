@@ -203,9 +203,17 @@ public final class LockClient {
     return callTimeout;
   }
 
-  /** The stub with the deadline of a call other than Acquire: the call timeout from now. */
-  <S extends AbstractStub<S>> S withCallDeadline(S service) {
-    return service.withDeadlineAfter(callTimeout.toNanos(), TimeUnit.NANOSECONDS);
+  /**
+   * How long one attempt of an idempotent call other than Acquire (whose attempts carry its wait
+   * and are counted by the retry policy) waits for its answer: half the call timeout. A replica
+   * gone silent (a frozen host, a partition: its connection stays open until a keepalive ping
+   * fails, 11 s later) neither answers nor refuses, and the client cannot tell it from a slow one
+   * but by time; most calls have no ttl to derive a bound from (Leader, Describe, ForceRelease).
+   * Half the call timeout leaves the retry, which round_robin puts on the next replica, as long as
+   * the first attempt had, far above what a healthy replica takes (one Redis round).
+   */
+  Duration attemptTimeout() {
+    return callTimeout.dividedBy(2);
   }
 
   /**
@@ -431,12 +439,17 @@ public final class LockClient {
 
   /** {@link #await(CompletableFuture)}, giving up after the default call deadline. */
   <T> T awaitCall(CompletableFuture<T> future) {
+    return awaitCall(future, callTimeout);
+  }
+
+  /** As {@link #awaitCall(CompletableFuture)}, waiting up to {@code timeout}. */
+  <T> T awaitCall(CompletableFuture<T> future, Duration timeout) {
     try {
-      return await(future.orTimeout(callTimeout.toNanos(), TimeUnit.NANOSECONDS));
+      return await(future.orTimeout(timeout.toNanos(), TimeUnit.NANOSECONDS));
     } catch (LockServiceException e) {
       if (e.getCause() instanceof java.util.concurrent.TimeoutException) {
         throw new LockServiceException(Status.DEADLINE_EXCEEDED.withDescription(
-            "no answer within " + callTimeout.toMillis() + " ms"), e.getCause());
+            "no answer within " + timeout.toMillis() + " ms"), e.getCause());
       }
       throw e;
     }

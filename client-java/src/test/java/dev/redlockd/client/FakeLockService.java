@@ -48,6 +48,8 @@ final class FakeLockService extends LockServiceGrpc.LockServiceImplBase {
   final Queue<Status> failNextAcquire = new ConcurrentLinkedQueue<>();
   final Queue<Status> failNextExtend = new ConcurrentLinkedQueue<>();
   final Queue<Status> failNextRelease = new ConcurrentLinkedQueue<>();
+  /** How many of the next Releases get no answer at all, as from a replica gone silent. */
+  final java.util.concurrent.atomic.AtomicInteger silentReleases = new java.util.concurrent.atomic.AtomicInteger();
   final List<StreamObserver<KeepAliveResponse>> streams = new CopyOnWriteArrayList<>();
   /** Every KeepAlive stream, in the order they were opened, live or not. */
   final List<StreamObserver<KeepAliveResponse>> opened = new CopyOnWriteArrayList<>();
@@ -185,6 +187,9 @@ final class FakeLockService extends LockServiceGrpc.LockServiceImplBase {
     if (failure != null) {
       responses.onError(failure.asRuntimeException());
       return;
+    }
+    if (silentReleases.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
+      return; // never answered: the client's deadline ends the call
     }
     String key = key(request.getResource(), request.getPermit());
     Held held = locks.get(key);

@@ -96,6 +96,23 @@ class IdempotentCallTest {
   }
 
   @Test
+  void anAttemptASilentReplicaNeverAnswersIsRetriedWithinTheCallTimeout() {
+    LockClient client = builder(channel).build();
+    Lease lease = client.acquire("orders/1", LockOptions.ttl(TTL));
+    fake.silentReleases.set(1);
+
+    long start = System.nanoTime();
+    assertThat(lease.release()).isTrue();
+    long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+
+    // The first attempt had half the call timeout; the retry (round_robin's next replica, here
+    // the same fake) was answered.
+    assertThat(tookMs).isLessThan(CALL_TIMEOUT.toMillis());
+    assertThat(fake.releaseLog).hasSize(2).extracting(ReleaseRequest::getToken).containsOnly(
+        fake.acquires.get(0).getToken());
+  }
+
+  @Test
   void aRetryPolicyOfOneAttemptRetriesNothing() {
     LockClient client = builder(channel).retryPolicy(RetryPolicy.none()).build();
     Lease lease = client.acquire("orders/1", LockOptions.ttl(TTL));

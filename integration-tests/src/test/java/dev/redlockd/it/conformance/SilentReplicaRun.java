@@ -15,6 +15,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
@@ -136,7 +137,12 @@ class SilentReplicaRun {
         } else {
           replicas.get(leaseOn).freeze();
         }
-        long[] renewed = keys.firstRenewalsAfter(fault, TTL.plusSeconds(1));
+        // A renewal the silent replica had under way at the fault may land after it: a renewal
+        // counts as the resume only once the other replica carries the stream it came through.
+        int other = 1 - leaseOn;
+        long[] renewed = keys.firstRenewalsAfter(fault, TTL.plusSeconds(1), List.of(
+            () -> OpenStreams.count(metrics[other], OpenStreams.KEEP_ALIVE) > 0,
+            () -> !leaderThere || OpenStreams.count(metrics[other], OpenStreams.CAMPAIGN) > 0));
         if (FAULT.equals("stop")) {
           replicas.get(leaseOn).thaw();
         }
@@ -206,8 +212,12 @@ class SilentReplicaRun {
       return rose;
     }
 
-    /** When each key was first seen renewed after {@code fault}, or -1 when not within {@code atMost}. */
-    long[] firstRenewalsAfter(long fault, Duration atMost) throws IOException, InterruptedException {
+    /**
+     * When each key was first seen renewed after {@code fault} while its {@code resumed} check held
+     * (read at the renewal), or -1 when not within {@code atMost}.
+     */
+    long[] firstRenewalsAfter(long fault, Duration atMost, List<BooleanSupplier> resumed)
+        throws IOException, InterruptedException {
       long[] at = new long[keys.length];
       java.util.Arrays.fill(at, -1);
       long until = fault + atMost.toNanos();
@@ -215,7 +225,7 @@ class SilentReplicaRun {
         boolean[] rose = sample();
         long now = System.nanoTime();
         for (int k = 0; k < keys.length; k++) {
-          if (rose[k] && at[k] < 0) {
+          if (rose[k] && at[k] < 0 && resumed.get(k).getAsBoolean()) {
             at[k] = now;
           }
         }
