@@ -28,14 +28,14 @@ func TestAReleaseOnAReplicaThatNeverAnswersIsRetriedOnTheOtherWithinItsDeadline(
 	}
 	t.Cleanup(func() { conn.Close() })
 	const callTimeout = time.Second
-	c := New(conn, WithCallTimeout(callTimeout), WithRetry(4, time.Millisecond, 5*time.Millisecond))
+	c := New(conn, WithCallTimeout(callTimeout), retrying(4, time.Millisecond, 5*time.Millisecond))
 	// Leases until both replicas are ready in round_robin's eyes, each having served an Acquire.
 	var leases []*Lease
 	for len(a.f.acquires) == 0 || len(silent.f.acquires) == 0 || len(leases) < 4 {
 		if len(leases) == 50 {
 			t.Fatal("a replica never served")
 		}
-		l, err := c.Acquire(context.Background(), "orders/1", silenceTTL, 0)
+		l, err := c.Acquire(context.Background(), "orders/1", silenceTTL)
 		if err != nil {
 			t.Fatal(err)
 		}
