@@ -1,0 +1,161 @@
+package dev.redlockd.it.core;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.redlockd.it.support.LiveServer;
+import dev.redlockd.proto.v1.AcquireRequest;
+import dev.redlockd.proto.v1.LockServiceGrpc;
+import dev.redlockd.proto.v1.ReleaseRequest;
+import dev.redlockd.testing.RedisCluster;
+import io.grpc.stub.StreamObserver;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+import org.junit.jupiter.api.Test;
+
+/**
+ * What a lock cycle (Acquire of a free lock, then Release) costs the Redis nodes, counted from
+ * each node's {@code INFO commandstats} rather than timed: a count does not depend on how loaded
+ * the machine is. Cycles run as LockCycleBench runs them (one resource per slot, a fresh token
+ * each cycle, many in flight) through the real server on five real nodes. Every-node rounds run
+ * both scripts on all five nodes; thrifty rounds on a healthy cluster on a quorum of three only,
+ * so a thrifty cycle costs the nodes at most 3/5 of the scripts, whichever node each key prefers.
+ */
+class ThriftyRedisWorkTest {
+  private static final int NODES = 5;
+  private static final int QUORUM = NODES / 2 + 1;
+  /** acquire.lua, then release.lua. */
+  private static final int SCRIPTS_PER_CYCLE = 2;
+  private static final int CYCLES = 1500;
+  private static final int IN_FLIGHT = 32;
+  /**
+   * Scripts the nodes run that no cycle asked for: the monitor's probe.lua, one per node per
+   * probe round, which come every 500 ms and, after a surprising reply, at most every 100 ms
+   * (NodeMonitor's MIN_GAP_NANOS). A run of {@code t} seconds has at most t / 0.1 + 2 of them.
+   */
+  private static final double PROBE_GAP_SECONDS = 0.1;
+
+  @Test
+  void aThriftyCycleRunsItsScriptsOnAQuorumOfNodesOnlyAndEveryNodeCycleOnAll() throws Exception {
+    Work everyNode = measure();
+    Work thrifty = measure("--thrifty-rounds");
+    System.out.printf(Locale.ROOT, "script calls per lock cycle, all %d nodes together: every node %.3f, thrifty "
+        + "%.3f (%.2fx); per node every node %s, thrifty %s%n", NODES, everyNode.perCycle(), thrifty.perCycle(),
+        thrifty.perCycle() / everyNode.perCycle(), everyNode.perNodeText(), thrifty.perNodeText());
+
+    assertThat(everyNode.perCycle()).as("every-node rounds: both scripts on every node")
+        .isBetween((double) NODES * SCRIPTS_PER_CYCLE, NODES * SCRIPTS_PER_CYCLE + everyNode.slackPerCycle());
+    assertThat(thrifty.perCycle()).as("thrifty rounds on a healthy cluster: both scripts on a quorum only")
+        .isBetween((double) QUORUM * SCRIPTS_PER_CYCLE, QUORUM * SCRIPTS_PER_CYCLE + thrifty.slackPerCycle());
+  }
+
+  /** Script calls (EVALSHA and EVAL) per node over {@link #CYCLES} cycles, and the seconds they took. */
+  private record Work(long[] perNode, double seconds) {
+    double perCycle() {
+      long sum = 0;
+      for (long n : perNode) {
+        sum += n;
+      }
+      return sum / (double) CYCLES;
+    }
+
+    /** The most probe rounds the run's time allows, on every node, per cycle. */
+    double slackPerCycle() {
+      return NODES * (seconds / PROBE_GAP_SECONDS + 2) / CYCLES;
+    }
+
+    String perNodeText() {
+      StringBuilder text = new StringBuilder();
+      for (long n : perNode) {
+        text.append(text.length() == 0 ? "" : " ").append(String.format(Locale.ROOT, "%.2f", n / (double) CYCLES));
+      }
+      return text.toString();
+    }
+  }
+
+  private static Work measure(String... flags) throws Exception {
+    List<String> all = new ArrayList<>(List.of("--node-timeout", "1s")); // counts, not a latency claim
+    all.addAll(List.of(flags));
+    try (LiveServer h = new LiveServer(NODES, all.toArray(String[]::new))) {
+      // Every connection has sent each script whole once (EVAL) and the monitor has probed.
+      run(h.async(), "warm", IN_FLIGHT, 2 * IN_FLIGHT);
+      long[] before = scriptCalls(h.cluster());
+      long start = System.nanoTime();
+      run(h.async(), "cycle", IN_FLIGHT, CYCLES);
+      double seconds = (System.nanoTime() - start) / 1e9;
+      long[] after = scriptCalls(h.cluster());
+      long[] ran = new long[NODES];
+      for (int n = 0; n < NODES; n++) {
+        ran[n] = after[n] - before[n];
+      }
+      return new Work(ran, seconds);
+    }
+  }
+
+  /** {@code cycles} cycles, {@code inFlight} at a time, each slot on its own resource. */
+  private static void run(LockServiceGrpc.LockServiceStub stub, String name, int inFlight, int cycles)
+      throws Exception {
+    AtomicInteger left = new AtomicInteger(cycles);
+    List<CompletableFuture<Void>> slots = new ArrayList<>();
+    for (int s = 0; s < inFlight; s++) {
+      CompletableFuture<Void> done = new CompletableFuture<>();
+      slots.add(done);
+      cycle(stub, "work-" + name + "-" + s, left, done);
+    }
+    CompletableFuture.allOf(slots.toArray(CompletableFuture[]::new)).get(2, TimeUnit.MINUTES);
+  }
+
+  private static void cycle(LockServiceGrpc.LockServiceStub stub, String resource, AtomicInteger left,
+      CompletableFuture<Void> done) {
+    if (left.getAndDecrement() <= 0) {
+      done.complete(null);
+      return;
+    }
+    String token = UUID.randomUUID().toString();
+    stub.acquire(AcquireRequest.newBuilder().setResource(resource).setToken(token)
+        .setTtl(LiveServer.proto(Duration.ofSeconds(10))).build(), new Answer<>(done, granted ->
+        stub.release(ReleaseRequest.newBuilder().setResource(resource).setToken(token).build(),
+            new Answer<>(done, released -> {
+              if (!released.getReleased()) {
+                done.completeExceptionally(new AssertionError("Release answered released=false on " + resource));
+                return;
+              }
+              cycle(stub, resource, left, done);
+            }))));
+  }
+
+  /** A unary call's answer handed on; its error fails the slot. */
+  private record Answer<T>(CompletableFuture<Void> done, Consumer<T> next) implements StreamObserver<T> {
+    @Override
+    public void onNext(T value) {
+      next.accept(value);
+    }
+
+    @Override
+    public void onError(Throwable t) {
+      done.completeExceptionally(t);
+    }
+
+    @Override
+    public void onCompleted() {}
+  }
+
+  /** EVALSHA plus EVAL calls each node has run so far (a script sent whole the first time runs as EVAL). */
+  private static long[] scriptCalls(RedisCluster cluster) {
+    long[] calls = new long[cluster.size()];
+    for (int n = 0; n < cluster.size(); n++) {
+      String stats = (String) cluster.call(n, "INFO", "commandstats");
+      calls[n] = stats.lines()
+          .filter(line -> line.startsWith("cmdstat_evalsha:") || line.startsWith("cmdstat_eval:"))
+          .mapToLong(line -> Long.parseLong(line.replaceAll("^[^:]*:calls=(\\d+),.*", "$1")))
+          .sum();
+    }
+    return calls;
+  }
+}
