@@ -236,6 +236,12 @@ public final class LockCycleBench {
               new CpuProbe(thriftyServer.pid(), redisPids, redisUris)));
         }
         measure(rows);
+        if (thriftyServer != null) {
+          // Printed only: the page's hand-off table is the every-node server's.
+          System.out.printf("== hand-off, thrifty rounds: %d clients on one resource, hold %d us%n", handOffClients,
+              handOffHoldMicros);
+          handOff(List.of(thriftyPool));
+        }
         if (server != null) {
           System.out.printf("== hand-off: %d clients on one resource, hold %d us, %d s warm-up, %d s measured%n",
               handOffClients, handOffHoldMicros, warmUpSeconds, secondsPerPoint);
@@ -334,8 +340,8 @@ public final class LockCycleBench {
    * Systems side by side: each one's discarded warm-up, then at each level one point of each in
    * turn, so that a change in the machine during the run touches them alike.
    */
-  private void measure(List<Measured> systems) throws InterruptedException {
-    for (Measured m : systems) {
+  private void measure(List<Measured> rows) throws InterruptedException {
+    for (Measured m : rows) {
       Contender contender = m.contender();
       run.how.put(contender.name(), contender.how());
       System.out.println("== " + contender.name() + ": " + contender.how());
@@ -345,7 +351,7 @@ public final class LockCycleBench {
       }
     }
     for (int level : levels) {
-      for (Measured m : systems) {
+      for (Measured m : rows) {
         Contender contender = m.contender();
         double settled = Machine.settle(SETTLE_MAX_SECONDS);
         if (settled >= SETTLE_MAX_SECONDS) {
