@@ -326,12 +326,23 @@ class SimRedisDifferentialTest {
       return "round" + rnd.nextInt(6);
     }
 
+    /** A thrifty round's floor (acquire.lua's ARGV[5]) on some calls: none, below or above the fences. */
+    private List<String> acquireArgs(List<String> args) {
+      int roll = rnd.nextInt(3);
+      if (roll == 0) {
+        return args;
+      }
+      List<String> withFloor = new ArrayList<>(args);
+      withFloor.add(roll == 1 ? Integer.toString(rnd.nextInt(5)) : Long.toString(1_000_000L + rnd.nextInt(1000)));
+      return withFloor;
+    }
+
     Op next() {
       int roll = rnd.nextInt(100);
       if (roll < 22) {
         String r = resource();
         return script(ACQUIRE, List.of(lock(r), INCARNATION, fence(r), FENCE_MAX),
-            List.of(token(r), ttl(), rnd.nextBoolean() ? "" : pick(OWNERS), round()), null);
+            acquireArgs(List.of(token(r), ttl(), rnd.nextBoolean() ? "" : pick(OWNERS), round())), null);
       } else if (roll < 27) {
         String r = resource();
         return script(ABANDON, List.of(lock(r), INCARNATION), List.of(token(r), round()), null);
