@@ -72,9 +72,13 @@ final class Redlock {
    * the same fence for a resource none of them has a counter for.
    */
   private long nextFloor() {
-    long now = wallMicros.getAsLong();
+    // Below 2^52 (the year 2112 in microseconds): acquire.lua adds 1 to fences as Lua numbers,
+    // exact only below 2^53, and a wall clock set far ahead must not carry fences past that.
+    long now = Math.min(wallMicros.getAsLong(), FLOOR_CEILING);
     return floors.updateAndGet(last -> Math.max(last + 1, now));
   }
+
+  private static final long FLOOR_CEILING = 1L << 52;
 
   /** Names one release, unique across replicas, for the copies of its announcement to be told apart. */
   String newNotice() {
