@@ -28,7 +28,7 @@ class SemaphoreSimulationTest {
 
   @Test
   void thriftyPermitsNeverExceedTheirLimit() throws Exception {
-    run(SemSimulation.THRIFTY, " (thrifty)", Long.getLong("sem.operations.thrifty", 5_000));
+    run(SemSimulation.THRIFTY, " (thrifty)", Long.getLong("sem.operations.thrifty", 1_000));
   }
 
   private static void run(SemSimulation.Implementation implementation, String what, long operationsWanted)
