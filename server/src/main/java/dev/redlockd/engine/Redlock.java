@@ -67,9 +67,9 @@ final class Redlock {
   }
 
   /**
-   * The floor of a thrifty acquire round's first fences (acquire.lua): this replica's wall clock
-   * in microseconds, and above every floor it sent before, so that the nodes of one round draw
-   * the same fence for a resource none of them has a counter for.
+   * The floor of a thrifty acquire round's first fences (acquire.lua, acquire_permit.lua): this
+   * replica's wall clock in microseconds, and above every floor it sent before, so that the nodes
+   * of one round draw the same fence for a lease key none of them has a counter for.
    */
   private long nextFloor() {
     // Below 2^52 (the year 2112 in microseconds): acquire.lua adds 1 to fences as Lua numbers,
@@ -153,8 +153,11 @@ final class Redlock {
       Duration ttl, Consumer<List<String>> answered) {
     long start = nanoClock.getAsLong();
     String round = roundPrefix + Long.toString(rounds.incrementAndGet(), 36);
-    List<String> args = List.of(token, Long.toString(ttl.toMillis()), owner, round, Integer.toString(permits),
-        Integer.toString(permit));
+    List<String> args = config.thriftyRounds()
+        ? List.of(token, Long.toString(ttl.toMillis()), owner, round, Integer.toString(permits),
+            Integer.toString(permit), Long.toString(nextFloor()))
+        : List.of(token, Long.toString(ttl.toMillis()), owner, round, Integer.toString(permits),
+            Integer.toString(permit));
     ClockWatch.Round clock = clocks.round(start, "a permit's acquire round");
     NodeResult.Round<Replies.Acquire> acquiring = quorumRound(keys.lease(resource, permit), Scripts.ACQUIRE_PERMIT,
         keys.forAcquirePermit(resource, permits, permit), args, (node, reply) -> Replies.acquirePermit(reply, clock,

@@ -326,7 +326,10 @@ class SimRedisDifferentialTest {
       return "round" + rnd.nextInt(6);
     }
 
-    /** A thrifty round's floor (acquire.lua's ARGV[5]) on some calls: none, below or above the fences. */
+    /**
+     * A thrifty round's floor (the last argument of acquire.lua and acquire_permit.lua) on some
+     * calls: none, below or above the fences.
+     */
     private List<String> acquireArgs(List<String> args) {
       int roll = rnd.nextInt(3);
       if (roll == 0) {
@@ -409,8 +412,8 @@ class SimRedisDifferentialTest {
         for (int i = 1; i <= n; i++) {
           keys.add(permit(r, i));
         }
-        return script(ACQUIRE_PERMIT, keys, List.of(permitToken(r, k), ttl(),
-            rnd.nextBoolean() ? "" : pick(OWNERS), round(), Integer.toString(n), Integer.toString(k)), null);
+        return script(ACQUIRE_PERMIT, keys, acquireArgs(List.of(permitToken(r, k), ttl(),
+            rnd.nextBoolean() ? "" : pick(OWNERS), round(), Integer.toString(n), Integer.toString(k))), null);
       } else if (roll < 65) {
         int leases = 1 + rnd.nextInt(2);
         List<String> keys = new ArrayList<>(List.of(INCARNATION));
