@@ -9,6 +9,8 @@ import java.util.TreeMap;
 /** Everything one LockCycleBench run found, filled in as it goes and rendered by {@link Report}. */
 final class BenchRun {
   static final String REDLOCKD = "redlockd";
+  /** The same server jar started with --thrifty-rounds, on the same nodes, in the same run. */
+  static final String REDLOCKD_THRIFTY = "redlockd, thrifty rounds";
   static final String JEDIS_REDLOCK = "Redlock over JedisPool (in process)";
   static final String REDISSON_REDLOCK = "RedissonRedLock";
   static final String REDISSON_LOCK = "Redisson RLock (1 node)";
@@ -16,7 +18,7 @@ final class BenchRun {
   static final String FLOOR = "one-node floor";
   static final String ECHO = "gRPC echo";
   /** The order of the rows, whatever the order of measurement. */
-  static final List<String> ROWS = List.of(REDLOCKD, JEDIS_REDLOCK, REDISSON_REDLOCK, REDISSON_LOCK, ETCD, FLOOR, ECHO);
+  static final List<String> ROWS = List.of(REDLOCKD, REDLOCKD_THRIFTY, JEDIS_REDLOCK, REDISSON_REDLOCK, REDISSON_LOCK, ETCD, FLOOR, ECHO);
 
   String commandLine;
   String date;

@@ -15,21 +15,33 @@ final class CpuProbe {
 
   private final long server;
   private final List<Long> redis;
+  /** The nodes whose script calls are counted; empty: none counted. */
+  private final List<String> redisUris;
 
   /** {@code server} 0: none (the system runs in this JVM). */
   CpuProbe(long server, List<Long> redis) {
-    this.server = server;
-    this.redis = List.copyOf(redis);
+    this(server, redis, List.of());
   }
 
-  record Snapshot(long nanos, long self, long server, long redis, long[] machine, long contextSwitches) {}
+  /** Also counts the script calls and reads of the nodes at {@code redisUris} (see {@link RedisAdmin#work}). */
+  CpuProbe(long server, List<Long> redis, List<String> redisUris) {
+    this.server = server;
+    this.redis = List.copyOf(redis);
+    this.redisUris = List.copyOf(redisUris);
+  }
+
+  record Snapshot(long nanos, long self, long server, long redis, long[] machine, long contextSwitches,
+      RedisAdmin.Work redisWork) {}
 
   /**
    * Cores used by each party, and context switches per second on the whole machine: on a VM
    * a thread hand-off costs far more than the work handed off, so switches per cycle say much
-   * about where a cycle's time goes.
+   * about where a cycle's time goes. {@code redisScripts} and {@code redisReads}: the script calls
+   * the nodes ran and the reads they made, all together (see {@link RedisAdmin#work}; -1 when not
+   * counted).
    */
-  record Usage(double generator, double server, double redis, double machine, double contextSwitchesPerSecond) {
+  record Usage(double generator, double server, double redis, double machine, double contextSwitchesPerSecond,
+      long redisScripts, long redisReads) {
     /** What none of the measured processes used: kernel threads, or something that should not be running. */
     double other() {
       return Math.max(0, machine - generator - (Double.isNaN(server) ? 0 : server) - redis);
@@ -42,7 +54,7 @@ final class CpuProbe {
       redisTicks += ticks(pid);
     }
     return new Snapshot(System.nanoTime(), ticks(ProcessHandle.current().pid()), server == 0 ? 0 : ticks(server),
-        redisTicks, MachineCpu.read(), contextSwitches());
+        redisTicks, MachineCpu.read(), contextSwitches(), redisUris.isEmpty() ? null : RedisAdmin.work(redisUris));
   }
 
   Usage between(Snapshot a, Snapshot b) {
@@ -50,7 +62,9 @@ final class CpuProbe {
     return new Usage((b.self() - a.self()) / TICKS_PER_SECOND / seconds,
         server == 0 ? Double.NaN : (b.server() - a.server()) / TICKS_PER_SECOND / seconds,
         (b.redis() - a.redis()) / TICKS_PER_SECOND / seconds,
-        MachineCpu.busyCores(a.machine(), b.machine()), (b.contextSwitches() - a.contextSwitches()) / seconds);
+        MachineCpu.busyCores(a.machine(), b.machine()), (b.contextSwitches() - a.contextSwitches()) / seconds,
+        a.redisWork() == null ? -1 : b.redisWork().scripts() - a.redisWork().scripts(),
+        a.redisWork() == null ? -1 : b.redisWork().reads() - a.redisWork().reads());
   }
 
   /** Context switches on all CPUs since boot (the "ctxt" line of /proc/stat); 0 where missing. */

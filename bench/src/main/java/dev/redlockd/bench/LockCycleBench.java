@@ -25,7 +25,7 @@ import java.util.concurrent.Callable;
  * <pre>java -cp bench/target/redlockd-bench.jar dev.redlockd.bench.LockCycleBench
  *     [--seconds-per-point 10] [--warmup-seconds 3] [--system-warmup-seconds 10] [--levels 1,32,128]
  *     [--channels 4] [--handoff-clients 8] [--handoff-hold-us 1000] [--keepalive]
- *     [--systems echo,floor,redlockd,jedis-redlock,redisson-redlock,redisson-lock,etcd]
+ *     [--systems echo,floor,redlockd,redlockd-thrifty,jedis-redlock,redisson-redlock,redisson-lock,etcd]
  *     [--server-jar server/target/redlockd-server.jar] [--write docs/performance.md]</pre>
  *
  * <p>{@code --write} also draws docs/performance-*.svg from the tables it wrote;
@@ -33,13 +33,19 @@ import java.util.concurrent.Callable;
  *
  * -Dbench.serverJvm="..." adds JVM flags to the redlockd server (e.g. a JFR recording), and
  * -Dbench.serverFlags="..." server flags, as for KeepAliveLoad.
+ *
+ * <p>{@code redlockd-thrifty} is a second server process, started with {@code --thrifty-rounds}
+ * on the same nodes; with {@code redlockd} in the same run the two are measured in turn at each
+ * level. Each point also prints the script calls the nodes ran and the reads they made per
+ * cycle (INFO commandstats and stats: counts, which a loaded machine does not change the way
+ * it changes CPU times).
  */
 public final class LockCycleBench {
   private static final String USAGE = """
       java -cp bench/target/redlockd-bench.jar dev.redlockd.bench.LockCycleBench
           [--seconds-per-point 10] [--warmup-seconds 3] [--system-warmup-seconds 10] [--levels 1,32,128]
           [--channels 4] [--handoff-clients 8] [--handoff-hold-us 1000] [--keepalive]
-          [--systems echo,floor,redlockd,jedis-redlock,redisson-redlock,redisson-lock,etcd]
+          [--systems echo,floor,redlockd,redlockd-thrifty,jedis-redlock,redisson-redlock,redisson-lock,etcd]
           [--server-jar server/target/redlockd-server.jar] [--quiet-wait-seconds 900] [--write docs/performance.md]
           (--write also draws docs/performance-*.svg from the tables; --charts-only docs/performance.md redraws
           them from the page without measuring)
@@ -140,7 +146,7 @@ public final class LockCycleBench {
       if (systems.contains("floor")) {
         measureInProcess(() -> new JedisFloor(redisUris.get(0), levels.stream().max(Integer::compare).orElse(1)));
       }
-      if (systems.contains("redlockd")) {
+      if (systems.contains("redlockd") || systems.contains("redlockd-thrifty")) {
         measureRedlockd();
       }
       if (systems.contains("jedis-redlock")) {
@@ -194,31 +200,62 @@ public final class LockCycleBench {
   private void measureInProcess(Callable<Contender> make) throws Exception {
     RedisAdmin.flushAll(redisUris);
     try (Contender contender = make.call()) {
-      measure(contender, new CpuProbe(0, redisPids));
+      measure(contender, new CpuProbe(0, redisPids, redisUris));
     }
   }
 
   /**
-   * Flushed before the server starts, never while it runs: the server would take the missing
-   * incarnation keys for nodes that restarted empty and quarantine them.
+   * Flushed before the servers start, never while they run: a server would take the missing
+   * incarnation keys for nodes that restarted empty and quarantine them. With both redlockd
+   * rows, both servers run on the same nodes (as two replicas) and are measured in turn.
    */
   private void measureRedlockd() throws Exception {
     RedisAdmin.flushAll(redisUris);
     if (!Files.isReadable(serverJar)) {
       throw new IllegalStateException(serverJar + " missing: mvn -B -q -DskipTests -pl bench -am package");
     }
-    try (ServerUnderTest server = ServerUnderTest.start(serverJar, serverJvmArgs(true), serverFlags())) {
-      List<ManagedChannel> pool = GrpcChannels.open(server.port(), channels);
-      try (RedlockdGrpc contender = new RedlockdGrpc(pool)) {
-        measure(contender, new CpuProbe(server.pid(), redisPids));
-        System.out.printf("== hand-off: %d clients on one resource, hold %d us, %d s warm-up, %d s measured%n",
-            handOffClients, handOffHoldMicros, warmUpSeconds, secondsPerPoint);
-        run.handOff = handOff(List.of(pool));
-        System.out.println("== hand-off across two servers on the same nodes, notices on (the default)");
-        run.handOffAcross = handOffAcross(pool, List.of());
+    boolean everyNode = systems.contains("redlockd");
+    boolean thrifty = systems.contains("redlockd-thrifty");
+    List<String> thriftyFlags = new ArrayList<>(serverFlags());
+    thriftyFlags.add("--thrifty-rounds");
+    // A null resource is skipped on close: each server runs only if its row is asked for.
+    try (ServerUnderTest server = everyNode ? ServerUnderTest.start(serverJar, serverJvmArgs(true), serverFlags())
+            : null;
+        ServerUnderTest thriftyServer = thrifty ? ServerUnderTest.start(serverJar, serverJvmArgs(true), thriftyFlags)
+            : null) {
+      List<ManagedChannel> pool = server == null ? List.of() : GrpcChannels.open(server.port(), channels);
+      List<ManagedChannel> thriftyPool = thriftyServer == null ? List.of()
+          : GrpcChannels.open(thriftyServer.port(), channels);
+      try {
+        List<Measured> rows = new ArrayList<>();
+        if (server != null) {
+          rows.add(new Measured(new RedlockdGrpc(pool), new CpuProbe(server.pid(), redisPids, redisUris)));
+        }
+        if (thriftyServer != null) {
+          rows.add(new Measured(new RedlockdGrpc(thriftyPool, 0, true),
+              new CpuProbe(thriftyServer.pid(), redisPids, redisUris)));
+        }
+        measure(rows);
+        if (thriftyServer != null) {
+          // Printed only: the page's hand-off table is the every-node server's.
+          System.out.printf("== hand-off, thrifty rounds: %d clients on one resource, hold %d us%n", handOffClients,
+              handOffHoldMicros);
+          handOff(List.of(thriftyPool));
+        }
+        if (server != null) {
+          System.out.printf("== hand-off: %d clients on one resource, hold %d us, %d s warm-up, %d s measured%n",
+              handOffClients, handOffHoldMicros, warmUpSeconds, secondsPerPoint);
+          run.handOff = handOff(List.of(pool));
+          System.out.println("== hand-off across two servers on the same nodes, notices on (the default)");
+          run.handOffAcross = handOffAcross(pool, List.of());
+        }
       } finally {
         GrpcChannels.close(pool);
+        GrpcChannels.close(thriftyPool);
       }
+    }
+    if (!everyNode) {
+      return;
     }
     System.out.println("== hand-off across two servers on the same nodes, --notify-waiters false (as before notices)");
     try (ServerUnderTest first = ServerUnderTest.start(serverJar, serverJvmArgs(false), silent())) {
@@ -293,25 +330,47 @@ public final class LockCycleBench {
 
   /** One system: a discarded warm-up, then one point per level. */
   private void measure(Contender contender, CpuProbe cpu) throws InterruptedException {
-    run.how.put(contender.name(), contender.how());
-    System.out.println("== " + contender.name() + ": " + contender.how());
-    if (systemWarmUpSeconds > 0) {
-      ClosedLoop.run(contender, SYSTEM_WARMUP_IN_FLIGHT, Duration.ZERO, Duration.ofSeconds(systemWarmUpSeconds),
-          "warm", cpu);
+    measure(List.of(new Measured(contender, cpu)));
+  }
+
+  /** A system to measure, and what its points read the CPU and the nodes' script calls from. */
+  private record Measured(Contender contender, CpuProbe cpu) {}
+
+  /**
+   * Systems side by side: each one's discarded warm-up, then at each level one point of each in
+   * turn, so that a change in the machine during the run touches them alike.
+   */
+  private void measure(List<Measured> rows) throws InterruptedException {
+    for (Measured m : rows) {
+      Contender contender = m.contender();
+      run.how.put(contender.name(), contender.how());
+      System.out.println("== " + contender.name() + ": " + contender.how());
+      if (systemWarmUpSeconds > 0) {
+        ClosedLoop.run(contender, SYSTEM_WARMUP_IN_FLIGHT, Duration.ZERO, Duration.ofSeconds(systemWarmUpSeconds),
+            "warm", m.cpu());
+      }
     }
     for (int level : levels) {
-      double settled = Machine.settle(SETTLE_MAX_SECONDS);
-      if (settled >= SETTLE_MAX_SECONDS) {
-        run.notes.add(String.format(Locale.ROOT, "%s, %d in flight: the machine was still busy after %d s of "
-            + "waiting for it to settle before the point", contender.name(), level, SETTLE_MAX_SECONDS));
+      for (Measured m : rows) {
+        Contender contender = m.contender();
+        double settled = Machine.settle(SETTLE_MAX_SECONDS);
+        if (settled >= SETTLE_MAX_SECONDS) {
+          run.notes.add(String.format(Locale.ROOT, "%s, %d in flight: the machine was still busy after %d s of "
+              + "waiting for it to settle before the point", contender.name(), level, SETTLE_MAX_SECONDS));
+        }
+        ClosedLoop.Point p = ClosedLoop.run(contender, level, Duration.ofSeconds(warmUpSeconds),
+            Duration.ofSeconds(secondsPerPoint), "run", m.cpu());
+        run.add(p);
+        long scripts = p.cpu().redisScripts();
+        double cycles = p.latencies().count();
+        System.out.printf(Locale.ROOT, "   %3d in flight: %,9.0f cycles/s, p50 %s ms, p99 %s ms, %d errors%s "
+            + "(settled %.1f s before)%s%n", level, p.cyclesPerSecond(), Report.ms(p.latencies().percentile(50)),
+            Report.ms(p.latencies().percentile(99)), p.errors(),
+            p.firstError() == null ? "" : " (first: " + p.firstError() + ")", settled,
+            scripts < 0 || cycles == 0 ? "" : String.format(Locale.ROOT,
+                "; per cycle, %d Redis nodes together: %.2f script calls, %.2f reads", NODES, scripts / cycles,
+                p.cpu().redisReads() / cycles));
       }
-      ClosedLoop.Point p = ClosedLoop.run(contender, level, Duration.ofSeconds(warmUpSeconds),
-          Duration.ofSeconds(secondsPerPoint), "run", cpu);
-      run.add(p);
-      System.out.printf(Locale.ROOT, "   %3d in flight: %,9.0f cycles/s, p50 %s ms, p99 %s ms, %d errors%s "
-          + "(settled %.1f s before)%n", level, p.cyclesPerSecond(), Report.ms(p.latencies().percentile(50)),
-          Report.ms(p.latencies().percentile(99)), p.errors(),
-          p.firstError() == null ? "" : " (first: " + p.firstError() + ")", settled);
     }
   }
 

@@ -23,26 +23,37 @@ final class RedlockdGrpc implements Contender {
   private final AtomicInteger next = new AtomicInteger();
   /** 0: a lock; N: one of N permits of a semaphore (AcquireRequest.permits). */
   private final int permits;
+  /** Whether the server runs --thrifty-rounds (a row of its own). */
+  private final boolean thrifty;
 
   RedlockdGrpc(List<ManagedChannel> channels) {
-    this(channels, 0);
+    this(channels, 0, false);
   }
 
   RedlockdGrpc(List<ManagedChannel> channels, int permits) {
+    this(channels, permits, false);
+  }
+
+  RedlockdGrpc(List<ManagedChannel> channels, int permits, boolean thrifty) {
     this.stubs = channels.stream().map(LockServiceGrpc::newStub).toList();
     this.permits = permits;
+    this.thrifty = thrifty;
   }
 
   @Override
   public String name() {
-    return permits == 0 ? BenchRun.REDLOCKD : "redlockd permit (N = " + permits + ")";
+    if (permits != 0) {
+      return "redlockd permit (N = " + permits + ")" + (thrifty ? ", thrifty rounds" : "");
+    }
+    return thrifty ? BenchRun.REDLOCKD_THRIFTY : BenchRun.REDLOCKD;
   }
 
   @Override
   public String how() {
     return "gRPC Acquire(ttl 10 s, no wait, fresh client token" + (permits == 0 ? "" : ", permits " + permits)
         + ") then Release, async stubs over " + stubs.size()
-        + " channels, to the server jar in its own JVM (Redlock over the 5 nodes)";
+        + " channels, to the server jar in its own JVM (Redlock over the 5 nodes"
+        + (thrifty ? ", --thrifty-rounds: each round asks a quorum of them first)" : ")");
   }
 
   @Override

@@ -54,7 +54,8 @@ public final class LockEngine implements AutoCloseable {
   }
 
   private Leases space(Leases.Shared shared, RequestRules spaceRules, Keys keys, Builder b) {
-    Redlock redlock = new Redlock(nodes, keys, config, b.nanoClock, monitor, b.tokens.nextLong(), backlog);
+    Redlock redlock = new Redlock(nodes, keys, config, b.nanoClock, monitor, b.tokens.nextLong(), backlog,
+        b.wallMicros);
     return new Leases(shared, spaceRules, keys, redlock, new OperatorRounds(nodes, keys, monitor));
   }
 

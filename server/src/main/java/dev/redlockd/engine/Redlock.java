@@ -37,14 +37,23 @@ final class Redlock {
   private final PreferenceOrder preference;
   /** The validities this replica's thrifty rounds granted, which a renewal may restore a lease within. */
   private final RecentGrants recent;
+  /** The wall clock in microseconds, and the last floor a thrifty acquire round sent ({@link #nextFloor}). */
+  private final LongSupplier wallMicros;
+  private final AtomicLong floors = new AtomicLong();
 
   Redlock(List<RedisNode> nodes, Keys keys, EngineConfig config, LongSupplier nanoClock, NodeMonitor monitor,
       long roundSeed) {
-    this(nodes, keys, config, nanoClock, monitor, roundSeed, new Backlog(nanoClock));
+    this(nodes, keys, config, nanoClock, monitor, roundSeed, new Backlog(nanoClock), () -> 0);
   }
 
   Redlock(List<RedisNode> nodes, Keys keys, EngineConfig config, LongSupplier nanoClock, NodeMonitor monitor,
       long roundSeed, Backlog backlog) {
+    this(nodes, keys, config, nanoClock, monitor, roundSeed, backlog, () -> 0);
+  }
+
+  Redlock(List<RedisNode> nodes, Keys keys, EngineConfig config, LongSupplier nanoClock, NodeMonitor monitor,
+      long roundSeed, Backlog backlog, LongSupplier wallMicros) {
+    this.wallMicros = wallMicros;
     this.clocks = monitor.clocks();
     this.backlog = backlog;
     this.roundPrefix = Long.toUnsignedString(roundSeed, 36) + ".";
@@ -56,6 +65,20 @@ final class Redlock {
     this.preference = new PreferenceOrder(nodes);
     this.recent = new RecentGrants(nanoClock);
   }
+
+  /**
+   * The floor of a thrifty acquire round's first fences (acquire.lua, acquire_permit.lua): this
+   * replica's wall clock in microseconds, and above every floor it sent before, so that the nodes
+   * of one round draw the same fence for a lease key none of them has a counter for.
+   */
+  private long nextFloor() {
+    // Below 2^52 (the year 2112 in microseconds): acquire.lua adds 1 to fences as Lua numbers,
+    // exact only below 2^53, and a wall clock set far ahead must not carry fences past that.
+    long now = Math.min(wallMicros.getAsLong(), FLOOR_CEILING);
+    return floors.updateAndGet(last -> Math.max(last + 1, now));
+  }
+
+  private static final long FLOOR_CEILING = 1L << 52;
 
   /** Names one release, unique across replicas, for the copies of its announcement to be told apart. */
   String newNotice() {
@@ -83,7 +106,9 @@ final class Redlock {
       Consumer<List<String>> answered) {
     long start = nanoClock.getAsLong();
     String round = roundPrefix + Long.toString(rounds.incrementAndGet(), 36);
-    List<String> args = List.of(token, Long.toString(ttl.toMillis()), owner, round);
+    List<String> args = config.thriftyRounds()
+        ? List.of(token, Long.toString(ttl.toMillis()), owner, round, Long.toString(nextFloor()))
+        : List.of(token, Long.toString(ttl.toMillis()), owner, round);
     // Granted as soon as a quorum of voters took it: the others cannot undo that, and the
     // fencing token agreed over that quorum already exceeds every earlier grant's (each was
     // agreed over a quorum, which meets this one). A round that falls short waits for every
@@ -128,8 +153,11 @@ final class Redlock {
       Duration ttl, Consumer<List<String>> answered) {
     long start = nanoClock.getAsLong();
     String round = roundPrefix + Long.toString(rounds.incrementAndGet(), 36);
-    List<String> args = List.of(token, Long.toString(ttl.toMillis()), owner, round, Integer.toString(permits),
-        Integer.toString(permit));
+    List<String> args = config.thriftyRounds()
+        ? List.of(token, Long.toString(ttl.toMillis()), owner, round, Integer.toString(permits),
+            Integer.toString(permit), Long.toString(nextFloor()))
+        : List.of(token, Long.toString(ttl.toMillis()), owner, round, Integer.toString(permits),
+            Integer.toString(permit));
     ClockWatch.Round clock = clocks.round(start, "a permit's acquire round");
     NodeResult.Round<Replies.Acquire> acquiring = quorumRound(keys.lease(resource, permit), Scripts.ACQUIRE_PERMIT,
         keys.forAcquirePermit(resource, permits, permit), args, (node, reply) -> Replies.acquirePermit(reply, clock,

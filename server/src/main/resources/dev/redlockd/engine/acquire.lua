@@ -22,7 +22,12 @@
 -- it must not vote, but it must hold the locks granted while it sits out, or it would hand
 -- them out again when it rejoins. It draws no fence (0): its vote does not count, and a
 -- counter it created now would survive its re-seeding below the floor.
--- KEYS: lock, incarnation, counter, fence-max   ARGV: token, ttl-ms, owner, round id
+-- A counter that starts here also starts at the round's floor (ARGV[5], absent or 0: none) when
+-- that is higher: the server's wall clock in microseconds, rising with every round it sends. A
+-- round that asked a quorum only (thrifty rounds) then finds the same first fence on each of its
+-- nodes, although each saw only its share of the other resources' grants (their fence-max
+-- differ), and raises none. A floor only ever raises a fence.
+-- KEYS: lock, incarnation, counter, fence-max   ARGV: token, ttl-ms, owner, round id[, floor]
 local incarnated = redis.call('EXISTS', KEYS[2])
 local now = redis.call('TIME')
 local owner = ARGV[3] == '' and '' or '\n' .. ARGV[3]
@@ -48,7 +53,11 @@ if incarnated == 1 then
   local last = redis.call('GET', KEYS[3])
   local max = tonumber(redis.call('GET', KEYS[4]) or '0')
   -- string.format: a Lua number concatenated or passed as is would be rounded to 14 digits.
-  fence = string.format('%d', (last and tonumber(last) or max) + 1)
+  if last then
+    fence = string.format('%d', tonumber(last) + 1)
+  else
+    fence = string.format('%d', math.max(max + 1, tonumber(ARGV[5] or '0')))
+  end
   redis.call('SET', KEYS[3], fence, 'PX', ARGV[2])
   if tonumber(fence) > max then
     redis.call('SET', KEYS[4], fence)

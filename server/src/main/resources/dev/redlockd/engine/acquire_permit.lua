@@ -12,7 +12,9 @@
 -- extend of a permit (extend_permits.lua) push its expiry out to the permit's, never in, so
 -- while any permit granted under N is held here no caller with another N is admitted here.
 -- KEYS: permit k, incarnation, counter of k, fence-max, limit, permit 1 .. permit N
--- ARGV: token, ttl-ms, owner, round id, N, k
+-- ARGV: token, ttl-ms, owner, round id, N, k[, floor]
+-- The floor (absent or 0: none) is a thrifty round's, as in acquire.lua: a counter that starts
+-- here starts at it when it is above fence-max + 1, so the round's nodes draw the same fence.
 local incarnated = redis.call('EXISTS', KEYS[2])
 local now = redis.call('TIME')
 local n = tonumber(ARGV[5])
@@ -60,7 +62,11 @@ else
   if incarnated == 1 then
     local last = redis.call('GET', KEYS[3])
     local max = tonumber(redis.call('GET', KEYS[4]) or '0')
-    fence = string.format('%d', (last and tonumber(last) or max) + 1)
+    if last then
+      fence = string.format('%d', tonumber(last) + 1)
+    else
+      fence = string.format('%d', math.max(max + 1, tonumber(ARGV[7] or '0')))
+    end
     redis.call('SET', KEYS[3], fence, 'PX', ARGV[2])
     if tonumber(fence) > max then
       redis.call('SET', KEYS[4], fence)

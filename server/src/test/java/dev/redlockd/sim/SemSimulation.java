@@ -45,29 +45,36 @@ final class SemSimulation {
       String trace) {}
 
   /** The real engine's permits: replicas as the lock simulation builds them. */
-  static final Implementation ENGINE = new Implementation() {
-    @Override
-    public SimSemaphore replica(int index, SimLoop loop, List<RedisNode> links, SimExecutor executor, Random random,
-        Map<String, Integer> limits) {
-      // As in the lock simulation: the second replica's wall clock (the fencing floor of a
-      // rejoining node) is up to a minute behind.
-      long behind = index == 0 ? 0 : (long) (random.nextDouble() * 60_000_000);
-      LockEngine engine = LockEngine.builder(links, Simulation.config())
-          .scheduler(executor)
-          .nanoClock(executor.nanoClock())
-          .wallMicros(() -> 1_700_000_000_000_000L + loop.now() / 1000 - behind)
-          .jitter(new Random(random.nextLong()))
-          .tokens(new SimClient.SeededRandom(random.nextLong()))
-          .build();
-      engine.startAsync(Duration.ofSeconds(1));
-      return new EngineSemaphore(engine, limits, Simulation.PREFIX);
-    }
+  static final Implementation ENGINE = engine(false);
 
-    @Override
-    public boolean restarts() {
-      return true;
-    }
-  };
+  /** The real engine's permits with thrifty rounds (--thrifty-rounds): each permit's rounds ask a quorum first. */
+  static final Implementation THRIFTY = engine(true);
+
+  private static Implementation engine(boolean thrifty) {
+    return new Implementation() {
+      @Override
+      public SimSemaphore replica(int index, SimLoop loop, List<RedisNode> links, SimExecutor executor,
+          Random random, Map<String, Integer> limits) {
+        // As in the lock simulation: the second replica's wall clock (the fencing floor of a
+        // rejoining node) is up to a minute behind.
+        long behind = index == 0 ? 0 : (long) (random.nextDouble() * 60_000_000);
+        LockEngine engine = LockEngine.builder(links, Simulation.config().withThriftyRounds(thrifty))
+            .scheduler(executor)
+            .nanoClock(executor.nanoClock())
+            .wallMicros(() -> 1_700_000_000_000_000L + loop.now() / 1000 - behind)
+            .jitter(new Random(random.nextLong()))
+            .tokens(new SimClient.SeededRandom(random.nextLong()))
+            .build();
+        engine.startAsync(Duration.ofSeconds(1));
+        return new EngineSemaphore(engine, limits, Simulation.PREFIX);
+      }
+
+      @Override
+      public boolean restarts() {
+        return true;
+      }
+    };
+  }
 
   /** The naive majority count, a mutant; without restarts, so that what is caught is the counting. */
   static final Implementation NAIVE = new Implementation() {

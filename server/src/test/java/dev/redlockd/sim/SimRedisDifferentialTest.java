@@ -326,12 +326,26 @@ class SimRedisDifferentialTest {
       return "round" + rnd.nextInt(6);
     }
 
+    /**
+     * A thrifty round's floor (the last argument of acquire.lua and acquire_permit.lua) on some
+     * calls: none, below or above the fences.
+     */
+    private List<String> acquireArgs(List<String> args) {
+      int roll = rnd.nextInt(3);
+      if (roll == 0) {
+        return args;
+      }
+      List<String> withFloor = new ArrayList<>(args);
+      withFloor.add(roll == 1 ? Integer.toString(rnd.nextInt(5)) : Long.toString(1_000_000L + rnd.nextInt(1000)));
+      return withFloor;
+    }
+
     Op next() {
       int roll = rnd.nextInt(100);
       if (roll < 22) {
         String r = resource();
         return script(ACQUIRE, List.of(lock(r), INCARNATION, fence(r), FENCE_MAX),
-            List.of(token(r), ttl(), rnd.nextBoolean() ? "" : pick(OWNERS), round()), null);
+            acquireArgs(List.of(token(r), ttl(), rnd.nextBoolean() ? "" : pick(OWNERS), round())), null);
       } else if (roll < 27) {
         String r = resource();
         return script(ABANDON, List.of(lock(r), INCARNATION), List.of(token(r), round()), null);
@@ -398,8 +412,8 @@ class SimRedisDifferentialTest {
         for (int i = 1; i <= n; i++) {
           keys.add(permit(r, i));
         }
-        return script(ACQUIRE_PERMIT, keys, List.of(permitToken(r, k), ttl(),
-            rnd.nextBoolean() ? "" : pick(OWNERS), round(), Integer.toString(n), Integer.toString(k)), null);
+        return script(ACQUIRE_PERMIT, keys, acquireArgs(List.of(permitToken(r, k), ttl(),
+            rnd.nextBoolean() ? "" : pick(OWNERS), round(), Integer.toString(n), Integer.toString(k))), null);
       } else if (roll < 65) {
         int leases = 1 + rnd.nextInt(2);
         List<String> keys = new ArrayList<>(List.of(INCARNATION));
