@@ -2,11 +2,7 @@ package dev.redlockd.sim;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
@@ -34,43 +30,26 @@ class SemaphoreSimulationTest {
   private static void run(SemSimulation.Implementation implementation, String what, long operationsWanted)
       throws Exception {
     long first = Long.getLong("sem.seed", 1);
-    Long fixedSeeds = Long.getLong("sem.seeds");
-    long wanted = fixedSeeds != null ? Long.MAX_VALUE : operationsWanted;
-    long lastSeed = fixedSeeds != null ? first + fixedSeeds - 1 : Long.MAX_VALUE;
-    int threads = Runtime.getRuntime().availableProcessors();
-    ExecutorService pool = Executors.newFixedThreadPool(threads);
     long started = System.nanoTime();
+    List<SemSimulation.Result> results = SeedRuns.run(first, Long.getLong("sem.seeds"), operationsWanted,
+        seed -> new SemSimulation(seed, implementation).run(), SemSimulation.Result::operations);
     long operations = 0;
     long grants = 0;
     long full = 0;
-    long seeds = 0;
+    long seeds = results.size();
     int violations = 0;
+    int threads = SeedRuns.threads();
     StringBuilder report = new StringBuilder();
-    try {
-      long next = first;
-      List<Future<SemSimulation.Result>> running = new ArrayList<>();
-      while (true) {
-        while (running.size() < threads && next <= lastSeed && operations < wanted) {
-          long seed = next++;
-          running.add(pool.submit(() -> new SemSimulation(seed, implementation).run()));
-        }
-        if (running.isEmpty()) {
-          break;
-        }
-        SemSimulation.Result result = running.remove(0).get();
-        seeds++;
-        operations += result.operations();
-        grants += result.grants();
-        full += result.full();
-        violations += result.violations().size();
-        if (!result.violations().isEmpty()) {
-          report.append("seed ").append(result.seed()).append(": ").append(result.violations().size())
-              .append(" violations, first: ").append(result.violations().get(0)).append('\n')
-              .append(result.trace()).append('\n');
-        }
+    for (SemSimulation.Result result : results) {
+      operations += result.operations();
+      grants += result.grants();
+      full += result.full();
+      violations += result.violations().size();
+      if (!result.violations().isEmpty()) {
+        report.append("seed ").append(result.seed()).append(": ").append(result.violations().size())
+            .append(" violations, first: ").append(result.violations().get(0)).append('\n')
+            .append(result.trace()).append('\n');
       }
-    } finally {
-      pool.shutdownNow();
     }
     System.out.printf("semaphore simulation%s: %d operations (%d grants, %d at the limit) over %d seeds, "
         + "%d violations%n", what, operations, grants, full, seeds, violations);

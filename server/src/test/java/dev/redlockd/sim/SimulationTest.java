@@ -2,11 +2,7 @@ package dev.redlockd.sim;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
@@ -34,42 +30,22 @@ class SimulationTest {
 
   private static void run(boolean thrifty, long operationsWanted) throws Exception {
     long first = Long.getLong("sim.seed", 1);
-    Long fixedSeeds = Long.getLong("sim.seeds");
-    long wanted = fixedSeeds != null ? Long.MAX_VALUE : operationsWanted;
-    long lastSeed = fixedSeeds != null ? first + fixedSeeds - 1 : Long.MAX_VALUE;
-    int threads = Runtime.getRuntime().availableProcessors();
-    ExecutorService pool = Executors.newFixedThreadPool(threads);
     long started = System.nanoTime();
+    List<Simulation.Result> results = SeedRuns.run(first, Long.getLong("sim.seeds"), operationsWanted,
+        seed -> new Simulation(seed, thrifty).run(), Simulation.Result::operations);
     long operations = 0;
-    long seeds = 0;
+    long seeds = results.size();
     int violations = 0;
+    int threads = SeedRuns.threads();
     StringBuilder report = new StringBuilder();
-    try {
-      long next = first;
-      List<Future<Simulation.Result>> running = new ArrayList<>();
-      while (true) {
-        // Twice as many seeds in flight as threads: the results are taken in seed order (so the
-        // seeds run do not depend on timing), and a thread whose seed ended before the oldest
-        // one's takes the next from the pool's queue instead of waiting for it.
-        while (running.size() < 2 * threads && next <= lastSeed && operations < wanted) {
-          long seed = next++;
-          running.add(pool.submit(() -> new Simulation(seed, thrifty).run()));
-        }
-        if (running.isEmpty()) {
-          break;
-        }
-        Simulation.Result result = running.remove(0).get();
-        seeds++;
-        operations += result.operations();
-        violations += result.violations().size();
-        if (!result.violations().isEmpty()) {
-          report.append("seed ").append(result.seed()).append(": ").append(result.violations().size())
-              .append(" violations, first: ").append(result.violations().get(0)).append('\n')
-              .append(result.trace()).append('\n');
-        }
+    for (Simulation.Result result : results) {
+      operations += result.operations();
+      violations += result.violations().size();
+      if (!result.violations().isEmpty()) {
+        report.append("seed ").append(result.seed()).append(": ").append(result.violations().size())
+            .append(" violations, first: ").append(result.violations().get(0)).append('\n')
+            .append(result.trace()).append('\n');
       }
-    } finally {
-      pool.shutdownNow();
     }
     System.out.printf("simulation%s: %d operations over %d seeds, %d violations%n", thrifty ? " (thrifty)" : "",
         operations, seeds, violations);
