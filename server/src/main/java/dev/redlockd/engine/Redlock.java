@@ -16,7 +16,8 @@ import java.util.function.LongSupplier;
 import java.util.function.Predicate;
 
 /**
- * One round of the Redlock algorithm per call: every node at once, a quorum of voting nodes,
+ * One round of the Redlock algorithm per call, on the nodes of the key's set ({@link Placement}):
+ * all of them at once (or a quorum first, thrifty), a quorum of the set's voting nodes,
  * validity = ttl - elapsed - drift, and clean-up on every node the round may have written.
  * No retries here; {@link AcquireOperation} schedules those.
  */

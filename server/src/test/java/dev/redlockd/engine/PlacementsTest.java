@@ -30,6 +30,11 @@ class PlacementsTest {
     return nodes.stream().map(RedisNode::name).toList();
   }
 
+  /** The last byte of each node's address: what the two lists of {@link #theIdsDecideTheSetNotTheAddresses} share. */
+  private static List<String> hosts(List<RedisNode> nodes) {
+    return nodes.stream().map(n -> n.name().replaceAll(".*\\.(\\d+):.*", "$1")).toList();
+  }
+
   @Test
   void withEveryNodePerKeyEveryKeyLivesOnTheWholeListInItsOrder() {
     List<RedisNode> nodes = nodes(5);
@@ -37,7 +42,7 @@ class PlacementsTest {
     PreferenceOrder order = new PreferenceOrder(nodes, ids(nodes));
     for (int k = 0; k < 200; k++) {
       Placement p = placements.of("redlock:lock:res" + k);
-      assertThat(p.nodes()).isSameAs(nodes);
+      assertThat(p.nodes()).isEqualTo(nodes);
       assertThat(p.quorum()).isEqualTo(3);
       assertThat(p.ranked()).containsExactly(order.ranks("redlock:lock:res" + k));
     }
@@ -87,8 +92,8 @@ class PlacementsTest {
     Placements renamedAddresses = new Placements(moved, List.of("i", "h", "g", "f", "e", "d", "c", "b", "a"), 5);
     for (int k = 0; k < 500; k++) {
       String key = "redlock:lock:res" + k;
-      assertThat(names(renamedAddresses.of(key).nodes())).containsExactlyInAnyOrderElementsOf(
-          names(named.of(key).nodes()));
+      assertThat(hosts(renamedAddresses.of(key).nodes())).containsExactlyInAnyOrderElementsOf(
+          hosts(named.of(key).nodes()));
     }
   }
 

@@ -15,7 +15,7 @@ import org.junit.jupiter.api.Test;
  * operations (50,000 in the suite), of thrifty rounds (--thrifty-rounds, off by default). Its
  * million-operation run is {@code -Dsim.operations.thrifty=1000000 -Dtest=SimulationTest#thriftySeeds}:
  * when thrifty rounds become the default, the two runs trade places. A third, of
- * {@code sim.operations.scaled} operations (100,000 in the suite), runs nine nodes with each
+ * {@code sim.operations.scaled} operations (50,000 in the suite), runs nine nodes with each
  * resource on five ({@link Simulation#scaledOut}), thrifty on even seeds and every node of the set
  * on odd ones.
  */
@@ -33,7 +33,7 @@ class SimulationTest {
 
   @Test
   void scaledOutSeeds() throws Exception {
-    run(" (9 nodes, 5 per resource)", Long.getLong("sim.operations.scaled", 100_000),
+    run(" (9 nodes, 5 per resource)", Long.getLong("sim.operations.scaled", 50_000),
         seed -> Simulation.scaledOut(seed, seed % 2 == 0));
   }
 
