@@ -475,9 +475,17 @@ final class Redlock {
     }
     Backlog.Round timed = thrifty ? null : backlog.round(quorum());
     List<CompletableFuture<List<Replies.Extend>>> batches = new ArrayList<>(nodes.size());
+    ExtendCall whole = null; // made once for every node that carries the whole chunk (each, when sets are all nodes)
     for (int n = 0; n < nodes.size(); n++) {
       List<Extension> mine = firstOn.get(n);
-      CompletableFuture<List<Replies.Extend>> batch = mine.isEmpty() ? null : extendCall(mine).on(nodes.get(n), clock);
+      ExtendCall call = null;
+      if (mine.size() == chunk.size()) {
+        whole = whole != null ? whole : extendCall(chunk);
+        call = whole;
+      } else if (!mine.isEmpty()) {
+        call = extendCall(mine);
+      }
+      CompletableFuture<List<Replies.Extend>> batch = call == null ? null : call.on(nodes.get(n), clock);
       if (batch != null && timed != null) {
         batch.whenComplete((reply, failure) -> timed.ended());
       }
