@@ -16,13 +16,14 @@ import redis.clients.jedis.Jedis;
 /**
  * Redis CPU per node when one server spreads resources over N nodes, each resource on n of them
  * (--nodes-per-resource): lock cycles (Acquire then Release over gRPC, as {@link RedlockdGrpc})
- * at a fixed rate over many resources, each node's {@code INFO cpu} (used_cpu_sys + used_cpu_user)
+ * at a fixed rate, each on a resource of its own (none waits on another, and the resources fall
+ * evenly on the sets), each node's {@code INFO cpu} (used_cpu_sys + used_cpu_user)
  * read before and after. Every node's share should fall as n/N (every node of the set) or q/N
  * (thrifty rounds, q = n/2+1) as N grows at the same rate.
  *
  * <pre>java -cp bench/target/redlockd-bench.jar dev.redlockd.bench.NodeShareBench
  *     [--nodes 5,7,9] [--per-resource 5] [--rate 4000] [--seconds 30] [--warmup-seconds 10]
- *     [--resources 10000] [--server-jar server/target/redlockd-server.jar]</pre>
+ *     [--server-jar server/target/redlockd-server.jar]</pre>
  *
  * -Dbench.serverFlags="..." adds server flags (e.g. --thrifty-rounds).
  */
@@ -32,7 +33,6 @@ public final class NodeShareBench {
   private int rate = 4000;
   private int seconds = 30;
   private int warmUpSeconds = 10;
-  private int resources = 10_000;
   private Path serverJar = Path.of("server/target/redlockd-server.jar");
 
   public static void main(String[] args) throws Exception {
@@ -46,14 +46,13 @@ public final class NodeShareBench {
         case "--rate" -> bench.rate = Integer.parseInt(value);
         case "--seconds" -> bench.seconds = Integer.parseInt(value);
         case "--warmup-seconds" -> bench.warmUpSeconds = Integer.parseInt(value);
-        case "--resources" -> bench.resources = Integer.parseInt(value);
         case "--server-jar" -> bench.serverJar = Path.of(value);
         default -> throw new IllegalArgumentException("unknown flag " + args[i]);
       }
     }
-    System.out.printf("%s, load average %s; %d cycles/s, %d s per point after %d s warm-up, %d resources, "
-        + "server flags '%s'%n", Machine.cpuModel(), Machine.loadAverage(), bench.rate, bench.seconds,
-        bench.warmUpSeconds, bench.resources, System.getProperty("bench.serverFlags", ""));
+    System.out.printf("%s, load average %s; %d cycles/s, %d s per point after %d s warm-up, server flags '%s'%n",
+        Machine.cpuModel(), Machine.loadAverage(), bench.rate, bench.seconds, bench.warmUpSeconds,
+        System.getProperty("bench.serverFlags", ""));
     System.out.println("| N | n | cycles/s done | Redis CPU per node, % of a core (each) | mean | µs per node per cycle |");
     System.out.println("| --- | --- | --- | --- | --- | --- |");
     for (int n : bench.nodeCounts) {
@@ -89,8 +88,9 @@ public final class NodeShareBench {
             each.append(i == 0 ? "" : ", ").append(String.format("%.1f", 100 * share));
           }
           double mean = sum / nodes;
-          System.out.printf("| %d | %d | %.0f | %s | %.1f | %.1f |%n", nodes, Math.min(perResource, nodes),
-              done / elapsed, each, 100 * mean, 1e6 * mean * elapsed / done);
+          System.out.printf("| %d | %d | %.0f | %s | %.1f | %s |%n", nodes, Math.min(perResource, nodes),
+              done / elapsed, each, 100 * mean,
+              done == 0 ? "(no cycle done)" : String.format("%.1f", 1e6 * mean * elapsed / done));
         } finally {
           GrpcChannels.close(channels);
         }
@@ -100,17 +100,24 @@ public final class NodeShareBench {
 
   /** Starts {@code rate} cycles a second (a tick a millisecond) for {@code forSeconds}; the cycles completed. */
   private long drive(RedlockdGrpc cycles, int forSeconds) throws InterruptedException {
+    String run = Long.toString(System.nanoTime(), 36); // the warm-up's resources are not the measured run's
     AtomicLong done = new AtomicLong();
     AtomicLong failed = new AtomicLong();
     AtomicLong sent = new AtomicLong();
+    java.util.concurrent.atomic.AtomicReference<Throwable> firstFailure = new java.util.concurrent.atomic.AtomicReference<>();
     ScheduledExecutorService ticks = Executors.newSingleThreadScheduledExecutor();
     long start = System.nanoTime();
     ticks.scheduleAtFixedRate(() -> {
       long due = (System.nanoTime() - start) * rate / 1_000_000_000L;
       while (sent.get() < due) {
         long k = sent.getAndIncrement();
-        cycles.cycle("ns:" + Math.floorMod(k * 7919, resources)).whenComplete((ok, e) -> {
-          (e == null ? done : failed).incrementAndGet();
+        cycles.cycle("ns:" + run + ":" + k).whenComplete((ok, e) -> {
+          if (e == null) {
+            done.incrementAndGet();
+          } else {
+            failed.incrementAndGet();
+            firstFailure.compareAndSet(null, e);
+          }
         });
       }
     }, 0, 1, TimeUnit.MILLISECONDS);
@@ -118,7 +125,7 @@ public final class NodeShareBench {
     ticks.shutdownNow();
     ticks.awaitTermination(5, TimeUnit.SECONDS);
     if (failed.get() > 0) {
-      System.out.printf("(%d cycles failed: the rate is above what this machine serves)%n", failed.get());
+      System.out.printf("(%d of %d cycles failed, the first with %s)%n", failed.get(), sent.get(), firstFailure.get());
     }
     return done.get();
   }
