@@ -35,6 +35,7 @@ public final class LockEngine implements AutoCloseable {
   private final boolean ownsScheduler;
   private final AtomicInteger waitingCalls = new AtomicInteger();
   private final Backlog backlog;
+  private final Placements placements;
 
   private LockEngine(Builder b) {
     this.nodes = List.copyOf(b.nodes);
@@ -43,7 +44,10 @@ public final class LockEngine implements AutoCloseable {
     this.ownsScheduler = b.scheduler == null;
     this.scheduler = ownsScheduler ? defaultScheduler() : b.scheduler;
     Keys keys = new Keys(config.keyPrefix());
-    this.monitor = new NodeMonitor(nodes, keys, config, scheduler, b.wallMicros, b.nanoClock, b.tokens);
+    List<String> ids = b.nodeIds != null ? b.nodeIds : nodes.stream().map(RedisNode::name).toList();
+    int perKey = nodesPerResource(nodes.size(), b.nodesPerResource);
+    this.placements = new Placements(nodes, ids, perKey);
+    this.monitor = new NodeMonitor(nodes, keys, config, scheduler, b.wallMicros, b.nanoClock, b.tokens, perKey);
     this.events = new NodeEvents(nodes, b.notices);
     this.backlog = new Backlog(b.nanoClock);
     Leases.Shared shared = new Leases.Shared(config, events, scheduler, b.nanoClock, b.jitter, b.tokens,
@@ -55,8 +59,19 @@ public final class LockEngine implements AutoCloseable {
 
   private Leases space(Leases.Shared shared, RequestRules spaceRules, Keys keys, Builder b) {
     Redlock redlock = new Redlock(nodes, keys, config, b.nanoClock, monitor, b.tokens.nextLong(), backlog,
-        b.wallMicros);
-    return new Leases(shared, spaceRules, keys, redlock, new OperatorRounds(nodes, keys, monitor));
+        b.wallMicros, placements);
+    return new Leases(shared, spaceRules, keys, redlock, new OperatorRounds(keys, monitor, placements));
+  }
+
+  /**
+   * How many nodes each resource lives on for {@code asked} (0: the default, min(N, 5)) over
+   * {@code nodeCount} nodes; an IllegalArgumentException with a one-line reason when it is not
+   * odd and in 1..N (N itself may be even).
+   */
+  public static int nodesPerResource(int nodeCount, int asked) {
+    int n = asked == 0 ? Placements.defaultPerKey(nodeCount) : asked;
+    Placements.check(nodeCount, n);
+    return n;
   }
 
   /** What the nodes should batch: the engine's scripts, called one pass of a loop at a time. */
@@ -233,9 +248,18 @@ public final class LockEngine implements AutoCloseable {
     return nodes.size();
   }
 
-  /** How many nodes must vote yes: N/2+1. */
+  /**
+   * A quorum of all N nodes: N/2+1. With every key on every node, how many must vote yes; with
+   * sets, how many must vote for more than half of the sets to have a quorum (see
+   * {@link #quorumAvailable()}).
+   */
   public int quorum() {
     return Tally.quorumOf(nodes.size());
+  }
+
+  /** How many nodes each resource, permit and leadership lives on (its quorum is a majority of them). */
+  public int nodesPerResource() {
+    return placements.perKey();
   }
 
   /** Acquire calls with a wait under way now: the count {@code maxWaitingAcquires} limits. */
@@ -248,7 +272,10 @@ public final class LockEngine implements AutoCloseable {
     return backlog;
   }
 
-  /** Whether a quorum of nodes voted at the last probe. */
+  /**
+   * Whether a quorum of all N nodes voted at the last probe: with sets, whether more than half
+   * of the sets have a quorum voting.
+   */
   public boolean quorumAvailable() {
     return monitor.quorumUp();
   }
@@ -312,6 +339,8 @@ public final class LockEngine implements AutoCloseable {
     private Random jitter = new Random();
     private SecureRandom tokens = new SecureRandom();
     private boolean notices = true;
+    private List<String> nodeIds;
+    private int nodesPerResource;
 
     private Builder(List<RedisNode> nodes, EngineConfig config) {
       if (nodes.isEmpty()) {
@@ -353,6 +382,29 @@ public final class LockEngine implements AutoCloseable {
      */
     public Builder notices(boolean enabled) {
       this.notices = enabled;
+      return this;
+    }
+
+    /**
+     * The nodes' stable ids, one per node in the same order (default: each node's host:port).
+     * Which nodes a key lives on follows from these, not from where a node stands in the list.
+     */
+    public Builder nodeIds(List<String> ids) {
+      if (ids.size() != nodes.size() || ids.stream().distinct().count() != ids.size()) {
+        throw new IllegalArgumentException("one distinct id per Redis node is needed, not " + ids.size()
+            + " ids (" + ids.stream().distinct().count() + " distinct) for " + nodes.size() + " nodes");
+      }
+      this.nodeIds = List.copyOf(ids);
+      return this;
+    }
+
+    /**
+     * How many nodes each key lives on: odd, 1..N (or N itself); 0, the default, is min(N, 5).
+     * Refused with a one-line IllegalArgumentException otherwise.
+     */
+    public Builder nodesPerResource(int n) {
+      LockEngine.nodesPerResource(nodes.size(), n);
+      this.nodesPerResource = n;
       return this;
     }
 

@@ -58,6 +58,8 @@ final class NodeMonitor implements AutoCloseable {
   /** Whether any node has been seen holding our keys; until then an all-blank cluster is new. */
   private volatile boolean clusterKnown;
   private volatile boolean quorumUp;
+  /** How many other nodes, all voting, a rejoining node's fencing floor must be read from: see {@link #floorReaders}. */
+  private final int floorReaders;
   private final AtomicBoolean probing = new AtomicBoolean();
   private final AtomicBoolean probeAgain = new AtomicBoolean();
   private final List<Consumer<Boolean>> quorumListeners = new CopyOnWriteArrayList<>();
@@ -83,7 +85,14 @@ final class NodeMonitor implements AutoCloseable {
 
   NodeMonitor(List<RedisNode> nodes, Keys keys, EngineConfig config, ScheduledExecutorService scheduler,
       LongSupplier wallMicros, LongSupplier nanoClock, SecureRandom random) {
+    this(nodes, keys, config, scheduler, wallMicros, nanoClock, random, nodes.size());
+  }
+
+  /** {@code perKey}: how many nodes each key lives on ({@link Placements}). */
+  NodeMonitor(List<RedisNode> nodes, Keys keys, EngineConfig config, ScheduledExecutorService scheduler,
+      LongSupplier wallMicros, LongSupplier nanoClock, SecureRandom random, int perKey) {
     this.nodes = nodes;
+    this.floorReaders = floorReaders(nodes.size(), perKey);
     this.keys = keys;
     this.config = config;
     this.scheduler = scheduler;
@@ -95,6 +104,16 @@ final class NodeMonitor implements AutoCloseable {
     this.clocks = new ClockWatch(nodes, config, nanoClock);
     // A reply that shows a step is answered by a probe at once: it quarantines the node.
     clocks.onProbeWanted(this::requestProbe);
+  }
+
+  /**
+   * How many of the other N-1 nodes must answer, voting, for a rejoining node's floor to cover
+   * every fence granted: a grant left its fence on q = n/2+1 nodes of its key's set, so on at
+   * least q-1 nodes besides the rejoining one, and any N-q+1 of the other N-1 nodes meet those.
+   * Never fewer than a quorum of all N, the rule before sets (the same number when n = N is odd).
+   */
+  static int floorReaders(int nodeCount, int perKey) {
+    return Math.max(Tally.quorumOf(nodeCount), nodeCount - Tally.quorumOf(perKey) + 1);
   }
 
   /** A fence a node reported or a round granted: no node is re-seeded below it. */
@@ -232,13 +251,13 @@ final class NodeMonitor implements AutoCloseable {
     // fences keep rising even if every node lost its data.
     results.stream().filter(NodeResult::answered).forEach(r -> sawFence(r.value().fenceMax()));
     long floor = Math.max(wallMicros.getAsLong(), highestFence.get());
-    // Every fence granted was raised on a quorum, of which the rejoining node is at most one:
-    // a quorum of the other nodes, all voting, meets the rest of it. When every node answers,
+    // Every fence granted was raised on a quorum of its key's set, of which the rejoining node is
+    // at most one: floorReaders other nodes, all voting, meet the rest of it. When every node answers,
     // the nodes that kept their data have all been read (the others lost theirs, and the wall
     // clock stands in for it). Otherwise a silent node may hold a fence above every answer,
     // so the node waits for a later probe.
     long voting = results.stream().filter(r -> r.answered() && "up".equals(r.value().state())).count();
-    boolean floorKnown = voting >= Tally.quorumOf(nodes.size()) || results.stream().allMatch(NodeResult::answered);
+    boolean floorKnown = voting >= floorReaders || results.stream().allMatch(NodeResult::answered);
 
     List<CompletableFuture<Void>> transitions = new ArrayList<>();
     if (!clusterKnown && allBlank) {
@@ -411,6 +430,14 @@ final class NodeMonitor implements AutoCloseable {
     }
   }
 
+  /**
+   * A quorum of all N nodes voting. With every key on every node, that is every key's quorum.
+   * With sets of n < N, it is the point above which more than half of the sets have a quorum
+   * voting: with n odd, a set has a majority voting or a majority not voting, and sets are
+   * drawn evenly over the nodes, so the share of sets with a quorum passes one half where the
+   * voting nodes pass N/2. Below it most keys are refused; above it a few still may be, when
+   * more than n/2 of their own nodes are out (docs/engine.md, "Replica sets").
+   */
   private void updateQuorum() {
     long up = states.values().stream().filter(s -> s == NodeState.UP).count();
     boolean now = up >= Tally.quorumOf(nodes.size());

@@ -11,17 +11,28 @@ import java.util.stream.Collectors;
 
 /**
  * The operator's rounds on one resource, outside the Redlock algorithm proper: a read of who
- * holds it, and a delete whatever the token. Both go to every node at once, like lock rounds.
+ * holds it, and a delete whatever the token. Both go to every node of the resource's set at
+ * once (a semaphore's permits share the set of its name), whichever of them a lease was written to.
  */
 final class OperatorRounds {
-  private final List<RedisNode> nodes;
   private final Keys keys;
   private final NodeMonitor monitor;
+  private final Placements placements;
 
+  /** Every resource on every node. */
   OperatorRounds(List<RedisNode> nodes, Keys keys, NodeMonitor monitor) {
-    this.nodes = nodes;
+    this(keys, monitor, new Placements(nodes, nodes.stream().map(RedisNode::name).toList(), nodes.size()));
+  }
+
+  OperatorRounds(Keys keys, NodeMonitor monitor, Placements placements) {
     this.keys = keys;
     this.monitor = monitor;
+    this.placements = placements;
+  }
+
+  /** The nodes of the set {@code resource}'s leases live on (as {@link Redlock#placement}). */
+  private List<RedisNode> nodes(String resource) {
+    return placements.of(keys.lease(resource, 0)).nodes();
   }
 
   /**
@@ -30,7 +41,7 @@ final class OperatorRounds {
    * {@link QuorumUnavailableException}.
    */
   CompletableFuture<LockDescription> describe(String resource) {
-    return NodeResult.fromAll(nodes,
+    return NodeResult.fromAll(nodes(resource),
             node -> node.eval(Scripts.DESCRIBE, keys.forLock(resource), List.of()).thenApply(Replies::described))
         .thenApply(results -> {
           monitor.observe(results, Replies.Described::incarnated);
@@ -39,12 +50,14 @@ final class OperatorRounds {
   }
 
   /**
-   * Reads the semaphore on the resource: first its N from every node's limit key (the largest
-   * any node holds: a permit may be held under it), then every permit 1..N on every node in one
-   * script call each, each permit then judged as {@link #describe(String)} judges a lock.
+   * Reads the semaphore on the resource: first its N from the limit key on every node of its
+   * set (the largest any node holds: a permit may be held under it), then every permit 1..N on
+   * every node of the set in one script call each, each permit then judged as
+   * {@link #describe(String)} judges a lock.
    */
   CompletableFuture<SemaphoreDescription> describePermits(String resource) {
     String limitKey = keys.limit(resource);
+    List<RedisNode> nodes = nodes(resource);
     return NodeResult.fromAll(nodes, node -> node.command("GET", limitKey))
         .thenCompose(limits -> {
           int permits = 0;
@@ -134,7 +147,7 @@ final class OperatorRounds {
   }
 
   /**
-   * Deletes the lock key and owner text on every node, whatever the token. The tally counts
+   * Deletes the lock key and owner text on every node of its set, whatever the token. The tally counts
    * every node that answered as a voter (a quarantined node's key is deleted too) and its yes
    * votes are the nodes that held a lock key.
    */
@@ -144,7 +157,7 @@ final class OperatorRounds {
 
   /** {@link #forceRelease(String)} of a permit (1..N) of the semaphore on the resource; 0 is the lock. */
   CompletableFuture<Tally> forceRelease(String resource, int permit) {
-    return NodeResult.fromAll(nodes,
+    return NodeResult.fromAll(nodes(resource),
             node -> node.eval(Scripts.FORCE_RELEASE, keys.forLock(resource, permit), List.of())
                 .thenApply(Replies::forceReleased))
         .thenApply(results -> {

@@ -9,18 +9,28 @@ import java.util.List;
  * The order in which a thrifty round asks the nodes about one key: rendezvous hashing (highest
  * random weight) over the nodes' names, so that each node comes first for an equal share of the
  * keys, one key's rounds keep going to the same nodes, and removing a node leaves every other
- * node's place relative to the rest unchanged. A node's name is its address (host:port), the
- * one id of a node that does not depend on where it stands in the --redis list.
+ * node's place relative to the rest unchanged. Each node is known by its stable id (the name
+ * given in --redis, else its host:port), never by where it stands in the list, so that every
+ * replica ranks the nodes of one key alike whatever order its list is in.
  */
 final class PreferenceOrder {
   private final List<RedisNode> nodes;
   private final long[] ids;
 
+  /** Each node known by its name (host:port). */
   PreferenceOrder(List<RedisNode> nodes) {
+    this(nodes, nodes.stream().map(RedisNode::name).toList());
+  }
+
+  /** Each node known by the id at the same place in {@code nodeIds}. */
+  PreferenceOrder(List<RedisNode> nodes, List<String> nodeIds) {
+    if (nodeIds.size() != nodes.size()) {
+      throw new IllegalArgumentException(nodeIds.size() + " node ids for " + nodes.size() + " nodes");
+    }
     this.nodes = List.copyOf(nodes);
     this.ids = new long[nodes.size()];
     for (int i = 0; i < ids.length; i++) {
-      ids[i] = hash(nodes.get(i).name());
+      ids[i] = hash(nodeIds.get(i));
     }
   }
 

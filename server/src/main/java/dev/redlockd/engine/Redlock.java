@@ -16,7 +16,8 @@ import java.util.function.LongSupplier;
 import java.util.function.Predicate;
 
 /**
- * One round of the Redlock algorithm per call: every node at once, a quorum of voting nodes,
+ * One round of the Redlock algorithm per call, on the nodes of the key's set ({@link Placement}):
+ * all of them at once (or a quorum first, thrifty), a quorum of the set's voting nodes,
  * validity = ttl - elapsed - drift, and clean-up on every node the round may have written.
  * No retries here; {@link AcquireOperation} schedules those.
  */
@@ -33,8 +34,8 @@ final class Redlock {
   private final AtomicLong rounds = new AtomicLong();
   /** Told how long each round waited for a quorum of answers: what admission control reads. */
   private final Backlog backlog;
-  /** Where a thrifty round asks first, per key; unused when every round goes to every node. */
-  private final PreferenceOrder preference;
+  /** Which nodes each key lives on, and where a thrifty round asks first among them. */
+  private final Placements placements;
   /** The validities this replica's thrifty rounds granted, which a renewal may restore a lease within. */
   private final RecentGrants recent;
   /** The wall clock in microseconds, and the last floor a thrifty acquire round sent ({@link #nextFloor}). */
@@ -53,6 +54,12 @@ final class Redlock {
 
   Redlock(List<RedisNode> nodes, Keys keys, EngineConfig config, LongSupplier nanoClock, NodeMonitor monitor,
       long roundSeed, Backlog backlog, LongSupplier wallMicros) {
+    this(nodes, keys, config, nanoClock, monitor, roundSeed, backlog, wallMicros,
+        new Placements(nodes, nodes.stream().map(RedisNode::name).toList(), nodes.size()));
+  }
+
+  Redlock(List<RedisNode> nodes, Keys keys, EngineConfig config, LongSupplier nanoClock, NodeMonitor monitor,
+      long roundSeed, Backlog backlog, LongSupplier wallMicros, Placements placements) {
     this.wallMicros = wallMicros;
     this.clocks = monitor.clocks();
     this.backlog = backlog;
@@ -62,7 +69,7 @@ final class Redlock {
     this.config = config;
     this.nanoClock = nanoClock;
     this.monitor = monitor;
-    this.preference = new PreferenceOrder(nodes);
+    this.placements = placements;
     this.recent = new RecentGrants(nanoClock);
   }
 
@@ -85,12 +92,23 @@ final class Redlock {
     return roundPrefix + "r" + Long.toString(rounds.incrementAndGet(), 36);
   }
 
+  /** How many nodes of a key's set must say yes (every key's set is as large). */
   int quorum() {
-    return Tally.quorumOf(nodes.size());
+    return placements.quorum();
   }
 
+  /** How many nodes a key lives on. */
   int nodeCount() {
-    return nodes.size();
+    return placements.perKey();
+  }
+
+  /**
+   * Where the lease of permit {@code permit} (0: the lock) on {@code resource} lives: the set of
+   * the resource's own key, so that the permits of one semaphore share a set, asked in the
+   * lease's own order.
+   */
+  Placement placement(String resource, int permit) {
+    return placements.of(keys.lease(resource, 0), keys.lease(resource, permit));
   }
 
   /**
@@ -114,7 +132,7 @@ final class Redlock {
     // agreed over a quorum, which meets this one). A round that falls short waits for every
     // node, so that its clean-up knows which took the lock.
     ClockWatch.Round clock = clocks.round(start, "an acquire round");
-    NodeResult.Round<Replies.Acquire> acquiring = quorumRound(keys.lease(resource, 0), Scripts.ACQUIRE,
+    NodeResult.Round<Replies.Acquire> acquiring = quorumRound(placement(resource, 0), Scripts.ACQUIRE,
         keys.forAcquire(resource), args,
         (node, reply) -> Replies.acquire(reply, clock, node), Replies.Acquire::votes, Replies.Acquire::holds);
     return acquiring.decided()
@@ -159,7 +177,7 @@ final class Redlock {
         : List.of(token, Long.toString(ttl.toMillis()), owner, round, Integer.toString(permits),
             Integer.toString(permit));
     ClockWatch.Round clock = clocks.round(start, "a permit's acquire round");
-    NodeResult.Round<Replies.Acquire> acquiring = quorumRound(keys.lease(resource, permit), Scripts.ACQUIRE_PERMIT,
+    NodeResult.Round<Replies.Acquire> acquiring = quorumRound(placement(resource, permit), Scripts.ACQUIRE_PERMIT,
         keys.forAcquirePermit(resource, permits, permit), args, (node, reply) -> Replies.acquirePermit(reply, clock,
             node), Replies.Acquire::votes, Replies.Acquire::holds);
     return acquiring.decided()
@@ -236,7 +254,7 @@ final class Redlock {
       if (fence < 0 || validity.isNegative() || validity.isZero()) {
         String why = fence < 0
             ? "resource '" + resource + "': the fencing token reached fewer than a quorum of "
-                + nodes.size() + " Redis nodes"
+                + nodeCount() + " Redis nodes"
             : "resource '" + resource + "': acquiring took longer than the ttl of " + ttl.toMillis() + "ms";
         return cleanUpThenFail(resource, permit, token, round, results, new QuorumUnavailableException(why));
       }
@@ -418,66 +436,76 @@ final class Redlock {
     return leases;
   }
 
+  /**
+   * One chunk's renewals. Each lease is renewed on its own set: every node of it, or (thrifty)
+   * the first quorum of its order, widening alone. The first asks are sent as one many-lease
+   * extend per node, each carrying the leases that node is asked about first; a widening is a
+   * call of its own.
+   */
   private List<CompletableFuture<Grant>> extendChunk(List<Extension> chunk) {
     boolean permits = chunk.get(0).permit() != 0;
     if (chunk.stream().anyMatch(e -> (e.permit() != 0) != permits)) {
       throw new IllegalArgumentException("locks and permits are extended in separate calls");
     }
-    if (config.thriftyRounds()) {
-      return extendThrifty(chunk);
-    }
-    long start = nanoClock.getAsLong();
-    ExtendCall call = extendCall(chunk);
-    ClockWatch.Round clock = clocks.round(start, "a renewal round");
-    CompletableFuture<List<NodeResult<List<Replies.Extend>>>> replies = NodeResult.fromAll(nodes,
-            node -> call.on(node, clock), backlog.round(quorum()))
-        .thenApply(results -> {
-          monitor.observe(results, each -> each.get(0).votes());
-          return results;
-        });
-    List<CompletableFuture<Grant>> leases = new ArrayList<>(chunk.size());
-    for (int i = 0; i < chunk.size(); i++) {
-      int index = i;
-      leases.add(replies.thenCompose(results -> extended(chunk.get(index), start, forLease(results, index))));
-    }
-    return leases;
-  }
-
-  /**
-   * Thrifty renewals: each lease's round asks the first quorum of its own order, and widens
-   * alone. The first asks are sent as one many-lease extend per node (each node gets the
-   * leases it comes first for), as every-node renewals are; a widening is a call of its own.
-   */
-  private List<CompletableFuture<Grant>> extendThrifty(List<Extension> chunk) {
+    boolean thrifty = config.thriftyRounds();
     long start = nanoClock.getAsLong();
     ClockWatch.Round clock = clocks.round(start, "a renewal round");
+    Placement[] placed = new Placement[chunk.size()];
     int[][] orders = new int[chunk.size()][];
-    List<List<Integer>> firstOn = new ArrayList<>(nodes.size());
+    // Per lease, per node of its set: where the lease stands in that node's many-lease call, or -1.
+    int[][] slots = new int[chunk.size()][];
+    List<List<Extension>> firstOn = new ArrayList<>(nodes.size());
     for (int n = 0; n < nodes.size(); n++) {
       firstOn.add(new ArrayList<>());
     }
     for (int i = 0; i < chunk.size(); i++) {
       Extension e = chunk.get(i);
-      orders[i] = order(keys.lease(e.resource(), e.permit()));
-      for (int k = 0; k < quorum(); k++) {
-        firstOn.get(orders[i][k]).add(i);
+      placed[i] = placement(e.resource(), e.permit());
+      List<RedisNode> set = placed[i].nodes();
+      orders[i] = thrifty ? order(placed[i]) : placed[i].ranked();
+      slots[i] = new int[set.size()];
+      Arrays.fill(slots[i], -1);
+      int first = thrifty ? placed[i].quorum() : set.size();
+      for (int k = 0; k < first; k++) {
+        int local = orders[i][k];
+        List<Extension> mine = firstOn.get(nodes.indexOf(set.get(local)));
+        slots[i][local] = mine.size();
+        mine.add(e);
       }
     }
+    Backlog.Round timed = thrifty ? null : backlog.round(quorum());
     List<CompletableFuture<List<Replies.Extend>>> batches = new ArrayList<>(nodes.size());
+    ExtendCall whole = null; // made once for every node that carries the whole chunk (each, when sets are all nodes)
     for (int n = 0; n < nodes.size(); n++) {
-      List<Extension> mine = firstOn.get(n).stream().map(chunk::get).toList();
-      batches.add(mine.isEmpty() ? null : extendCall(mine).on(nodes.get(n), clock));
+      List<Extension> mine = firstOn.get(n);
+      ExtendCall call = null;
+      if (mine.size() == chunk.size()) {
+        whole = whole != null ? whole : extendCall(chunk);
+        call = whole;
+      } else if (!mine.isEmpty()) {
+        call = extendCall(mine);
+      }
+      CompletableFuture<List<Replies.Extend>> batch = call == null ? null : call.on(nodes.get(n), clock);
+      if (batch != null && timed != null) {
+        batch.whenComplete((reply, failure) -> timed.ended());
+      }
+      batches.add(batch);
     }
     List<CompletableFuture<Grant>> leases = new ArrayList<>(chunk.size());
     for (int i = 0; i < chunk.size(); i++) {
       Extension e = chunk.get(i);
-      int index = i;
-      leases.add(extendThrifty(e, start, clock, orders[i], node -> {
-        int n = nodes.indexOf(node);
-        int at = firstOn.get(n).indexOf(index);
-        return at >= 0 ? batches.get(n).thenApply(each -> each.get(at))
+      List<RedisNode> set = placed[i].nodes();
+      int[] slot = slots[i];
+      Function<RedisNode, CompletableFuture<Replies.Extend>> ask = node -> {
+        int at = slot[set.indexOf(node)];
+        return at >= 0 ? batches.get(nodes.indexOf(node)).thenApply(each -> each.get(at))
             : extendCall(List.of(e)).on(node, clock).thenApply(each -> each.get(0));
-      }));
+      };
+      leases.add(thrifty ? extendThrifty(e, start, clock, placed[i], orders[i], ask)
+          : NodeResult.fromAll(set, ask).thenCompose(results -> {
+            monitor.observe(results, Replies.Extend::votes);
+            return extended(e, start, results);
+          }));
     }
     return leases;
   }
@@ -512,10 +540,10 @@ final class Redlock {
   }
 
   /** One lease's thrifty renewal: on a quorum of nodes in its order, widening as an acquire round does. */
-  private CompletableFuture<Grant> extendThrifty(Extension e, long start, ClockWatch.Round clock, int[] order,
-      Function<RedisNode, CompletableFuture<Replies.Extend>> ask) {
-    NodeResult.Round<Replies.Extend> round = NodeResult.widening(nodes, order, quorum(), ask,
-        (node, reply) -> reply, r -> r.votes() && r.held(), backlog.round(quorum()));
+  private CompletableFuture<Grant> extendThrifty(Extension e, long start, ClockWatch.Round clock, Placement placed,
+      int[] order, Function<RedisNode, CompletableFuture<Replies.Extend>> ask) {
+    NodeResult.Round<Replies.Extend> round = NodeResult.widening(placed.nodes(), order, placed.quorum(), ask,
+        (node, reply) -> reply, r -> r.votes() && r.held(), backlog.round(placed.quorum()));
     round.all().thenAccept(results -> monitor.observe(results, Replies.Extend::votes));
     String lease = keys.lease(e.resource(), e.permit());
     return round.decided().thenCompose(results -> {
@@ -608,15 +636,6 @@ final class Redlock {
         });
   }
 
-  /** One lease's share of a many-lease round: each node's reply for it, or the node's failure. */
-  private static List<NodeResult<Replies.Extend>> forLease(List<NodeResult<List<Replies.Extend>>> results, int index) {
-    List<NodeResult<Replies.Extend>> mine = new ArrayList<>(results.size());
-    for (NodeResult<List<Replies.Extend>> r : results) {
-      mine.add(new NodeResult<>(r.node(), r.answered() ? r.value().get(index) : null, r.failure()));
-    }
-    return mine;
-  }
-
   private CompletableFuture<Grant> extended(Extension e, long start, List<NodeResult<Replies.Extend>> results) {
     String resource = e.resource();
     Tally tally = Tally.of(results, Replies.Extend::votes, Replies.Extend::held);
@@ -630,7 +649,7 @@ final class Redlock {
     return agreeOnFence(resource, e.permit(), e.token(), e.ttl(), holding).thenApply(fence -> {
       if (fence < 0) {
         throw new QuorumUnavailableException("resource '" + resource
-            + "': the fencing token reached fewer than a quorum of " + nodes.size() + " Redis nodes");
+            + "': the fencing token reached fewer than a quorum of " + nodeCount() + " Redis nodes");
       }
       Duration validity = validity(e.ttl(), start);
       if (validity.isNegative() || validity.isZero()) {
@@ -666,7 +685,7 @@ final class Redlock {
       recent.ended(keys.lease(resource, permit), token);
     }
     List<String> args = List.of(token, keys.releasedChannel(resource), notice);
-    return untilAQuorumSaysYes(keys.lease(resource, permit), Scripts.RELEASE, keys.forLock(resource, permit), args,
+    return untilAQuorumSaysYes(placement(resource, permit), Scripts.RELEASE, keys.forLock(resource, permit), args,
             (node, reply) -> Replies.release(reply), Replies.Release::incarnated, Replies.Release::deleted)
         .thenApply(results -> Tally.of(results, Replies.Release::incarnated, Replies.Release::deleted));
   }
@@ -675,7 +694,7 @@ final class Redlock {
    * Runs the script on every node; completes with the answers in so far once a quorum of
    * voters said yes, else with every answer. The node monitor sees every answer either way.
    */
-  private <T> CompletableFuture<List<NodeResult<T>>> untilAQuorumSaysYes(String lease, LuaScript script,
+  private <T> CompletableFuture<List<NodeResult<T>>> untilAQuorumSaysYes(Placement lease, LuaScript script,
       List<String> keyList, List<String> args, BiFunction<RedisNode, Object, T> reply, Predicate<T> incarnated,
       Predicate<T> yes) {
     return quorumRound(lease, script, keyList, args, reply, incarnated, yes).decided();
@@ -683,36 +702,39 @@ final class Redlock {
 
   /**
    * {@link #untilAQuorumSaysYes}'s round, whose every answer is there too once the slowest came
-   * in. Thrifty, it asks a quorum of nodes in the preference order of {@code lease} (the key
-   * that decides it) and widens from there; else every node at once.
+   * in. It goes to the lease's set only: thrifty, it asks a quorum of the set in the lease's
+   * preference order and widens from there to the set's next nodes (never outside the set);
+   * else every node of the set at once.
    */
-  private <T> NodeResult.Round<T> quorumRound(String lease, LuaScript script, List<String> keyList,
+  private <T> NodeResult.Round<T> quorumRound(Placement lease, LuaScript script, List<String> keyList,
       List<String> args, BiFunction<RedisNode, Object, T> reply, Predicate<T> votes, Predicate<T> yes) {
     NodeResult.Round<T> round = config.thriftyRounds()
-        ? NodeResult.widening(nodes, order(lease), quorum(), node -> node.eval(script, keyList, args), reply,
-            r -> votes.test(r) && yes.test(r), backlog.round(quorum()))
-        : NodeResult.untilEnough(nodes, node -> node.eval(script, keyList, args), reply,
+        ? NodeResult.widening(lease.nodes(), order(lease), lease.quorum(), node -> node.eval(script, keyList, args),
+            reply, r -> votes.test(r) && yes.test(r), backlog.round(lease.quorum()))
+        : NodeResult.untilEnough(lease.nodes(), node -> node.eval(script, keyList, args), reply,
             sofar -> Tally.of(sofar, votes, yes).quorumSaidYes(), backlog.round(quorum()));
     round.all().thenAccept(results -> monitor.observe(results, votes));
     return round;
   }
 
   /**
-   * The nodes (indexes) in the order a thrifty round asks them about {@code lease}: its
-   * preference order, with the nodes the monitor does not know UP (down, quarantined, not yet
-   * probed) moved to the end, so that a known fault does not cost every round a node timeout.
+   * The nodes of the lease's set (indexes into {@link Placement#nodes()}) in the order a thrifty
+   * round asks them: its preference order, with the nodes the monitor does not know UP (down,
+   * quarantined, not yet probed) moved to the end, so that a known fault does not cost every
+   * round a node timeout.
    */
-  int[] order(String lease) {
-    int[] ranked = preference.ranks(lease);
+  int[] order(Placement lease) {
+    int[] ranked = lease.ranked();
+    List<RedisNode> set = lease.nodes();
     int[] order = new int[ranked.length];
     int at = 0;
     for (int i : ranked) {
-      if (monitor.up(nodes.get(i))) {
+      if (monitor.up(set.get(i))) {
         order[at++] = i;
       }
     }
     for (int i : ranked) {
-      if (!monitor.up(nodes.get(i))) {
+      if (!monitor.up(set.get(i))) {
         order[at++] = i;
       }
     }

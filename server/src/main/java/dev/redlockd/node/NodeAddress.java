@@ -5,21 +5,40 @@ import java.net.URISyntaxException;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * Where a node lives and how to log in: {@code redis://[user:password@]host:port} or
- * {@code rediss://...} for TLS. {@link #toString()} never shows the credentials.
+ * {@code rediss://...} for TLS, optionally after {@code id=}, the node's stable id. Which
+ * nodes a resource lives on is computed from the ids, so an id must stay with its node: a
+ * node given without one is known by its host:port (port 6379 when none is written), and
+ * writing its address another way, or moving it, moves resources. {@link #toString()} never
+ * shows the credentials.
  *
  * <p>Always database 0: release notices go over pub/sub, which Redis does not scope by database,
  * so another database number would isolate nothing; a URI that names one is refused rather
  * than half-honoured.
  */
 public record NodeAddress(
-    String host, int port, boolean tls, Optional<String> user, Optional<String> password) {
+    String host, int port, boolean tls, Optional<String> user, Optional<String> password, String id) {
 
   public static final int DEFAULT_PORT = 6379;
+
+  /** {@code id=} before a URI: letters, digits, '.', '_' and '-', up to 64. */
+  private static final Pattern NAMED = Pattern.compile("([A-Za-z0-9][A-Za-z0-9._-]{0,63})=(rediss?://.*)",
+      Pattern.DOTALL);
+  /** Something that looks meant as {@code id=} (an '=' before any "://"), whatever follows. */
+  private static final Pattern LOOKS_NAMED = Pattern.compile("[^/@:]*=.*");
+
+  /** A node known by its host:port. */
+  public NodeAddress(String host, int port, boolean tls, Optional<String> user, Optional<String> password) {
+    this(host, port, tls, user, password, host + ":" + port);
+  }
 
   /** Parses a comma-separated list of node URIs; throws IllegalArgumentException with a one-line reason. */
   public static List<NodeAddress> parseList(String uris) {
@@ -34,12 +53,33 @@ public record NodeAddress(
         throw new IllegalArgumentException("entry " + (i + 1) + " of " + parts.length
             + " is empty (two commas in a row, or one at an end)");
       }
-      nodes.add(parse(parts[i].strip()));
+      nodes.add(parseEntry(parts[i].strip()));
     }
     if (nodes.stream().map(NodeAddress::name).distinct().count() != nodes.size()) {
       throw new IllegalArgumentException("the same Redis node is named twice");
     }
+    Set<String> ids = new HashSet<>();
+    for (NodeAddress node : nodes) {
+      if (!ids.add(node.id())) {
+        throw new IllegalArgumentException("node id '" + node.id() + "' is given twice: each node needs its own");
+      }
+    }
     return List.copyOf(nodes);
+  }
+
+  /** One entry of a list: a URI, or {@code id=} and a URI. */
+  static NodeAddress parseEntry(String text) {
+    Matcher named = NAMED.matcher(text);
+    if (named.matches()) {
+      NodeAddress a = parse(named.group(2));
+      return new NodeAddress(a.host, a.port, a.tls, a.user, a.password, named.group(1));
+    }
+    if (LOOKS_NAMED.matcher(text).matches()) {
+      // Not echoed past the '=': the rest may carry a password.
+      throw new IllegalArgumentException("a node id (before '=') is 1 to 64 letters, digits, '.', '_' or '-', "
+          + "starting with a letter or digit, followed by redis:// or rediss://");
+    }
+    return parse(text);
   }
 
   public static NodeAddress parse(String text) {
@@ -110,6 +150,7 @@ public record NodeAddress(
 
   @Override
   public String toString() {
-    return (tls ? "rediss://" : "redis://") + (password.isPresent() ? "***@" : "") + name();
+    return (id.equals(name()) ? "" : id + "=") + (tls ? "rediss://" : "redis://")
+        + (password.isPresent() ? "***@" : "") + name();
   }
 }

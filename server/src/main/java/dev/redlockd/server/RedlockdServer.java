@@ -175,13 +175,20 @@ public final class RedlockdServer implements AutoCloseable {
       }
       DistinctInstances.check(nodes);
       // NodeAddress prints the scheme (is it TLS?) and never the password.
-      log.info("Redlock over {} Redis nodes (quorum {}): {}; {}", nodes.size(), nodes.size() / 2 + 1, addresses,
-          io.transport());
+      int perResource = LockEngine.nodesPerResource(nodes.size(), config.nodesPerResource);
+      if (perResource == nodes.size()) {
+        log.info("Redlock over {} Redis nodes (quorum {}): {}; {}", nodes.size(), nodes.size() / 2 + 1, addresses,
+            io.transport());
+      } else {
+        log.info("Redlock over {} Redis nodes, each resource on {} of them (quorum {}): {}; {}", nodes.size(),
+            perResource, perResource / 2 + 1, addresses, io.transport());
+      }
       if (nodes.size() < 3) {
         log.warn("{} Redis node{}: quorum {} of {}, the service stops if any one node fails; use 3 or more",
             nodes.size(), nodes.size() == 1 ? "" : "s", nodes.size() / 2 + 1, nodes.size());
       }
-      engine = LockEngine.builder(nodes, engineConfig).notices(config.notifyWaiters).build().start();
+      engine = LockEngine.builder(nodes, engineConfig).notices(config.notifyWaiters)
+          .nodeIds(addresses.stream().map(NodeAddress::id).toList()).nodesPerResource(perResource).build().start();
       StartupGate.awaitNodes(engine, StartupGate.MAX_WAIT);
       HealthStatusManager health = new HealthStatusManager();
       new HealthPublisher(health, engine);

@@ -2,6 +2,7 @@ package dev.redlockd.server;
 
 import com.google.common.net.InetAddresses;
 import dev.redlockd.engine.EngineConfig;
+import dev.redlockd.engine.LockEngine;
 import dev.redlockd.node.NodeAddress;
 import dev.redlockd.server.access.Access;
 import dev.redlockd.server.access.AccessControl;
@@ -88,8 +89,16 @@ public final class ServerConfig {
 
   @Option(names = "--redis", defaultValue = "${env:REDLOCKD_REDIS:-}",
       description = "The N Redis masters: redis://[user:password@]host:port,... or rediss:// for TLS; "
-          + "database 0 only. Required unless --dev.")
+          + "database 0 only; each may be given a stable id as id=redis://... (else its id is host:port). "
+          + "Required unless --dev.")
   String redis;
+
+  @Option(names = "--nodes-per-resource", defaultValue = "${env:REDLOCKD_NODES_PER_RESOURCE:-0}",
+      paramLabel = "<n>",
+      description = "How many of the N Redis nodes each resource, permit and leadership lives on (the first n "
+          + "of its rendezvous order over the node ids); its quorum is a majority of those n. Odd, 1..N, or N; "
+          + "0: min(N, 5) (default ${DEFAULT-VALUE}).")
+  int nodesPerResource;
 
   @Option(names = "--dev", defaultValue = "${env:REDLOCKD_DEV:-false}", fallbackValue = "true", arity = "0..1",
       description = "Dev mode, instead of --redis: the server starts --dev-nodes local Redis nodes that keep "
@@ -407,12 +416,27 @@ public final class ServerConfig {
     if (devNodes < 1) {
       throw new IllegalArgumentException("--dev-nodes must be at least 1");
     }
+    resolvedNodesPerResource();
     try {
       return new EngineConfig(keyPrefix, driftFactor, minTtl, maxTtl, retryDelay, maxWaitingAcquires,
           Duration.ofMillis(500), thriftyRounds);
     } catch (IllegalArgumentException e) {
       // The engine names its settings without the dashes ("drift-factor must ...").
       throw new IllegalArgumentException("--" + e.getMessage(), e);
+    }
+  }
+
+  /**
+   * --nodes-per-resource resolved against the number of nodes (--redis's, or --dev-nodes);
+   * throws IllegalArgumentException with a one-line reason naming the flag.
+   */
+  int resolvedNodesPerResource() {
+    int nodeCount = redis == null || redis.isBlank() ? devNodes : redisNodes().size();
+    try {
+      return LockEngine.nodesPerResource(nodeCount, nodesPerResource);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException(e.getMessage()
+          + (redis == null || redis.isBlank() ? " (--dev-nodes " + devNodes + ")" : ""), e);
     }
   }
 

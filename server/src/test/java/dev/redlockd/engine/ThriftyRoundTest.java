@@ -68,7 +68,7 @@ class ThriftyRoundTest {
   /** The nodes in the order a round for the lock on "r" asks them. */
   private List<ScriptedNode> inOrder() {
     List<ScriptedNode> order = new ArrayList<>();
-    for (int i : redlock.order(new Keys(EngineConfig.defaults().keyPrefix()).lease("r", 0))) {
+    for (int i : redlock.order(redlock.placement("r", 0))) {
       order.add(nodes.get(i));
     }
     return order;

@@ -19,6 +19,30 @@ class NodeAddressTest {
   }
 
   @Test
+  void anEntryMayGiveItsNodeAStableIdElseTheIdIsHostAndPort() {
+    List<NodeAddress> nodes = NodeAddress.parseList("east-1=redis://:pw@10.0.0.1:6379,redis://10.0.0.2,"
+        + "redis://:a=b@10.0.0.3:7000");
+    assertThat(nodes).extracting(NodeAddress::id).containsExactly("east-1", "10.0.0.2:6379", "10.0.0.3:7000");
+    assertThat(nodes.get(0).password()).contains("pw");
+    assertThat(nodes.get(2).password()).contains("a=b"); // an '=' in a password names nothing
+    assertThat(nodes.get(0)).hasToString("east-1=redis://***@10.0.0.1:6379");
+    assertThat(nodes.get(1)).hasToString("redis://10.0.0.2:6379");
+  }
+
+  @Test
+  void idsAreUniqueAndWellFormed() {
+    assertThatThrownBy(() -> NodeAddress.parseList("a=redis://h:1,a=redis://h:2"))
+        .hasMessage("node id 'a' is given twice: each node needs its own");
+    assertThatThrownBy(() -> NodeAddress.parseList("h:1=redis://h:2"))
+        .isInstanceOf(IllegalArgumentException.class);
+    for (String bad : List.of("=redis://:secret@h:1", "bad id=redis://:secret@h:1", "a=http://:secret@h:1",
+        "x".repeat(65) + "=redis://:secret@h:1")) {
+      assertThatThrownBy(() -> NodeAddress.parseList(bad)).as(bad)
+          .hasMessageStartingWith("a node id (before '=') is 1 to 64 letters").hasMessageNotContaining("secret");
+    }
+  }
+
+  @Test
   void refusesPortsOutsideTheTcpRange() {
     assertThatThrownBy(() -> NodeAddress.parse("redis://127.0.0.1:99999"))
         .hasMessage("port 99999 is out of range 1..65535: redis://127.0.0.1:99999");

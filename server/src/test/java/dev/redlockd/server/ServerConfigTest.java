@@ -85,6 +85,23 @@ class ServerConfigTest {
   }
 
   @Test
+  void nodesPerResourceIsOddAndWithinTheNodesAndDefaultsToFive() {
+    String seven = "a=redis://h:1,b=redis://h:2,c=redis://h:3,d=redis://h:4,e=redis://h:5,f=redis://h:6,g=redis://h:7";
+    assertThat(ServerConfig.parse("--redis", seven).resolvedNodesPerResource()).isEqualTo(5);
+    assertThat(ServerConfig.parse("--redis", seven, "--nodes-per-resource", "3").resolvedNodesPerResource())
+        .isEqualTo(3);
+    assertThat(ServerConfig.parse("--dev", "--dev-nodes", "4").resolvedNodesPerResource()).isEqualTo(4);
+    assertThatThrownBy(() -> ServerConfig.parse("--redis", seven, "--nodes-per-resource", "4"))
+        .hasMessage("--nodes-per-resource must be odd (or all 7 nodes), not 4");
+    assertThatThrownBy(() -> ServerConfig.parse("--redis", seven, "--nodes-per-resource", "9"))
+        .hasMessage("--nodes-per-resource must lie in 1..7 (the number of --redis nodes), not 9");
+    assertThatThrownBy(() -> ServerConfig.parse("--dev", "--nodes-per-resource", "5"))
+        .hasMessage("--nodes-per-resource must lie in 1..3 (the number of --redis nodes), not 5 (--dev-nodes 3)");
+    assertThatThrownBy(() -> ServerConfig.parse("--redis", "a=redis://h:1,a=redis://:pw@h:2"))
+        .hasMessage("--redis: node id 'a' is given twice: each node needs its own");
+  }
+
+  @Test
   void theMetricsPortMustDifferFromTheGrpcPort() {
     assertThatThrownBy(() -> ServerConfig.parse("--dev", "--port", "9464", "--metrics-port", "9464"))
         .hasMessage("--metrics-port must differ from --port (both 9464)");

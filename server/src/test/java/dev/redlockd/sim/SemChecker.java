@@ -48,10 +48,15 @@ final class SemChecker {
   }
 
   SemChecker(SimChecker base, SimLoop loop, List<SimHost> hosts, Map<String, Integer> limits) {
+    this(base, loop, hosts, limits, hosts.size());
+  }
+
+  /** {@code setSize}: how many nodes each semaphore lives on, of which a permit must hold a majority. */
+  SemChecker(SimChecker base, SimLoop loop, List<SimHost> hosts, Map<String, Integer> limits, int setSize) {
     this.base = base;
     this.loop = loop;
     this.hosts = hosts;
-    this.quorum = hosts.size() / 2 + 1;
+    this.quorum = setSize / 2 + 1;
     this.limits = limits;
   }
 

@@ -27,6 +27,11 @@ final class SemSimulation {
      * and its test is about counting.
      */
     boolean restarts();
+
+    /** How many nodes each semaphore lives on (--nodes-per-resource); 0: every node. */
+    default int perKey() {
+      return 0;
+    }
   }
 
   record Shape(int nodes, int clients, Map<String, Integer> semaphores, Duration length) {
@@ -37,6 +42,12 @@ final class SemSimulation {
         semaphores.put("sem3", 3);
       }
       return new Shape(random.nextBoolean() ? 3 : 5, 6 + random.nextInt(10), semaphores, Duration.ofSeconds(20));
+    }
+
+    /** Seven nodes, each semaphore on five: the two semaphores' sets differ, and share nodes (and faults). */
+    static Shape scaledOut(Random random) {
+      Shape shape = random(random);
+      return new Shape(7, shape.clients(), shape.semaphores(), shape.length());
     }
   }
 
@@ -50,7 +61,14 @@ final class SemSimulation {
   /** The real engine's permits with thrifty rounds (--thrifty-rounds): each permit's rounds ask a quorum first. */
   static final Implementation THRIFTY = engine(true);
 
+  /** The real engine's permits over seven nodes, each semaphore on five of them, thrifty. */
+  static final Implementation SCALED_OUT = engine(true, 5);
+
   private static Implementation engine(boolean thrifty) {
+    return engine(thrifty, 0);
+  }
+
+  private static Implementation engine(boolean thrifty, int perKey) {
     return new Implementation() {
       @Override
       public SimSemaphore replica(int index, SimLoop loop, List<RedisNode> links, SimExecutor executor,
@@ -58,7 +76,11 @@ final class SemSimulation {
         // As in the lock simulation: the second replica's wall clock (the fencing floor of a
         // rejoining node) is up to a minute behind.
         long behind = index == 0 ? 0 : (long) (random.nextDouble() * 60_000_000);
-        LockEngine engine = LockEngine.builder(links, Simulation.config().withThriftyRounds(thrifty))
+        LockEngine.Builder builder = LockEngine.builder(links, Simulation.config().withThriftyRounds(thrifty));
+        if (perKey != 0) {
+          builder.nodesPerResource(perKey);
+        }
+        LockEngine engine = builder
             .scheduler(executor)
             .nanoClock(executor.nanoClock())
             .wallMicros(() -> 1_700_000_000_000_000L + loop.now() / 1000 - behind)
@@ -72,6 +94,11 @@ final class SemSimulation {
       @Override
       public boolean restarts() {
         return true;
+      }
+
+      @Override
+      public int perKey() {
+        return perKey;
       }
     };
   }
@@ -102,7 +129,8 @@ final class SemSimulation {
   private long operations;
 
   SemSimulation(long seed, Implementation implementation) {
-    this(seed, Shape.random(new Random(seed)), implementation);
+    this(seed, implementation.perKey() != 0 ? Shape.scaledOut(new Random(seed)) : Shape.random(new Random(seed)),
+        implementation);
   }
 
   SemSimulation(long seed, Shape shape, Implementation implementation) {
@@ -115,8 +143,9 @@ final class SemSimulation {
     for (int i = 0; i < shape.nodes(); i++) {
       hosts.add(new SimHost("node" + i, loop, rate(drift), 1_700_000_000_000L + random.nextInt(100_000)));
     }
-    this.base = new SimChecker(loop, hosts, Simulation.PREFIX);
-    this.checker = new SemChecker(base, loop, hosts, shape.semaphores());
+    int setSize = implementation.perKey() != 0 ? implementation.perKey() : hosts.size();
+    this.base = new SimChecker(loop, hosts, Simulation.PREFIX, setSize);
+    this.checker = new SemChecker(base, loop, hosts, shape.semaphores(), setSize);
   }
 
   private double rate(double driftFactor) {

@@ -27,6 +27,12 @@ class SemaphoreSimulationTest {
     run(SemSimulation.THRIFTY, " (thrifty)", Long.getLong("sem.operations.thrifty", 1_000));
   }
 
+  /** Seven nodes, each semaphore's permits on the five of its name's set. */
+  @Test
+  void scaledOutPermitsNeverExceedTheirLimit() throws Exception {
+    run(SemSimulation.SCALED_OUT, " (7 nodes, 5 per semaphore)", Long.getLong("sem.operations.scaled", 5_000));
+  }
+
   private static void run(SemSimulation.Implementation implementation, String what, long operationsWanted)
       throws Exception {
     long first = Long.getLong("sem.seed", 1);

@@ -72,9 +72,14 @@ final class SimChecker {
   }
 
   SimChecker(SimLoop loop, List<SimHost> hosts, String prefix) {
+    this(loop, hosts, prefix, hosts.size());
+  }
+
+  /** {@code setSize}: how many nodes each resource lives on, of which a lease must hold a majority. */
+  SimChecker(SimLoop loop, List<SimHost> hosts, String prefix, int setSize) {
     this.loop = loop;
     this.hosts = hosts;
-    this.quorum = hosts.size() / 2 + 1;
+    this.quorum = setSize / 2 + 1;
     this.prefix = prefix;
   }
 

@@ -23,11 +23,32 @@ final class Simulation {
   /** What one run did and found. */
   record Result(long seed, long operations, long events, List<String> violations, String trace) {}
 
-  /** Knobs of a run; {@link #random} picks them from the seed. */
-  record Shape(int nodes, int clients, int resources, Duration length, boolean faults) {
+  /**
+   * Knobs of a run; {@link #random} picks them from the seed.
+   *
+   * @param perKey how many nodes each resource lives on (--nodes-per-resource); 0: every node
+   */
+  record Shape(int nodes, int clients, int resources, Duration length, boolean faults, int perKey) {
+    Shape(int nodes, int clients, int resources, Duration length, boolean faults) {
+      this(nodes, clients, resources, length, faults, 0);
+    }
+
     static Shape random(Random random) {
       return new Shape(random.nextBoolean() ? 3 : 5, 6 + random.nextInt(10), 1 + random.nextInt(4),
           Duration.ofSeconds(20), true);
+    }
+
+    /**
+     * Nine nodes, each resource on five: more resources than the every-node runs, so that they
+     * fall on different sets that share some nodes (and faults), and the clients still contend.
+     */
+    static Shape scaledOut(Random random) {
+      return new Shape(9, 6 + random.nextInt(10), 3 + random.nextInt(8), Duration.ofSeconds(20), true, 5);
+    }
+
+    /** The nodes a resource's quorum is a majority of. */
+    int setSize() {
+      return perKey == 0 ? nodes : perKey;
     }
   }
 
@@ -40,6 +61,12 @@ final class Simulation {
   private final List<SimHost> hosts = new ArrayList<>();
   private final SimChecker checker;
   private final SimNetwork network;
+  /**
+   * The node ids each replica gives its list (listed in its own order): the hosts' names, so
+   * that both compute the same sets; {@link #idsFromPlaces} breaks that.
+   */
+  private java.util.function.BiFunction<Integer, List<SimHost>, List<String>> ids =
+      (replica, listed) -> listed.stream().map(h -> h.name).toList();
   private long operations;
 
   Simulation(long seed) {
@@ -89,6 +116,22 @@ final class Simulation {
     return run;
   }
 
+  /** A run over nine nodes with each resource on five of them ({@link Shape#scaledOut}). */
+  static Simulation scaledOut(long seed, boolean thrifty) {
+    return new Simulation(seed, Shape.scaledOut(new Random(seed)), thrifty);
+  }
+
+  /**
+   * A scaled-out run whose replicas name the nodes by where they stand in their own lists, which
+   * are in different orders: the replicas then put a resource on different sets, whose quorums
+   * need not meet. The mutant of ids that are not stable.
+   */
+  static Simulation idsFromPlaces(long seed) {
+    Simulation run = scaledOut(seed, true);
+    run.ids = (replica, listed) -> java.util.stream.IntStream.range(0, listed.size()).mapToObj(i -> "n" + i).toList();
+    return run;
+  }
+
   Simulation(long seed, Shape shape) {
     this(seed, shape, true);
   }
@@ -103,7 +146,7 @@ final class Simulation {
     for (int i = 0; i < shape.nodes(); i++) {
       hosts.add(new SimHost("node" + i, loop, rate(drift), 1_700_000_000_000L + random.nextInt(100_000)));
     }
-    this.checker = new SimChecker(loop, hosts, PREFIX);
+    this.checker = new SimChecker(loop, hosts, PREFIX, shape.setSize());
   }
 
   static EngineConfig config() {
@@ -132,7 +175,19 @@ final class Simulation {
       for (SimHost host : hosts) {
         links.add(new SimLink(loop, host, network, NODE_TIMEOUT.toNanos(), lost, checker::event, "replica" + r));
       }
-      LockEngine engine = LockEngine.builder(links, config().withThriftyRounds(thrifty))
+      LockEngine.Builder builder = LockEngine.builder(links, config().withThriftyRounds(thrifty));
+      if (shape.perKey() != 0) {
+        // The second replica lists the nodes in another order: the sets must follow the ids, not the list.
+        List<SimHost> listed = new ArrayList<>(hosts);
+        if (r == 1) {
+          java.util.Collections.shuffle(listed, new Random(seed * 17 + 3));
+        }
+        List<RedisNode> inOrder = listed.stream().map(h -> links.get(hosts.indexOf(h))).toList();
+        builder = LockEngine.builder(inOrder, config().withThriftyRounds(thrifty))
+            .nodeIds(ids.apply(r, listed))
+            .nodesPerResource(shape.perKey());
+      }
+      LockEngine engine = builder
           .scheduler(executor)
           .nanoClock(executor.nanoClock())
           .wallMicros(wallClock(r))

@@ -14,25 +14,36 @@ import org.junit.jupiter.api.Test;
  * runs by default (every node in every round); a shorter one, of {@code sim.operations.thrifty}
  * operations (50,000 in the suite), of thrifty rounds (--thrifty-rounds, off by default). Its
  * million-operation run is {@code -Dsim.operations.thrifty=1000000 -Dtest=SimulationTest#thriftySeeds}:
- * when thrifty rounds become the default, the two runs trade places.
+ * when thrifty rounds become the default, the two runs trade places. A third, of
+ * {@code sim.operations.scaled} operations (30,000 in the suite: an operation costs about five
+ * times what it costs over three or five nodes), runs nine nodes with each resource on five
+ * ({@link Simulation#scaledOut}), thrifty on even seeds and every node of the set on odd ones; its
+ * million-operation run is {@code -Dsim.operations.scaled=1000000 -Dtest=SimulationTest#scaledOutSeeds}.
  */
 @Tag("cpu-bound") // run alone, after the other classes (server/pom.xml)
 class SimulationTest {
   @Test
   void seeds() throws Exception {
-    run(false, Long.getLong("sim.operations", 1_000_000));
+    run("", Long.getLong("sim.operations", 1_000_000), seed -> new Simulation(seed, false));
   }
 
   @Test
   void thriftySeeds() throws Exception {
-    run(true, Long.getLong("sim.operations.thrifty", 50_000));
+    run(" (thrifty)", Long.getLong("sim.operations.thrifty", 50_000), seed -> new Simulation(seed, true));
   }
 
-  private static void run(boolean thrifty, long operationsWanted) throws Exception {
+  @Test
+  void scaledOutSeeds() throws Exception {
+    run(" (9 nodes, 5 per resource)", Long.getLong("sim.operations.scaled", 30_000),
+        seed -> Simulation.scaledOut(seed, seed % 2 == 0));
+  }
+
+  private static void run(String kind, long operationsWanted, java.util.function.LongFunction<Simulation> simulation)
+      throws Exception {
     long first = Long.getLong("sim.seed", 1);
     long started = System.nanoTime();
     List<Simulation.Result> results = SeedRuns.run(first, Long.getLong("sim.seeds"), operationsWanted,
-        seed -> new Simulation(seed, thrifty).run(), Simulation.Result::operations);
+        seed -> simulation.apply(seed).run(), Simulation.Result::operations);
     long operations = 0;
     long seeds = results.size();
     int violations = 0;
@@ -47,8 +58,8 @@ class SimulationTest {
             .append(result.trace()).append('\n');
       }
     }
-    System.out.printf("simulation%s: %d operations over %d seeds, %d violations%n", thrifty ? " (thrifty)" : "",
-        operations, seeds, violations);
+    System.out.printf("simulation%s: %d operations over %d seeds, %d violations%n", kind, operations, seeds,
+        violations);
     System.out.printf("(seeds %d to %d, %d threads, %.1f s)%n", first, first + seeds - 1, threads,
         (System.nanoTime() - started) / 1e9);
     assertThat(report.toString()).isEmpty();
@@ -91,6 +102,15 @@ class SimulationTest {
   @Test
   void aRestoreOnAnotherTokenIsCaught() {
     caught("a restore on another token", Simulation::restoringOnAnotherToken, 40);
+  }
+
+  /**
+   * Replicas that name the nodes by their places in lists written in different orders, so that
+   * they put one resource on different sets: caught within the budget of seeds.
+   */
+  @Test
+  void idsFromPlacesAreCaught() {
+    caught("node ids from list places", Simulation::idsFromPlaces, 10);
   }
 
   private static void caught(String mutant, java.util.function.LongFunction<Simulation> run, int budget) {
