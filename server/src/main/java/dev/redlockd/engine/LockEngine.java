@@ -64,7 +64,7 @@ public final class LockEngine implements AutoCloseable {
   }
 
   /**
-   * How many nodes each resource lives on for {@code asked} (0: the default, min(N, 5)) over
+   * How many nodes each resource lives on for {@code asked} (0: the default, every node) over
    * {@code nodeCount} nodes; an IllegalArgumentException with a one-line reason when it is not
    * odd and in 1..N (N itself may be even).
    */
@@ -399,7 +399,7 @@ public final class LockEngine implements AutoCloseable {
     }
 
     /**
-     * How many nodes each key lives on: odd, 1..N (or N itself); 0, the default, is min(N, 5).
+     * How many nodes each key lives on: odd, 1..N (or N itself); 0, the default, is N.
      * Refused with a one-line IllegalArgumentException otherwise.
      */
     public Builder nodesPerResource(int n) {

@@ -39,9 +39,15 @@ final class Placements {
     }
   }
 
-  /** The default set size: every node up to five, five beyond. */
+  /**
+   * The default set size: every node, as before sets. Not five beyond five nodes yet: a replica
+   * of an earlier version puts every resource on all N nodes, and during a rolling upgrade its
+   * quorum of N and a new replica's quorum of a five-node set need not share a node (4 of 7 and
+   * 3 of 5). Until the nodes record the placement, so that a replica can refuse to start beside
+   * another one's, going to sets is the operator's explicit step, with every replica stopped.
+   */
   static int defaultPerKey(int nodeCount) {
-    return Math.min(nodeCount, 5);
+    return nodeCount;
   }
 
   int perKey() {

@@ -97,7 +97,7 @@ public final class ServerConfig {
       paramLabel = "<n>",
       description = "How many of the N Redis nodes each resource, permit and leadership lives on (the first n "
           + "of its rendezvous order over the node ids); its quorum is a majority of those n. Odd, 1..N, or N; "
-          + "0: min(N, 5) (default ${DEFAULT-VALUE}).")
+          + "0: all N, as before sets (default ${DEFAULT-VALUE}).")
   int nodesPerResource;
 
   @Option(names = "--dev", defaultValue = "${env:REDLOCKD_DEV:-false}", fallbackValue = "true", arity = "0..1",

@@ -113,7 +113,7 @@ class PlacementsTest {
 
   @Test
   void theSetSizeIsOddAndWithinTheNodesOrEveryNode() {
-    assertThat(LockEngine.nodesPerResource(9, 0)).isEqualTo(5);
+    assertThat(LockEngine.nodesPerResource(9, 0)).as("every node by default, as before sets").isEqualTo(9);
     assertThat(LockEngine.nodesPerResource(3, 0)).isEqualTo(3);
     assertThat(LockEngine.nodesPerResource(4, 0)).isEqualTo(4); // every node, as before sets
     assertThat(LockEngine.nodesPerResource(9, 7)).isEqualTo(7);

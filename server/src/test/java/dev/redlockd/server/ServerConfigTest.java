@@ -85,9 +85,9 @@ class ServerConfigTest {
   }
 
   @Test
-  void nodesPerResourceIsOddAndWithinTheNodesAndDefaultsToFive() {
+  void nodesPerResourceIsOddAndWithinTheNodesAndDefaultsToEveryNode() {
     String seven = "a=redis://h:1,b=redis://h:2,c=redis://h:3,d=redis://h:4,e=redis://h:5,f=redis://h:6,g=redis://h:7";
-    assertThat(ServerConfig.parse("--redis", seven).resolvedNodesPerResource()).isEqualTo(5);
+    assertThat(ServerConfig.parse("--redis", seven).resolvedNodesPerResource()).isEqualTo(7);
     assertThat(ServerConfig.parse("--redis", seven, "--nodes-per-resource", "3").resolvedNodesPerResource())
         .isEqualTo(3);
     assertThat(ServerConfig.parse("--dev", "--dev-nodes", "4").resolvedNodesPerResource()).isEqualTo(4);
