@@ -47,14 +47,18 @@ final class FrozenNode {
         ServerMetrics.value(samples, "redlockd_node_errors_total", Map.of("node", node, "reason", "timeout")));
   }
 
-  /** One measured point with a frozen node. */
-  record Row(String system, ClosedLoop.Point point, Counts during, Counts sinceStop) {}
+  /**
+   * One measured point with a frozen node: what the server sent it in the measured seconds, and
+   * from the SIGSTOP to the end of the point ({@code secondsSinceStop} long), the first timeouts
+   * included.
+   */
+  record Row(String system, ClosedLoop.Point point, Counts during, Counts sinceStop, double secondsSinceStop) {}
 
   /** The frozen-node table, in markdown. */
   static String markdown(List<Row> rows) {
     StringBuilder md = new StringBuilder();
     md.append("| system | in flight | cycles/s | p50 ms | p99 ms | errors | requests to the frozen node (timed out) "
-        + "in the measured seconds | of them from rounds, per 1,000 cycles | timed out since SIGSTOP |\n");
+        + "in the measured seconds | of them from rounds, per 1,000 cycles | requests from rounds since SIGSTOP |\n");
     md.append("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
     for (Row r : rows) {
       ClosedLoop.Point p = r.point();
@@ -63,7 +67,7 @@ final class FrozenNode {
           r.system(), p.inFlight(), p.cyclesPerSecond(), Report.ms(p.latencies().percentile(50)),
           Report.ms(p.latencies().percentile(99)), p.errors(), r.during().requests(), r.during().timeouts(),
           cycles == 0 ? "-" : String.format(Locale.ROOT, "%.2f", 1000 * r.during().fromRounds(p.seconds()) / cycles),
-          r.sinceStop().timeouts()));
+          r.sinceStop().fromRounds(r.secondsSinceStop())));
     }
     return md.toString();
   }

@@ -13,6 +13,7 @@ import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -31,6 +32,7 @@ import java.util.function.BiConsumer;
  *     [--seconds-per-point 10] [--warmup-seconds 3] [--system-warmup-seconds 10]
  *     [--system-warmup-max-seconds 60] [--levels 1,32,128]
  *     [--channels 4] [--handoff-clients 8] [--handoff-hold-us 1000] [--keepalive] [--frozen-node 1]
+ *     [--handoff-only 3]
  *     [--systems echo,floor,redlockd,redlockd-thrifty,jedis-redlock,redisson-redlock,redisson-lock,etcd]
  *     [--server-jar server/target/redlockd-server.jar] [--write docs/performance.md]</pre>
  *
@@ -53,6 +55,9 @@ import java.util.function.BiConsumer;
  * the measured points, and SIGCONTs it at the end: only the redlockd rows (peers are left out),
  * no hand-off, and per point what the server sent the frozen node, from its metrics
  * ({@link FrozenNode}). It prints its own table and writes no page.
+ *
+ * <p>{@code --handoff-only N} measures no points: each redlockd server's warm-up, then its
+ * one-server hand-off N times, the servers in turn, and the p50 of each run.
  */
 public final class LockCycleBench {
   private static final String USAGE = """
@@ -60,6 +65,7 @@ public final class LockCycleBench {
           [--seconds-per-point 10] [--warmup-seconds 3] [--system-warmup-seconds 10]
           [--system-warmup-max-seconds 60] [--levels 1,32,128]
           [--channels 4] [--handoff-clients 8] [--handoff-hold-us 1000] [--keepalive] [--frozen-node 1]
+          [--handoff-only 3]
           [--systems echo,floor,redlockd,redlockd-thrifty,jedis-redlock,redisson-redlock,redisson-lock,etcd]
           [--server-jar server/target/redlockd-server.jar] [--quiet-wait-seconds 900] [--write docs/performance.md]
           (--write also draws docs/performance-*.svg from the tables; --charts-only docs/performance.md redraws
@@ -67,6 +73,7 @@ public final class LockCycleBench {
       A system's warm-up runs at 32 in flight for at least --system-warmup-seconds, until two 2 s windows agree
       within 5 % and the JIT compilers are quiet, or --system-warmup-max-seconds have passed.
       --frozen-node K: node K (1..5) SIGSTOPped for the measured points; redlockd rows only, no hand-off, no --write.
+      --handoff-only N: each redlockd server's warm-up, then its one-server hand-off N times, in turn; no --write.
       -Dbench.serverJvm="..." adds JVM flags to the redlockd server, -Dbench.serverFlags="..." server flags.""";
   private static final int NODES = 5;
   /** Warm-up points for each system run at this many in flight, so both JVMs compile the hot path. */
@@ -78,6 +85,8 @@ public final class LockCycleBench {
   private int warmUpSeconds = 3;
   private int systemWarmUpSeconds = 10;
   private int systemWarmUpMaxSeconds = 60;
+  /** With N > 0: no points, only each redlockd server's hand-off, N times in turn. */
+  private int handOffOnly;
   /** The node (1..NODES) SIGSTOPped for the measured points; 0: none. */
   private int frozenNode;
   private final List<FrozenNode.Row> frozenRows = new ArrayList<>();
@@ -118,6 +127,7 @@ public final class LockCycleBench {
         case "--system-warmup-seconds" -> bench.systemWarmUpSeconds = Integer.parseInt(value);
         case "--system-warmup-max-seconds" -> bench.systemWarmUpMaxSeconds = Integer.parseInt(value);
         case "--frozen-node" -> bench.frozenNode = Integer.parseInt(value);
+        case "--handoff-only" -> bench.handOffOnly = Integer.parseInt(value);
         case "--levels" -> bench.levels = Arrays.stream(value.split(",")).map(String::trim).map(Integer::parseInt).toList();
         case "--channels" -> bench.channels = Integer.parseInt(value);
         case "--handoff-clients" -> bench.handOffClients = Integer.parseInt(value);
@@ -137,8 +147,11 @@ public final class LockCycleBench {
     if (bench.frozenNode < 0 || bench.frozenNode > NODES) {
       throw new IllegalArgumentException("--frozen-node takes a node, 1.." + NODES + "\n" + USAGE);
     }
-    if (bench.frozenNode > 0 && bench.write != null) {
-      throw new IllegalArgumentException("--frozen-node writes no page: the page's tables are the run with every node up");
+    if ((bench.frozenNode > 0 || bench.handOffOnly > 0) && bench.write != null) {
+      throw new IllegalArgumentException("--frozen-node and --handoff-only write no page: the page is the full run's");
+    }
+    if (bench.frozenNode > 0 && bench.handOffOnly > 0) {
+      throw new IllegalArgumentException("--frozen-node measures no hand-off: give one of them");
     }
     bench.run.commandLine = "java -cp bench/target/redlockd-bench.jar " + LockCycleBench.class.getName()
         + (args.length == 0 ? "" : " " + String.join(" ", args));
@@ -175,6 +188,11 @@ public final class LockCycleBench {
       if (frozenNode > 0) {
         measureFrozen(cluster.nodes().get(frozenNode - 1));
         printFrozen(start);
+        return;
+      }
+      if (handOffOnly > 0) {
+        // The servers' own warm-ups, then their hand-offs; the hand-off lines above are the result.
+        measureRedlockd();
         return;
       }
       if (systems.contains("echo")) {
@@ -268,9 +286,10 @@ public final class LockCycleBench {
         System.out.printf("== SIGSTOP node %d (%s, pid %d) for every measured point%n", frozenNode, frozen.uri(),
             frozen.pid());
         frozen.pause();
+        long stoppedAt = System.nanoTime();
         try {
           points(rows, (m, p) -> frozenRows.add(new FrozenNode.Row(m.contender().name(), p, p.cpu().frozen(),
-              m.frozen().read().minus(atStop.get(m)))));
+              m.frozen().read().minus(atStop.get(m)), (System.nanoTime() - stoppedAt) / 1e9)));
         } finally {
           frozen.resume();
           System.out.println("== SIGCONT node " + frozenNode);
@@ -351,17 +370,24 @@ public final class LockCycleBench {
           rows.add(new Measured(new RedlockdGrpc(thriftyPool, 0, true),
               new CpuProbe(thriftyServer.pid(), redisPids, redisUris)));
         }
-        measure(rows);
-        if (thriftyServer != null) {
-          // Printed only: the page's hand-off table is the every-node server's.
-          System.out.printf("== hand-off, thrifty rounds: %d clients on one resource, hold %d us%n", handOffClients,
-              handOffHoldMicros);
-          handOff(List.of(thriftyPool));
+        if (handOffOnly > 0) {
+          warmUp(rows);
+        } else {
+          measure(rows);
         }
+        Map<String, List<ManagedChannel>> handOffServers = new LinkedHashMap<>();
         if (server != null) {
-          System.out.printf("== hand-off: %d clients on one resource, hold %d us, %d s warm-up, %d s measured%n",
-              handOffClients, handOffHoldMicros, warmUpSeconds, secondsPerPoint);
-          run.handOff = handOff(List.of(pool));
+          handOffServers.put(BenchRun.REDLOCKD, pool);
+        }
+        if (thriftyServer != null) {
+          handOffServers.put(BenchRun.REDLOCKD_THRIFTY, thriftyPool);
+        }
+        Map<String, List<HandOff.Result>> handOffs = handOffs(handOffServers, Math.max(1, handOffOnly));
+        if (server != null) {
+          // The page's hand-off table is the every-node server's (its first, with --handoff-only).
+          run.handOff = handOffs.get(BenchRun.REDLOCKD).get(0);
+        }
+        if (server != null && handOffOnly == 0) {
           System.out.println("== hand-off across two servers on the same nodes, notices on (the default)");
           run.handOffAcross = handOffAcross(pool, List.of());
         }
@@ -370,7 +396,7 @@ public final class LockCycleBench {
         GrpcChannels.close(thriftyPool);
       }
     }
-    if (!everyNode) {
+    if (!everyNode || handOffOnly > 0) {
       return;
     }
     System.out.println("== hand-off across two servers on the same nodes, --notify-waiters false (as before notices)");
@@ -382,6 +408,32 @@ public final class LockCycleBench {
         GrpcChannels.close(pool);
       }
     }
+  }
+
+  /**
+   * The one-server hand-off of each server in {@code servers}, {@code repeats} times, the first
+   * one changing from repeat to repeat, each after the cores have fallen idle: a hand-off run
+   * right after a busy point, or always first, measured the machine rather than the server.
+   */
+  private Map<String, List<HandOff.Result>> handOffs(Map<String, List<ManagedChannel>> servers, int repeats)
+      throws InterruptedException {
+    List<String> names = List.copyOf(servers.keySet());
+    Map<String, List<HandOff.Result>> results = new LinkedHashMap<>();
+    for (int i = 0; i < repeats; i++) {
+      for (int k = 0; k < names.size(); k++) {
+        String name = names.get((k + i) % names.size());
+        double settled = Machine.settle(SETTLE_MAX_SECONDS);
+        System.out.printf(Locale.ROOT, "== hand-off, %s: %d clients on one resource, hold %d us, %d s warm-up, "
+                + "%d s measured (settled %.1f s before)%n", name, handOffClients, handOffHoldMicros, warmUpSeconds,
+            secondsPerPoint, settled);
+        results.computeIfAbsent(name, n -> new ArrayList<>()).add(handOff(List.of(servers.get(name))));
+      }
+    }
+    if (repeats > 1 || names.size() > 1) {
+      results.forEach((name, list) -> System.out.printf("   hand-off p50 of %s, each run: %s ms%n", name,
+          String.join(", ", list.stream().map(h -> Report.ms(h.handOffs().percentile(50))).toList())));
+    }
+    return results;
   }
 
   private List<String> silent() {
