@@ -254,49 +254,34 @@ public final class LockCycleBench {
     List<String> answering = redisUris.stream().filter(uri -> !uri.equals(frozen.uri())).toList();
     int port = freePort();
     int thriftyPort = freePort();
-    List<String> flags = new ArrayList<>(serverFlags());
-    flags.addAll(List.of("--metrics-port", Integer.toString(port)));
-    List<String> thriftyFlags = new ArrayList<>(serverFlags());
-    thriftyFlags.addAll(List.of("--thrifty-rounds", "--metrics-port", Integer.toString(thriftyPort)));
-    boolean everyNode = systems.contains("redlockd");
-    boolean thrifty = systems.contains("redlockd-thrifty");
-    try (ServerUnderTest server = everyNode ? ServerUnderTest.start(serverJar, serverJvmArgs(true), flags) : null;
-        ServerUnderTest thriftyServer = thrifty ? ServerUnderTest.start(serverJar, serverJvmArgs(true), thriftyFlags)
-            : null) {
-      List<ManagedChannel> pool = server == null ? List.of() : GrpcChannels.open(server.port(), channels);
-      List<ManagedChannel> thriftyPool = thriftyServer == null ? List.of()
-          : GrpcChannels.open(thriftyServer.port(), channels);
+    try (RedlockdServers servers = new RedlockdServers(List.of("--metrics-port", Integer.toString(port)),
+        List.of("--metrics-port", Integer.toString(thriftyPort)))) {
+      List<Measured> rows = new ArrayList<>();
+      if (servers.everyNode != null) {
+        FrozenNode watch = new FrozenNode(new ServerMetrics(port), frozen.uri());
+        rows.add(new Measured(new RedlockdGrpc(servers.pool),
+            new CpuProbe(servers.everyNode.pid(), redisPids, answering, watch), watch));
+      }
+      if (servers.thrifty != null) {
+        FrozenNode watch = new FrozenNode(new ServerMetrics(thriftyPort), frozen.uri());
+        rows.add(new Measured(new RedlockdGrpc(servers.thriftyPool, 0, true),
+            new CpuProbe(servers.thrifty.pid(), redisPids, answering, watch), watch));
+      }
+      warmUp(rows);
+      Map<Measured, FrozenNode.Counts> atStop = new HashMap<>();
+      for (Measured m : rows) {
+        atStop.put(m, m.frozen().read());
+      }
+      System.out.printf("== SIGSTOP node %d (%s, pid %d) for every measured point%n", frozenNode, frozen.uri(),
+          frozen.pid());
+      frozen.pause();
+      long stoppedAt = System.nanoTime();
       try {
-        List<Measured> rows = new ArrayList<>();
-        if (server != null) {
-          FrozenNode watch = new FrozenNode(new ServerMetrics(port), frozen.uri());
-          rows.add(new Measured(new RedlockdGrpc(pool), new CpuProbe(server.pid(), redisPids, answering, watch),
-              watch));
-        }
-        if (thriftyServer != null) {
-          FrozenNode watch = new FrozenNode(new ServerMetrics(thriftyPort), frozen.uri());
-          rows.add(new Measured(new RedlockdGrpc(thriftyPool, 0, true),
-              new CpuProbe(thriftyServer.pid(), redisPids, answering, watch), watch));
-        }
-        warmUp(rows);
-        Map<Measured, FrozenNode.Counts> atStop = new HashMap<>();
-        for (Measured m : rows) {
-          atStop.put(m, m.frozen().read());
-        }
-        System.out.printf("== SIGSTOP node %d (%s, pid %d) for every measured point%n", frozenNode, frozen.uri(),
-            frozen.pid());
-        frozen.pause();
-        long stoppedAt = System.nanoTime();
-        try {
-          points(rows, (m, p) -> frozenRows.add(new FrozenNode.Row(m.contender().name(), p, p.cpu().frozen(),
-              m.frozen().read().minus(atStop.get(m)), (System.nanoTime() - stoppedAt) / 1e9)));
-        } finally {
-          frozen.resume();
-          System.out.println("== SIGCONT node " + frozenNode);
-        }
+        points(rows, (m, p) -> frozenRows.add(new FrozenNode.Row(m.contender().name(), p, p.cpu().frozen(),
+            m.frozen().read().minus(atStop.get(m)), (System.nanoTime() - stoppedAt) / 1e9)));
       } finally {
-        GrpcChannels.close(pool);
-        GrpcChannels.close(thriftyPool);
+        frozen.resume();
+        System.out.println("== SIGCONT node " + frozenNode);
       }
     }
   }
@@ -346,54 +331,40 @@ public final class LockCycleBench {
    */
   private void measureRedlockd() throws Exception {
     RedisAdmin.flushAll(redisUris);
-    if (!Files.isReadable(serverJar)) {
-      throw new IllegalStateException(serverJar + " missing: mvn -B -q -DskipTests -pl bench -am package");
-    }
     boolean everyNode = systems.contains("redlockd");
-    boolean thrifty = systems.contains("redlockd-thrifty");
-    List<String> thriftyFlags = new ArrayList<>(serverFlags());
-    thriftyFlags.add("--thrifty-rounds");
-    // A null resource is skipped on close: each server runs only if its row is asked for.
-    try (ServerUnderTest server = everyNode ? ServerUnderTest.start(serverJar, serverJvmArgs(true), serverFlags())
-            : null;
-        ServerUnderTest thriftyServer = thrifty ? ServerUnderTest.start(serverJar, serverJvmArgs(true), thriftyFlags)
-            : null) {
-      List<ManagedChannel> pool = server == null ? List.of() : GrpcChannels.open(server.port(), channels);
-      List<ManagedChannel> thriftyPool = thriftyServer == null ? List.of()
-          : GrpcChannels.open(thriftyServer.port(), channels);
-      try {
-        List<Measured> rows = new ArrayList<>();
-        if (server != null) {
-          rows.add(new Measured(new RedlockdGrpc(pool), new CpuProbe(server.pid(), redisPids, redisUris)));
-        }
-        if (thriftyServer != null) {
-          rows.add(new Measured(new RedlockdGrpc(thriftyPool, 0, true),
-              new CpuProbe(thriftyServer.pid(), redisPids, redisUris)));
-        }
-        if (handOffOnly > 0) {
-          warmUp(rows);
-        } else {
-          measure(rows);
-        }
-        Map<String, List<ManagedChannel>> handOffServers = new LinkedHashMap<>();
-        if (server != null) {
-          handOffServers.put(BenchRun.REDLOCKD, pool);
-        }
-        if (thriftyServer != null) {
-          handOffServers.put(BenchRun.REDLOCKD_THRIFTY, thriftyPool);
-        }
-        Map<String, List<HandOff.Result>> handOffs = handOffs(handOffServers, Math.max(1, handOffOnly));
-        if (server != null) {
-          // The page's hand-off table is the every-node server's (its first, with --handoff-only).
-          run.handOff = handOffs.get(BenchRun.REDLOCKD).get(0);
-        }
-        if (server != null && handOffOnly == 0) {
-          System.out.println("== hand-off across two servers on the same nodes, notices on (the default)");
-          run.handOffAcross = handOffAcross(pool, List.of());
-        }
-      } finally {
-        GrpcChannels.close(pool);
-        GrpcChannels.close(thriftyPool);
+    try (RedlockdServers servers = new RedlockdServers(List.of(), List.of())) {
+      ServerUnderTest server = servers.everyNode;
+      ServerUnderTest thriftyServer = servers.thrifty;
+      List<ManagedChannel> pool = servers.pool;
+      List<ManagedChannel> thriftyPool = servers.thriftyPool;
+      List<Measured> rows = new ArrayList<>();
+      if (server != null) {
+        rows.add(new Measured(new RedlockdGrpc(pool), new CpuProbe(server.pid(), redisPids, redisUris)));
+      }
+      if (thriftyServer != null) {
+        rows.add(new Measured(new RedlockdGrpc(thriftyPool, 0, true),
+            new CpuProbe(thriftyServer.pid(), redisPids, redisUris)));
+      }
+      if (handOffOnly > 0) {
+        warmUp(rows);
+      } else {
+        measure(rows);
+      }
+      Map<String, List<ManagedChannel>> handOffServers = new LinkedHashMap<>();
+      if (server != null) {
+        handOffServers.put(BenchRun.REDLOCKD, pool);
+      }
+      if (thriftyServer != null) {
+        handOffServers.put(BenchRun.REDLOCKD_THRIFTY, thriftyPool);
+      }
+      Map<String, List<HandOff.Result>> handOffs = handOffs(handOffServers, Math.max(1, handOffOnly));
+      if (server != null) {
+        // The page's hand-off table is the every-node server's (its first, with --handoff-only).
+        run.handOff = handOffs.get(BenchRun.REDLOCKD).get(0);
+      }
+      if (server != null && handOffOnly == 0) {
+        System.out.println("== hand-off across two servers on the same nodes, notices on (the default)");
+        run.handOffAcross = handOffAcross(pool, List.of());
       }
     }
     if (!everyNode || handOffOnly > 0) {
@@ -406,6 +377,58 @@ public final class LockCycleBench {
         run.handOffAcrossSilent = handOffAcross(pool, List.of("--notify-waiters", "false"));
       } finally {
         GrpcChannels.close(pool);
+      }
+    }
+  }
+
+  /**
+   * The redlockd servers the systems ask for, on the same nodes: every-node ({@code redlockd})
+   * and thrifty ({@code redlockd-thrifty}), each with its channels; null and no channels for one
+   * not asked for. Each takes the run's server flags and its own {@code extra} ones.
+   */
+  private final class RedlockdServers implements AutoCloseable {
+    final ServerUnderTest everyNode;
+    final ServerUnderTest thrifty;
+    final List<ManagedChannel> pool;
+    final List<ManagedChannel> thriftyPool;
+
+    RedlockdServers(List<String> extra, List<String> thriftyExtra) throws IOException, InterruptedException {
+      if (!Files.isReadable(serverJar)) {
+        throw new IllegalStateException(serverJar + " missing: mvn -B -q -DskipTests -pl bench -am package");
+      }
+      everyNode = systems.contains("redlockd") ? start(extra) : null;
+      try {
+        List<String> thriftyFlags = new ArrayList<>(thriftyExtra);
+        thriftyFlags.add("--thrifty-rounds");
+        thrifty = systems.contains("redlockd-thrifty") ? start(thriftyFlags) : null;
+      } catch (IOException | InterruptedException | RuntimeException e) {
+        if (everyNode != null) {
+          everyNode.close();
+        }
+        throw e;
+      }
+      pool = everyNode == null ? List.of() : GrpcChannels.open(everyNode.port(), channels);
+      thriftyPool = thrifty == null ? List.of() : GrpcChannels.open(thrifty.port(), channels);
+    }
+
+    private ServerUnderTest start(List<String> extra) throws IOException, InterruptedException {
+      List<String> flags = new ArrayList<>(serverFlags());
+      flags.addAll(extra);
+      return ServerUnderTest.start(serverJar, serverJvmArgs(true), flags);
+    }
+
+    @Override
+    public void close() throws InterruptedException {
+      GrpcChannels.close(pool);
+      GrpcChannels.close(thriftyPool);
+      try {
+        if (thrifty != null) {
+          thrifty.close();
+        }
+      } finally {
+        if (everyNode != null) {
+          everyNode.close();
+        }
       }
     }
   }
