@@ -191,7 +191,7 @@ public final class LockCycleBench {
         return;
       }
       if (handOffOnly > 0) {
-        // The servers' own warm-ups, then their hand-offs; the hand-off lines above are the result.
+        // The servers' own warm-ups, then their hand-offs: the lines it prints are the result.
         measureRedlockd();
         return;
       }
