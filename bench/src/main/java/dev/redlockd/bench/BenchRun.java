@@ -37,6 +37,7 @@ final class BenchRun {
   List<Integer> levels;
   int warmUpSeconds;
   int systemWarmUpSeconds;
+  int systemWarmUpMaxSeconds;
   int secondsPerPoint;
   final Map<String, String> how = new LinkedHashMap<>();
   final Map<String, Map<Integer, ClosedLoop.Point>> points = new LinkedHashMap<>();

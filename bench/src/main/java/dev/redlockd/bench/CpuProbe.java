@@ -17,6 +17,8 @@ final class CpuProbe {
   private final List<Long> redis;
   /** The nodes whose script calls are counted; empty: none counted. */
   private final List<String> redisUris;
+  /** The SIGSTOPped node as the server's metrics count it; null: no node frozen. */
+  private final FrozenNode frozen;
 
   /** {@code server} 0: none (the system runs in this JVM). */
   CpuProbe(long server, List<Long> redis) {
@@ -25,23 +27,35 @@ final class CpuProbe {
 
   /** Also counts the script calls and reads of the nodes at {@code redisUris} (see {@link RedisAdmin#work}). */
   CpuProbe(long server, List<Long> redis, List<String> redisUris) {
+    this(server, redis, redisUris, null);
+  }
+
+  /** Also reads what the server sent the frozen node (see {@link FrozenNode}); leave it out of {@code redisUris}. */
+  CpuProbe(long server, List<Long> redis, List<String> redisUris, FrozenNode frozen) {
     this.server = server;
     this.redis = List.copyOf(redis);
     this.redisUris = List.copyOf(redisUris);
+    this.frozen = frozen;
+  }
+
+  /** The server process's pid, 0 when the system runs in this JVM. */
+  long server() {
+    return server;
   }
 
   record Snapshot(long nanos, long self, long server, long redis, long[] machine, long contextSwitches,
-      RedisAdmin.Work redisWork) {}
+      RedisAdmin.Work redisWork, FrozenNode.Counts frozen) {}
 
   /**
    * Cores used by each party, and context switches per second on the whole machine: on a VM
    * a thread hand-off costs far more than the work handed off, so switches per cycle say much
    * about where a cycle's time goes. {@code redisScripts} and {@code redisReads}: the script calls
    * the nodes ran and the reads they made, all together (see {@link RedisAdmin#work}; -1 when not
-   * counted).
+   * counted). {@code frozen}: the requests the server sent the frozen node and how many timed out
+   * (null when no node is frozen).
    */
   record Usage(double generator, double server, double redis, double machine, double contextSwitchesPerSecond,
-      long redisScripts, long redisReads) {
+      long redisScripts, long redisReads, FrozenNode.Counts frozen) {
     /** What none of the measured processes used: kernel threads, or something that should not be running. */
     double other() {
       return Math.max(0, machine - generator - (Double.isNaN(server) ? 0 : server) - redis);
@@ -54,7 +68,8 @@ final class CpuProbe {
       redisTicks += ticks(pid);
     }
     return new Snapshot(System.nanoTime(), ticks(ProcessHandle.current().pid()), server == 0 ? 0 : ticks(server),
-        redisTicks, MachineCpu.read(), contextSwitches(), redisUris.isEmpty() ? null : RedisAdmin.work(redisUris));
+        redisTicks, MachineCpu.read(), contextSwitches(), redisUris.isEmpty() ? null : RedisAdmin.work(redisUris),
+        frozen == null ? null : frozen.read());
   }
 
   Usage between(Snapshot a, Snapshot b) {
@@ -64,7 +79,8 @@ final class CpuProbe {
         (b.redis() - a.redis()) / TICKS_PER_SECOND / seconds,
         MachineCpu.busyCores(a.machine(), b.machine()), (b.contextSwitches() - a.contextSwitches()) / seconds,
         a.redisWork() == null ? -1 : b.redisWork().scripts() - a.redisWork().scripts(),
-        a.redisWork() == null ? -1 : b.redisWork().reads() - a.redisWork().reads());
+        a.redisWork() == null ? -1 : b.redisWork().reads() - a.redisWork().reads(),
+        a.frozen() == null ? null : b.frozen().minus(a.frozen()));
   }
 
   /** Context switches on all CPUs since boot (the "ctxt" line of /proc/stat); 0 where missing. */

@@ -3,6 +3,8 @@ package dev.redlockd.bench;
 import dev.redlockd.server.dev.DevCluster;
 import dev.redlockd.server.dev.RedisProcess;
 import io.grpc.ManagedChannel;
+import java.io.IOException;
+import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -10,11 +12,15 @@ import java.time.ZonedDateTime;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.Callable;
+import java.util.function.BiConsumer;
 
 /**
  * A full lock cycle (acquire, then release, no contention) through redlockd and, in the same
@@ -23,8 +29,10 @@ import java.util.concurrent.Callable;
  * and checks issue 17's targets.
  *
  * <pre>java -cp bench/target/redlockd-bench.jar dev.redlockd.bench.LockCycleBench
- *     [--seconds-per-point 10] [--warmup-seconds 3] [--system-warmup-seconds 10] [--levels 1,32,128]
- *     [--channels 4] [--handoff-clients 8] [--handoff-hold-us 1000] [--keepalive]
+ *     [--seconds-per-point 10] [--warmup-seconds 3] [--system-warmup-seconds 10]
+ *     [--system-warmup-max-seconds 60] [--levels 1,32,128]
+ *     [--channels 4] [--handoff-clients 8] [--handoff-hold-us 1000] [--keepalive] [--frozen-node 1]
+ *     [--handoff-only 3]
  *     [--systems echo,floor,redlockd,redlockd-thrifty,jedis-redlock,redisson-redlock,redisson-lock,etcd]
  *     [--server-jar server/target/redlockd-server.jar] [--write docs/performance.md]</pre>
  *
@@ -39,16 +47,33 @@ import java.util.concurrent.Callable;
  * level. Each point also prints the script calls the nodes ran and the reads they made per
  * cycle (INFO commandstats and stats: counts, which a loaded machine does not change the way
  * it changes CPU times).
+ *
+ * <p>Each system is warmed up until it has settled ({@link SystemWarmUp}); at each level the
+ * systems take turns going first.
+ *
+ * <p>{@code --frozen-node K} SIGSTOPs the K-th Redis node (1..5) after the warm-ups, for all of
+ * the measured points, and SIGCONTs it at the end: only the redlockd rows (peers are left out),
+ * no hand-off, and per point what the server sent the frozen node, from its metrics
+ * ({@link FrozenNode}). It prints its own table and writes no page.
+ *
+ * <p>{@code --handoff-only N} measures no points: each redlockd server's warm-up, then its
+ * one-server hand-off N times, the servers in turn, and the p50 of each run.
  */
 public final class LockCycleBench {
   private static final String USAGE = """
       java -cp bench/target/redlockd-bench.jar dev.redlockd.bench.LockCycleBench
-          [--seconds-per-point 10] [--warmup-seconds 3] [--system-warmup-seconds 10] [--levels 1,32,128]
-          [--channels 4] [--handoff-clients 8] [--handoff-hold-us 1000] [--keepalive]
+          [--seconds-per-point 10] [--warmup-seconds 3] [--system-warmup-seconds 10]
+          [--system-warmup-max-seconds 60] [--levels 1,32,128]
+          [--channels 4] [--handoff-clients 8] [--handoff-hold-us 1000] [--keepalive] [--frozen-node 1]
+          [--handoff-only 3]
           [--systems echo,floor,redlockd,redlockd-thrifty,jedis-redlock,redisson-redlock,redisson-lock,etcd]
           [--server-jar server/target/redlockd-server.jar] [--quiet-wait-seconds 900] [--write docs/performance.md]
           (--write also draws docs/performance-*.svg from the tables; --charts-only docs/performance.md redraws
           them from the page without measuring)
+      A system's warm-up runs at 32 in flight for at least --system-warmup-seconds, until two 2 s windows agree
+      within 5 % and the JIT compilers are quiet, or --system-warmup-max-seconds have passed.
+      --frozen-node K: node K (1..5) SIGSTOPped for the measured points; redlockd rows only, no hand-off, no --write.
+      --handoff-only N: each redlockd server's warm-up, then its one-server hand-off N times, in turn; no --write.
       -Dbench.serverJvm="..." adds JVM flags to the redlockd server, -Dbench.serverFlags="..." server flags.""";
   private static final int NODES = 5;
   /** Warm-up points for each system run at this many in flight, so both JVMs compile the hot path. */
@@ -59,6 +84,12 @@ public final class LockCycleBench {
   private int secondsPerPoint = 10;
   private int warmUpSeconds = 3;
   private int systemWarmUpSeconds = 10;
+  private int systemWarmUpMaxSeconds = 60;
+  /** With N > 0: no points, only each redlockd server's hand-off, N times in turn. */
+  private int handOffOnly;
+  /** The node (1..NODES) SIGSTOPped for the measured points; 0: none. */
+  private int frozenNode;
+  private final List<FrozenNode.Row> frozenRows = new ArrayList<>();
   private List<Integer> levels = List.of(1, 32, 128);
   private int channels = 4;
   private int handOffClients = 8;
@@ -70,6 +101,7 @@ public final class LockCycleBench {
   private long quietWaitSeconds = 900;
 
   private final BenchRun run = new BenchRun();
+  private long[] stealAtStart;
   private List<String> redisUris;
   private List<Long> redisPids;
 
@@ -93,6 +125,9 @@ public final class LockCycleBench {
         case "--seconds-per-point" -> bench.secondsPerPoint = Integer.parseInt(value);
         case "--warmup-seconds" -> bench.warmUpSeconds = Integer.parseInt(value);
         case "--system-warmup-seconds" -> bench.systemWarmUpSeconds = Integer.parseInt(value);
+        case "--system-warmup-max-seconds" -> bench.systemWarmUpMaxSeconds = Integer.parseInt(value);
+        case "--frozen-node" -> bench.frozenNode = Integer.parseInt(value);
+        case "--handoff-only" -> bench.handOffOnly = Integer.parseInt(value);
         case "--levels" -> bench.levels = Arrays.stream(value.split(",")).map(String::trim).map(Integer::parseInt).toList();
         case "--channels" -> bench.channels = Integer.parseInt(value);
         case "--handoff-clients" -> bench.handOffClients = Integer.parseInt(value);
@@ -108,6 +143,15 @@ public final class LockCycleBench {
         }
         default -> throw new IllegalArgumentException("unknown flag " + flag + "\n" + USAGE);
       }
+    }
+    if (bench.frozenNode < 0 || bench.frozenNode > NODES) {
+      throw new IllegalArgumentException("--frozen-node takes a node, 1.." + NODES + "\n" + USAGE);
+    }
+    if ((bench.frozenNode > 0 || bench.handOffOnly > 0) && bench.write != null) {
+      throw new IllegalArgumentException("--frozen-node and --handoff-only write no page: the page is the full run's");
+    }
+    if (bench.frozenNode > 0 && bench.handOffOnly > 0) {
+      throw new IllegalArgumentException("--frozen-node measures no hand-off: give one of them");
     }
     bench.run.commandLine = "java -cp bench/target/redlockd-bench.jar " + LockCycleBench.class.getName()
         + (args.length == 0 ? "" : " " + String.join(" ", args));
@@ -129,9 +173,10 @@ public final class LockCycleBench {
     run.levels = levels;
     run.warmUpSeconds = warmUpSeconds;
     run.systemWarmUpSeconds = systemWarmUpSeconds;
+    run.systemWarmUpMaxSeconds = systemWarmUpMaxSeconds;
     run.secondsPerPoint = secondsPerPoint;
     run.loadBefore = Machine.loadAverage();
-    long[] stealAtStart = MachineCpu.readSteal();
+    stealAtStart = MachineCpu.readSteal();
     System.out.printf("%s, commit %s, %d cores, %s; load average %s%n", run.date, run.commit, run.cores, run.jvm,
         run.loadBefore);
 
@@ -140,6 +185,16 @@ public final class LockCycleBench {
       redisPids = cluster.nodes().stream().map(RedisProcess::pid).toList();
       run.redis = "redis-server " + RedisAdmin.version(redisUris.get(0)) + " (" + cluster.binaryDescription() + ")";
       System.out.println(run.redis + ": " + redisUris);
+      if (frozenNode > 0) {
+        measureFrozen(cluster.nodes().get(frozenNode - 1));
+        printFrozen(start);
+        return;
+      }
+      if (handOffOnly > 0) {
+        // The servers' own warm-ups, then their hand-offs: the lines it prints are the result.
+        measureRedlockd();
+        return;
+      }
       if (systems.contains("echo")) {
         measureEcho();
       }
@@ -186,6 +241,71 @@ public final class LockCycleBench {
     }
   }
 
+  /**
+   * The redlockd rows with one node SIGSTOPped from the end of the warm-ups to the end of the
+   * last point; resumed however the run ends (and by DevCluster's exit hook if the JVM dies).
+   */
+  private void measureFrozen(RedisProcess frozen) throws Exception {
+    List<String> left = systems.stream().filter(s -> !s.startsWith("redlockd")).sorted().toList();
+    if (!left.isEmpty()) {
+      System.out.println("frozen node: only the redlockd rows are measured; left out: " + String.join(", ", left));
+    }
+    RedisAdmin.flushAll(redisUris);
+    List<String> answering = redisUris.stream().filter(uri -> !uri.equals(frozen.uri())).toList();
+    int port = freePort();
+    int thriftyPort = freePort();
+    try (RedlockdServers servers = new RedlockdServers(List.of("--metrics-port", Integer.toString(port)),
+        List.of("--metrics-port", Integer.toString(thriftyPort)))) {
+      List<Measured> rows = new ArrayList<>();
+      if (servers.everyNode != null) {
+        FrozenNode watch = new FrozenNode(new ServerMetrics(port), frozen.uri());
+        rows.add(new Measured(new RedlockdGrpc(servers.pool),
+            new CpuProbe(servers.everyNode.pid(), redisPids, answering, watch), watch));
+      }
+      if (servers.thrifty != null) {
+        FrozenNode watch = new FrozenNode(new ServerMetrics(thriftyPort), frozen.uri());
+        rows.add(new Measured(new RedlockdGrpc(servers.thriftyPool, 0, true),
+            new CpuProbe(servers.thrifty.pid(), redisPids, answering, watch), watch));
+      }
+      warmUp(rows);
+      Map<Measured, FrozenNode.Counts> atStop = new HashMap<>();
+      for (Measured m : rows) {
+        atStop.put(m, m.frozen().read());
+      }
+      System.out.printf("== SIGSTOP node %d (%s, pid %d) for every measured point%n", frozenNode, frozen.uri(),
+          frozen.pid());
+      frozen.pause();
+      long stoppedAt = System.nanoTime();
+      try {
+        points(rows, (m, p) -> frozenRows.add(new FrozenNode.Row(m.contender().name(), p, p.cpu().frozen(),
+            m.frozen().read().minus(atStop.get(m)), (System.nanoTime() - stoppedAt) / 1e9)));
+      } finally {
+        frozen.resume();
+        System.out.println("== SIGCONT node " + frozenNode);
+      }
+    }
+  }
+
+  private void printFrozen(long start) {
+    System.out.println();
+    System.out.printf(Locale.ROOT, "%s, commit %s; %d cores (%s), %s; %s; load average before %s, after %s; "
+            + "CPU steal %.2f %%; total runtime %s%n", run.date, run.commit, run.cores, run.cpuModel, run.os, run.jvm,
+        run.loadBefore, Machine.loadAverage(), 100 * MachineCpu.stealShare(stealAtStart, MachineCpu.readSteal()),
+        Report.duration((System.nanoTime() - start) / 1e9));
+    System.out.printf("node %d of %d SIGSTOPped after the warm-ups, for every point; each point %d s warm-up, "
+        + "%d s measured; the probe sends every node %.0f requests a second%n", frozenNode, NODES, warmUpSeconds,
+        secondsPerPoint, FrozenNode.PROBES_PER_SECOND);
+    run.notes.forEach(note -> System.out.println("- " + note));
+    System.out.println();
+    System.out.print(FrozenNode.markdown(frozenRows));
+  }
+
+  private static int freePort() throws IOException {
+    try (ServerSocket socket = new ServerSocket(0)) {
+      return socket.getLocalPort();
+    }
+  }
+
   private void measureEcho() throws Exception {
     try (GrpcEchoServer.Process echo = GrpcEchoServer.Process.start(serverJvmArgs(false))) {
       List<ManagedChannel> pool = GrpcChannels.open(echo.port(), channels);
@@ -211,50 +331,43 @@ public final class LockCycleBench {
    */
   private void measureRedlockd() throws Exception {
     RedisAdmin.flushAll(redisUris);
-    if (!Files.isReadable(serverJar)) {
-      throw new IllegalStateException(serverJar + " missing: mvn -B -q -DskipTests -pl bench -am package");
-    }
     boolean everyNode = systems.contains("redlockd");
-    boolean thrifty = systems.contains("redlockd-thrifty");
-    List<String> thriftyFlags = new ArrayList<>(serverFlags());
-    thriftyFlags.add("--thrifty-rounds");
-    // A null resource is skipped on close: each server runs only if its row is asked for.
-    try (ServerUnderTest server = everyNode ? ServerUnderTest.start(serverJar, serverJvmArgs(true), serverFlags())
-            : null;
-        ServerUnderTest thriftyServer = thrifty ? ServerUnderTest.start(serverJar, serverJvmArgs(true), thriftyFlags)
-            : null) {
-      List<ManagedChannel> pool = server == null ? List.of() : GrpcChannels.open(server.port(), channels);
-      List<ManagedChannel> thriftyPool = thriftyServer == null ? List.of()
-          : GrpcChannels.open(thriftyServer.port(), channels);
-      try {
-        List<Measured> rows = new ArrayList<>();
-        if (server != null) {
-          rows.add(new Measured(new RedlockdGrpc(pool), new CpuProbe(server.pid(), redisPids, redisUris)));
-        }
-        if (thriftyServer != null) {
-          rows.add(new Measured(new RedlockdGrpc(thriftyPool, 0, true),
-              new CpuProbe(thriftyServer.pid(), redisPids, redisUris)));
-        }
+    try (RedlockdServers servers = new RedlockdServers(List.of(), List.of())) {
+      ServerUnderTest server = servers.everyNode;
+      ServerUnderTest thriftyServer = servers.thrifty;
+      List<ManagedChannel> pool = servers.pool;
+      List<ManagedChannel> thriftyPool = servers.thriftyPool;
+      List<Measured> rows = new ArrayList<>();
+      if (server != null) {
+        rows.add(new Measured(new RedlockdGrpc(pool), new CpuProbe(server.pid(), redisPids, redisUris)));
+      }
+      if (thriftyServer != null) {
+        rows.add(new Measured(new RedlockdGrpc(thriftyPool, 0, true),
+            new CpuProbe(thriftyServer.pid(), redisPids, redisUris)));
+      }
+      if (handOffOnly > 0) {
+        warmUp(rows);
+      } else {
         measure(rows);
-        if (thriftyServer != null) {
-          // Printed only: the page's hand-off table is the every-node server's.
-          System.out.printf("== hand-off, thrifty rounds: %d clients on one resource, hold %d us%n", handOffClients,
-              handOffHoldMicros);
-          handOff(List.of(thriftyPool));
-        }
-        if (server != null) {
-          System.out.printf("== hand-off: %d clients on one resource, hold %d us, %d s warm-up, %d s measured%n",
-              handOffClients, handOffHoldMicros, warmUpSeconds, secondsPerPoint);
-          run.handOff = handOff(List.of(pool));
-          System.out.println("== hand-off across two servers on the same nodes, notices on (the default)");
-          run.handOffAcross = handOffAcross(pool, List.of());
-        }
-      } finally {
-        GrpcChannels.close(pool);
-        GrpcChannels.close(thriftyPool);
+      }
+      Map<String, List<ManagedChannel>> handOffServers = new LinkedHashMap<>();
+      if (server != null) {
+        handOffServers.put(BenchRun.REDLOCKD, pool);
+      }
+      if (thriftyServer != null) {
+        handOffServers.put(BenchRun.REDLOCKD_THRIFTY, thriftyPool);
+      }
+      Map<String, List<HandOff.Result>> handOffs = handOffs(handOffServers, Math.max(1, handOffOnly));
+      if (server != null) {
+        // The page's hand-off table is the every-node server's (its first, with --handoff-only).
+        run.handOff = handOffs.get(BenchRun.REDLOCKD).get(0);
+      }
+      if (server != null && handOffOnly == 0) {
+        System.out.println("== hand-off across two servers on the same nodes, notices on (the default)");
+        run.handOffAcross = handOffAcross(pool, List.of());
       }
     }
-    if (!everyNode) {
+    if (!everyNode || handOffOnly > 0) {
       return;
     }
     System.out.println("== hand-off across two servers on the same nodes, --notify-waiters false (as before notices)");
@@ -266,6 +379,84 @@ public final class LockCycleBench {
         GrpcChannels.close(pool);
       }
     }
+  }
+
+  /**
+   * The redlockd servers the systems ask for, on the same nodes: every-node ({@code redlockd})
+   * and thrifty ({@code redlockd-thrifty}), each with its channels; null and no channels for one
+   * not asked for. Each takes the run's server flags and its own {@code extra} ones.
+   */
+  private final class RedlockdServers implements AutoCloseable {
+    final ServerUnderTest everyNode;
+    final ServerUnderTest thrifty;
+    final List<ManagedChannel> pool;
+    final List<ManagedChannel> thriftyPool;
+
+    RedlockdServers(List<String> extra, List<String> thriftyExtra) throws IOException, InterruptedException {
+      if (!Files.isReadable(serverJar)) {
+        throw new IllegalStateException(serverJar + " missing: mvn -B -q -DskipTests -pl bench -am package");
+      }
+      everyNode = systems.contains("redlockd") ? start(extra) : null;
+      try {
+        List<String> thriftyFlags = new ArrayList<>(thriftyExtra);
+        thriftyFlags.add("--thrifty-rounds");
+        thrifty = systems.contains("redlockd-thrifty") ? start(thriftyFlags) : null;
+      } catch (IOException | InterruptedException | RuntimeException e) {
+        if (everyNode != null) {
+          everyNode.close();
+        }
+        throw e;
+      }
+      pool = everyNode == null ? List.of() : GrpcChannels.open(everyNode.port(), channels);
+      thriftyPool = thrifty == null ? List.of() : GrpcChannels.open(thrifty.port(), channels);
+    }
+
+    private ServerUnderTest start(List<String> extra) throws IOException, InterruptedException {
+      List<String> flags = new ArrayList<>(serverFlags());
+      flags.addAll(extra);
+      return ServerUnderTest.start(serverJar, serverJvmArgs(true), flags);
+    }
+
+    @Override
+    public void close() throws InterruptedException {
+      GrpcChannels.close(pool);
+      GrpcChannels.close(thriftyPool);
+      try {
+        if (thrifty != null) {
+          thrifty.close();
+        }
+      } finally {
+        if (everyNode != null) {
+          everyNode.close();
+        }
+      }
+    }
+  }
+
+  /**
+   * The one-server hand-off of each server in {@code servers}, {@code repeats} times, the first
+   * one changing from repeat to repeat, each after the cores have fallen idle: a hand-off run
+   * right after a busy point, or always first, measured the machine rather than the server.
+   */
+  private Map<String, List<HandOff.Result>> handOffs(Map<String, List<ManagedChannel>> servers, int repeats)
+      throws InterruptedException {
+    List<String> names = List.copyOf(servers.keySet());
+    Map<String, List<HandOff.Result>> results = new LinkedHashMap<>();
+    for (int i = 0; i < repeats; i++) {
+      for (int k = 0; k < names.size(); k++) {
+        String name = names.get((k + i) % names.size());
+        double settled = Machine.settle(SETTLE_MAX_SECONDS);
+        System.out.printf(Locale.ROOT, "== hand-off, %s: %d clients on one resource, hold %d us, %d s warm-up, "
+                + "%d s measured (settled %.1f s before)%n", name, handOffClients, handOffHoldMicros, warmUpSeconds,
+            secondsPerPoint, settled);
+        results.computeIfAbsent(name, n -> new ArrayList<>()).add(handOff(List.of(servers.get(name))));
+      }
+    }
+    if (repeats > 1 || names.size() > 1) {
+      results.forEach((name, list) -> System.out.printf("   hand-off p50 of %s, each run: %s ms%n", name,
+          String.join(", ", list.stream().map(h -> Report.ms(h.handOffs().percentile(50))).toList())));
+    }
+    return results;
   }
 
   private List<String> silent() {
@@ -333,25 +524,58 @@ public final class LockCycleBench {
     measure(List.of(new Measured(contender, cpu)));
   }
 
-  /** A system to measure, and what its points read the CPU and the nodes' script calls from. */
-  private record Measured(Contender contender, CpuProbe cpu) {}
+  /**
+   * A system to measure, what its points read the CPU and the nodes' script calls from, and the
+   * frozen node as its server counts it (null: none frozen).
+   */
+  private record Measured(Contender contender, CpuProbe cpu, FrozenNode frozen) {
+    Measured(Contender contender, CpuProbe cpu) {
+      this(contender, cpu, null);
+    }
+
+    /** The JVMs whose compilers a warm-up waits for: this one, and the server's if it has one. */
+    List<Long> jvms() {
+      long self = ProcessHandle.current().pid();
+      return cpu.server() == 0 ? List.of(self) : List.of(self, cpu.server());
+    }
+  }
 
   /**
    * Systems side by side: each one's discarded warm-up, then at each level one point of each in
    * turn, so that a change in the machine during the run touches them alike.
    */
   private void measure(List<Measured> rows) throws InterruptedException {
+    warmUp(rows);
+    points(rows, (m, p) -> {});
+  }
+
+  /** Each system until it has settled (see {@link SystemWarmUp}); how long it took goes in the notes. */
+  private void warmUp(List<Measured> rows) throws InterruptedException {
     for (Measured m : rows) {
       Contender contender = m.contender();
       run.how.put(contender.name(), contender.how());
       System.out.println("== " + contender.name() + ": " + contender.how());
-      if (systemWarmUpSeconds > 0) {
-        ClosedLoop.run(contender, SYSTEM_WARMUP_IN_FLIGHT, Duration.ZERO, Duration.ofSeconds(systemWarmUpSeconds),
-            "warm", m.cpu());
+      if (systemWarmUpMaxSeconds > 0) {
+        SystemWarmUp.Result warm = SystemWarmUp.run(contender, SYSTEM_WARMUP_IN_FLIGHT,
+            Duration.ofSeconds(systemWarmUpSeconds), Duration.ofSeconds(systemWarmUpMaxSeconds), m.jvms(), m.cpu());
+        String said = String.format(Locale.ROOT, "warm-up of %s at %d in flight: %s", contender.name(),
+            SYSTEM_WARMUP_IN_FLIGHT, warm.describe());
+        System.out.println("   " + said);
+        run.notes.add(said);
       }
     }
-    for (int level : levels) {
-      for (Measured m : rows) {
+  }
+
+  /**
+   * At each level one point of each system, the first one changing from level to level so that
+   * no system always runs right after the warm-ups or the previous level; {@code after} is told
+   * of each point.
+   */
+  private void points(List<Measured> rows, BiConsumer<Measured, ClosedLoop.Point> after) throws InterruptedException {
+    for (int l = 0; l < levels.size(); l++) {
+      int level = levels.get(l);
+      for (int r = 0; r < rows.size(); r++) {
+        Measured m = rows.get((r + l) % rows.size());
         Contender contender = m.contender();
         double settled = Machine.settle(SETTLE_MAX_SECONDS);
         if (settled >= SETTLE_MAX_SECONDS) {
@@ -368,8 +592,14 @@ public final class LockCycleBench {
             Report.ms(p.latencies().percentile(99)), p.errors(),
             p.firstError() == null ? "" : " (first: " + p.firstError() + ")", settled,
             scripts < 0 || cycles == 0 ? "" : String.format(Locale.ROOT,
-                "; per cycle, %d Redis nodes together: %.2f script calls, %.2f reads", NODES, scripts / cycles,
-                p.cpu().redisReads() / cycles));
+                "; per cycle, %d Redis nodes together: %.2f script calls, %.2f reads",
+                frozenNode > 0 ? NODES - 1 : NODES, scripts / cycles, p.cpu().redisReads() / cycles));
+        FrozenNode.Counts frozen = p.cpu().frozen();
+        if (frozen != null) {
+          System.out.printf(Locale.ROOT, "       frozen node: %,.0f requests sent it, %,.0f timed out, in %.1f s%n",
+              frozen.requests(), frozen.timeouts(), p.seconds());
+        }
+        after.accept(m, p);
       }
     }
   }

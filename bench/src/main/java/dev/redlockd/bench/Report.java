@@ -37,12 +37,15 @@ final class Report {
         - Redis: %s, 5 nodes on 127.0.0.1, no persistence (`--save "" --appendonly no`)
         - etcd: %s
         - load average (1/5/15 min) before: %s; after: %s; CPU steal over the run: %.2f %%
-        - each point: %d s warm-up, then %d s measured; each system first warmed up for %d s at 32 in flight; \
-        one system at a time, never two at once; FLUSHALL on every node between systems
+        - each point: %d s warm-up, then %d s measured; each system first warmed up at 32 in flight for at least \
+        %d s, until two 2 s windows agreed within 5 %% and the JIT compilers were quiet, or %d s had passed (how \
+        long each took: the notes); at each level the systems take turns going first; one system at a time, never \
+        two at once; FLUSHALL on every node between systems
         - all of it on the same %d cores: the load generator (this JVM, which also runs the in-process \
         clients), the redlockd or echo server JVM, the 5 Redis nodes and etcd
         """, run.date, run.commit, duration(run.totalSeconds), run.cores, run.cpuModel, run.os, run.jvm, run.redis,
         run.etcd, run.loadBefore, run.loadAfter, run.stealPercent, run.warmUpSeconds, run.secondsPerPoint, run.systemWarmUpSeconds,
+        run.systemWarmUpMaxSeconds,
         run.cores));
     if (!run.busyAtStart.isEmpty()) {
       md.append("- **the machine was NOT quiet at the start** (these were running): ")
@@ -287,7 +290,7 @@ final class Report {
     return String.format(Locale.ROOT, "%.0f", ms);
   }
 
-  private static String duration(double seconds) {
+  static String duration(double seconds) {
     return String.format(Locale.ROOT, "%d min %02d s", (long) seconds / 60, (long) seconds % 60);
   }
 
