@@ -348,7 +348,8 @@ abstract class RenewalStream<Req, Resp> {
       }
       long sequence = sequenceOf(response);
       long echoedSent = sent.sentAt(sequence);
-      if (echoedSent != SentRequests.UNKNOWN) {
+      // Only while answers are due: a candidate's first answer comes when it leads, not late.
+      if (echoedSent != SentRequests.UNKNOWN && awaitsAnswers()) {
         slowest.answered(nanoClock.getAsLong() - echoedSent, nanoClock.getAsLong(), periodNanos);
       }
       if (onCurrent) {
