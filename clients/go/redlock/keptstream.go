@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"math"
 	"math/rand"
 	"sync"
 	"sync/atomic"
@@ -16,6 +17,58 @@ import (
 // replacementDivisor: a stream opened to replace a silent one is held to this part of the
 // silence bound until its first answer (round_robin may have put it on the silent replica again).
 const replacementDivisor = 3
+
+// slowestAnswer is the slowest recent answer of one kept grant's streams (from the send of a
+// request to the answer that echoes it), which the silence bound grows with: a replica that is
+// slow, not silent, must not be taken for a silent one. Each stream opened is one more renewal
+// on the replicas (the superseded ones are renewed until they end), so with hundreds of grants a
+// burst of late answers (a replica just restarted, a loaded host) became thousands of new
+// streams a second, which made every answer later still, until none came before its deadline
+// (issue 40). It fades by half every ttl (four periods), so that a replica slow for a while and
+// fast again is soon held to the usual bound. An answer later than the ttl is left out: its
+// replica was stopped (a frozen host that woke up), not slow, and what it would teach is to wait
+// for a silent replica. Not safe for concurrent use: its keptStream's lock guards it.
+type slowestAnswer struct {
+	slowest time.Duration
+	at      time.Time
+}
+
+// answered: an answer came latency after its request was sent, at now.
+func (a *slowestAnswer) answered(latency time.Duration, now time.Time, period time.Duration) {
+	if latency > 4*period {
+		return
+	}
+	if latency >= a.faded(now, period) {
+		a.slowest, a.at = latency, now
+	}
+}
+
+// faded is the slowest recent answer's time, faded by half for every ttl since it came.
+func (a *slowestAnswer) faded(now time.Time, period time.Duration) time.Duration {
+	if a.slowest == 0 {
+		return 0
+	}
+	ttls := float64(now.Sub(a.at)) / float64(4*period)
+	return time.Duration(float64(a.slowest) * math.Pow(0.5, ttls))
+}
+
+// silenceBound is the silence bound of a stream: period (ttl/4), a third of it for one replacing
+// a silent one that has not answered yet, never less than twice the slowest recent answer, up to
+// twice period.
+func silenceBound(period time.Duration, replacing bool, slowest time.Duration) time.Duration {
+	base := period
+	if replacing {
+		base = period / replacementDivisor
+	}
+	measured := 2 * slowest
+	if measured > 2*period {
+		measured = 2 * period
+	}
+	if measured > base {
+		return measured
+	}
+	return base
+}
 
 // sentRing is how many recent request send times a kept stream remembers. An answer echoes the
 // sequence the server had when its renewal began, normally one of the last two or three; one
@@ -133,6 +186,7 @@ type keptStream[Req, Resp any] struct {
 	silenceCheck stopper                 // on the client's clock: when the oldest unanswered request is due
 	silenced     chan struct{}           // closed when the open stream is superseded for its silence
 	replacing    bool                    // the open stream replaces a silent one and has not answered yet
+	slowest      slowestAnswer           // the silence bound grows with it
 	left         []leftStream[Req, Resp] // superseded streams, still read, not cancelled yet
 
 	poke     chan struct{} // restarts the request timer (the ttl changed)
@@ -209,12 +263,10 @@ func (ks *keptStream[Req, Resp]) oldestUnansweredLocked() uint64 {
 }
 
 // silenceBoundLocked is how long the open stream's oldest request may wait for an answer: a
-// quarter of the ttl, a third of that for a replacement that has not answered yet.
+// quarter of the ttl, a third of that for a replacement that has not answered yet, or twice the
+// slowest recent answer, up to half the ttl (silenceBound).
 func (ks *keptStream[Req, Resp]) silenceBoundLocked() time.Duration {
-	if ks.replacing {
-		return ks.period() / replacementDivisor
-	}
-	return ks.period()
+	return silenceBound(ks.period(), ks.replacing, ks.slowest.faded(ks.c.clock.Now(), ks.period()))
 }
 
 // armSilenceLocked arms the check that the open stream's oldest unanswered request is answered
@@ -527,6 +579,11 @@ func (ks *keptStream[Req, Resp]) take(s bidi[Req, Resp], resp Resp) bool {
 		done, ks.left = ks.left, nil
 	}
 	sent, ok := ks.sent.at(seq)
+	// Only while answers are due: a candidate's first answer comes when it leads, not late.
+	if ok && (ks.spec.awaitsAnswers == nil || ks.spec.awaitsAnswers()) {
+		now := ks.c.clock.Now()
+		ks.slowest.answered(now.Sub(sent), now, ks.period())
+	}
 	ok = ok && seq >= ks.minSeq
 	var woken []*seqWait
 	if ok {

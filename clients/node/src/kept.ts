@@ -76,6 +76,52 @@ export function silenceMs(ttlMs: number): number {
 export const REPLACEMENT_BOUND = 1 / 3;
 
 /**
+ * The silence bound of the open stream: `wholeMs` (ttl/4), or a part of it
+ * ({@link REPLACEMENT_BOUND}) for a stream `replacing` a silent one that has not answered yet;
+ * never less than twice the grant's slowest recent answer ({@link SlowestAnswer}), up to twice
+ * `wholeMs`. A replica that is slow, not silent, must not be taken for a silent one: each stream
+ * opened is one more renewal on the replicas (the superseded ones are renewed until they end),
+ * so with hundreds of grants a burst of late answers (a replica just restarted, a loaded host)
+ * became thousands of new streams a second, which made every answer later still, until none came
+ * before its deadline (issue 40). A silent replica answers nothing and leaves the bound as it was.
+ */
+export function boundMs(wholeMs: number, replacing: boolean, slowestMs: number): number {
+  const base = replacing ? wholeMs * REPLACEMENT_BOUND : wholeMs;
+  return Math.max(base, Math.min(2 * slowestMs, 2 * wholeMs));
+}
+
+/**
+ * The slowest recent answer of one kept grant's streams (from the send of a request to the
+ * answer that echoes it), faded by half every ttl (four periods), so that a replica slow for a
+ * while and fast again is soon held to the usual bound. An answer later than the ttl is left
+ * out: its replica was stopped (a frozen host that woke up), not slow, and what it would teach is
+ * to wait for a silent replica.
+ */
+export class SlowestAnswer {
+  #slowestMs = 0;
+  #atMs = 0;
+
+  /** An answer came `latencyMs` after its request was sent, at `nowMs`. */
+  answered(latencyMs: number, nowMs: number, periodMs: number): void {
+    if (latencyMs > 4 * periodMs) {
+      return;
+    }
+    if (latencyMs >= this.ms(nowMs, periodMs)) {
+      this.#slowestMs = latencyMs;
+      this.#atMs = nowMs;
+    }
+  }
+
+  /** The slowest recent answer's time, faded by half for every ttl since it came. */
+  ms(nowMs: number, periodMs: number): number {
+    if (this.#slowestMs === 0) {
+      return 0;
+    }
+    return this.#slowestMs * Math.pow(0.5, (nowMs - this.#atMs) / (4 * periodMs));
+  }
+}
+
+/**
  * The metadata a grant's stream is opened with: wait for a connection to a replica rather than
  * fail while none is up (a rolling restart), so that it starts the moment one is, whatever its
  * reopen backoff. A candidate still waiting to lead opens without it: its refused streams count
@@ -322,6 +368,7 @@ export class KeptStream<Req, Res> {
   #nextSequence = 1;
   #ignoreBefore = 0;
   #periodMs: number;
+  readonly #slowest = new SlowestAnswer();
   #timer: NodeJS.Timeout | undefined;
   #reopen: NodeJS.Timeout | undefined;
   #failures = 0;
@@ -540,6 +587,11 @@ export class KeptStream<Req, Res> {
       }
     }
     const sentAt = this.#sent.get(sequence);
+    // Only while answers are due: a candidate's first answer comes when it leads, not late.
+    if (sentAt !== undefined && this.#spec.silenceMs() !== undefined) {
+      const at = now();
+      this.#slowest.answered(at - sentAt, at, this.#periodMs);
+    }
     // Not an answer this client can date (a sequence it never sent, or sent on another
     // stream), or one dated before a change its owner made: it moves nothing.
     if (sentAt === undefined || sequence < firstOfCall || sequence < this.#ignoreBefore) {
@@ -620,7 +672,7 @@ export class KeptStream<Req, Res> {
     if (whole === undefined) {
       return undefined;
     }
-    const bound = this.#replacing ? whole * REPLACEMENT_BOUND : whole;
+    const bound = boundMs(whole, this.#replacing, this.#slowest.ms(now(), this.#periodMs));
     // The oldest request of this stream that no answer echoed (one too old to be remembered
     // was sent earlier still: a later send time only delays the silence by a period).
     for (let sequence = Math.max(this.#firstOfCall, this.#echoed + 1); sequence < this.#nextSequence; sequence++) {

@@ -11,7 +11,7 @@ import { test } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
 import { LockClient } from '../dist/index.js';
 import { Connection } from '../dist/connection.js';
-import { silenceMs } from '../dist/kept.js';
+import { SlowestAnswer, boundMs, silenceMs } from '../dist/kept.js';
 import {
   duration, eventually, lease, manualClock, recordAnswers, settled, startFake,
 } from './fake-server.mjs';
@@ -39,6 +39,26 @@ function millis(d) {
 
 test('the silence bound is a quarter of the ttl', () => {
   assert.equal(silenceMs(3000), 750);
+});
+
+// Issue 40: a slow replica is not a silent one; a third of the bound was not enough for a
+// restarted replica, and every grant reopening every third of a period made it slower.
+test('the bound is at least twice the slowest recent answer, up to twice itself', () => {
+  assert.equal(boundMs(750, true, 0), 250);
+  assert.equal(boundMs(750, true, 200), 400);
+  assert.equal(boundMs(750, false, 600), 1200);
+  assert.equal(boundMs(750, false, 2000), 1500);
+});
+
+test('the slowest answer fades by half every ttl, and one later than the ttl is left out', () => {
+  const slowest = new SlowestAnswer();
+  assert.equal(slowest.ms(0, 1000), 0);
+  slowest.answered(800, 10000, 1000);
+  slowest.answered(300, 10500, 1000); // faster: the slower one still counts
+  assert.equal(slowest.ms(10000, 1000), 800);
+  assert.equal(slowest.ms(14000, 1000), 400);
+  slowest.answered(4500, 14000, 1000); // later than the ttl (4 periods): a stopped replica
+  assert.equal(slowest.ms(14000, 1000), 400);
 });
 
 test('a kept stream that stops answering is left open, and a new one opened at once on new connections', async (t) => {

@@ -14,7 +14,7 @@ import grpc
 import redlockd
 from fakeserver import FakeServerCase, ManualClock, Replica, campaign_answer
 from redlockd import RetryPolicy
-from redlockd._kept import Reopening, Sequencer, bound_of, silence_bound
+from redlockd._kept import Reopening, Sequencer, SlowestAnswer, bound_of, silence_bound
 from redlockd.aio import AsyncLockClient
 from test_aio import AioCase
 from test_resume import LossRecorder, Streams, answer, eventually
@@ -94,6 +94,25 @@ class SilenceBookkeepingTest(unittest.TestCase):
         self.assertEqual(bound_of(0.75, replacing=True, answered=False), 0.25)
         self.assertEqual(bound_of(0.75, replacing=True, answered=True), 0.75)
         self.assertIsNone(bound_of(None, replacing=True, answered=False))
+
+    def test_the_bound_is_at_least_twice_the_slowest_recent_answer_up_to_twice_itself(self):
+        # Issue 40: a slow replica is not a silent one; a third of the bound was not enough for
+        # a restarted replica, and every grant reopening every third of a period made it slower.
+        self.assertEqual(bound_of(0.75, replacing=True, answered=False, slowest=0.2), 0.4)
+        self.assertEqual(bound_of(0.75, replacing=True, answered=False, slowest=0.1), 0.25)
+        self.assertEqual(bound_of(0.75, replacing=False, answered=False, slowest=0.6), 1.2)
+        self.assertEqual(bound_of(0.75, replacing=False, answered=False, slowest=2.0), 1.5)
+        self.assertIsNone(bound_of(None, replacing=True, answered=False, slowest=2.0))
+
+    def test_the_slowest_answer_fades_by_half_every_ttl_and_one_later_than_the_ttl_is_left_out(self):
+        slowest = SlowestAnswer()
+        self.assertEqual(slowest.seconds(0.0, 1.0), 0.0)
+        slowest.answered(0.8, 10.0, 1.0)
+        slowest.answered(0.3, 10.5, 1.0)  # faster: the slower one still counts
+        self.assertAlmostEqual(slowest.seconds(10.0, 1.0), 0.8)
+        self.assertAlmostEqual(slowest.seconds(14.0, 1.0), 0.4)
+        slowest.answered(4.5, 14.0, 1.0)  # later than the ttl (4 periods): a stopped replica
+        self.assertAlmostEqual(slowest.seconds(14.0, 1.0), 0.4)
 
     def test_a_silence_past_the_guarded_deadline_is_the_end(self):
         reopening = Reopening(lambda failures: False, lambda attempt: 0.1)

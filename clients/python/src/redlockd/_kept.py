@@ -80,13 +80,49 @@ def silence_bound(ttl: float) -> float:
 REPLACEMENT_BOUND = 1 / 3
 
 
-def bound_of(bound: Optional[float], replacing: bool, answered: bool) -> Optional[float]:
+def bound_of(bound: Optional[float], replacing: bool, answered: bool,
+             slowest: float = 0.0) -> Optional[float]:
     """The silence bound of the open stream: ``bound`` (None: no answers to expect), or a part of
     it (:data:`REPLACEMENT_BOUND`) for a stream ``replacing`` a silent one that has not
-    ``answered`` yet."""
-    if bound is None or not replacing or answered:
-        return bound
-    return bound * REPLACEMENT_BOUND
+    ``answered`` yet; never less than twice the grant's ``slowest`` recent answer
+    (:class:`SlowestAnswer`), up to twice ``bound``. A replica that is slow, not silent, must not
+    be taken for a silent one: each stream opened is one more renewal on the replicas (the
+    superseded ones are renewed until they end), so with hundreds of grants a burst of late
+    answers (a replica just restarted, a loaded host) became thousands of new streams a second,
+    which made every answer later still, until none came before its deadline (issue 40). A
+    silent replica answers nothing and leaves the bound as it was."""
+    if bound is None:
+        return None
+    base = bound if not replacing or answered else bound * REPLACEMENT_BOUND
+    return max(base, min(2 * slowest, 2 * bound))
+
+
+class SlowestAnswer:
+    """The slowest recent answer of one kept grant's streams (from the send of a request to the
+    answer that echoes it), faded by half every ttl (four periods), so that a replica slow for a
+    while and fast again is soon held to the usual bound. An answer later than the ttl is left
+    out: its replica was stopped (a frozen host that woke up), not slow, and what it would teach
+    is to wait for a silent replica."""
+
+    __slots__ = ("_slowest", "_at")
+
+    def __init__(self) -> None:
+        self._slowest = 0.0
+        self._at = 0.0
+
+    def answered(self, latency: float, now: float, period: float) -> None:
+        """An answer came ``latency`` seconds after its request was sent, at ``now``."""
+        if latency > 4 * period:
+            return
+        if latency >= self.seconds(now, period):
+            self._slowest, self._at = latency, now
+
+    def seconds(self, now: float, period: float) -> float:
+        """The slowest recent answer's time, faded by half for every ttl since it came."""
+        if self._slowest == 0.0:
+            return 0.0
+        faded: float = self._slowest * 0.5 ** ((now - self._at) / (4 * period))
+        return faded
 
 
 def silent_end(bound: Optional[float]) -> str:
@@ -160,6 +196,10 @@ class Sequencer:
         before the latest ttl change (such an answer must not move a deadline)."""
         if sequence <= 0 or sequence < self._floor:
             return None
+        return self._sent.get(sequence)
+
+    def sent_at(self, sequence: int) -> Optional[float]:
+        """The send time of the request with this sequence, if still kept, whatever the floor."""
         return self._sent.get(sequence)
 
     def accepted(self, sequence: int, sent: Optional[float]) -> None:
@@ -355,6 +395,7 @@ class KeptCore:
         self._silence = silence
         self._answered = answered
         self._seq = Sequencer(clock)
+        self._slowest = SlowestAnswer()
         self._reopening = Reopening(may_resume, backoff)
         self._ids = itertools.count(1)
         self._generations = itertools.count(1)
@@ -440,6 +481,11 @@ class KeptCore:
         stream = self._current if self._current is not None and self._current.sid == sid \
             else self._left.get(sid)
         sent = self._seq.date(response.sequence)
+        echoed = self._seq.sent_at(response.sequence)
+        # Only while answers are due: a candidate's first answer comes when it leads, not late.
+        if echoed is not None and self._silence() is not None:
+            now = self._clock.now()
+            self._slowest.answered(now - echoed, now, self._period())
         self._on_answer(response, sent)
         self._seq.accepted(response.sequence, sent)
         actions: Actions = [NOTIFY]
@@ -544,7 +590,8 @@ class KeptCore:
         stream = self._current
         if stream is None or self._closing or self._cancelled:
             return None
-        bound = bound_of(self._silence(), stream.replacing, stream.answered)
+        bound = bound_of(self._silence(), stream.replacing, stream.answered,
+                         self._slowest.seconds(self._clock.now(), self._period()))
         return None if bound is None else self._seq.silent_at(bound)
 
     def _arm_silence(self) -> Actions:

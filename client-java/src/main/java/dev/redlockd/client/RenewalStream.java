@@ -54,6 +54,15 @@ import java.util.function.LongSupplier;
  * too). So a stream opened to replace a silent one is held to a third of the bound until its
  * first answer, and every reopen after a silence goes at once: each silence took a bound of
  * time already, which paces them.
+ *
+ * <p>A replica that is slow, not silent, must not be taken for a silent one: each stream
+ * opened adds a renewal on its replica, and the superseded ones are renewed there until they
+ * end, so with hundreds of grants a burst of late answers (a replica just restarted, a loaded
+ * host) turned into thousands of new streams a second, which made every answer later still,
+ * until none came before its deadline (issue 40: 500 kept leases at ttl 3 s on a loaded host,
+ * 2,500 replacements in 4 s, every lease lost). So the bound grows with what the grant
+ * measured: never less than twice its slowest recent answer ({@link SlowestAnswer}), up to twice
+ * the period, while a silent replica, which answers nothing, leaves it where it was.
  */
 abstract class RenewalStream<Req, Resp> {
   private static final long FIRST_REOPEN_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
@@ -71,6 +80,7 @@ abstract class RenewalStream<Req, Resp> {
   /** How it ended for good: the holder's half-close or cancel, or a final status. */
   private final CompletableFuture<Status> ended = new CompletableFuture<>();
   private final SentRequests sent = new SentRequests();
+  private final SlowestAnswer slowest = new SlowestAnswer();
   private volatile boolean closing;
   private boolean over; // guarded by this
   private Call current; // guarded by this; null while no stream is up
@@ -266,9 +276,14 @@ abstract class RenewalStream<Req, Resp> {
     silenceCheck = scheduler.schedule(() -> checkSilence(call), Math.max(0, due - now), TimeUnit.NANOSECONDS);
   }
 
-  /** How long the current stream's oldest request may wait for an answer. */
+  /**
+   * How long the current stream's oldest request may wait for an answer: the period (a third of
+   * it for a replacement), or twice the slowest recent answer, up to twice the period.
+   */
   private long silenceBoundLocked() {
-    return replacing ? periodNanos / REPLACEMENT_DIVISOR : periodNanos;
+    long base = replacing ? periodNanos / REPLACEMENT_DIVISOR : periodNanos;
+    long measured = Math.min(2 * slowest.nanos(nanoClock.getAsLong(), periodNanos), 2 * periodNanos);
+    return Math.max(base, measured);
   }
 
   private void cancelSilenceCheckLocked() {
@@ -332,6 +347,11 @@ abstract class RenewalStream<Req, Resp> {
         return;
       }
       long sequence = sequenceOf(response);
+      long echoedSent = sent.sentAt(sequence);
+      // Only while answers are due: a candidate's first answer comes when it leads, not late.
+      if (echoedSent != SentRequests.UNKNOWN && awaitsAnswers()) {
+        slowest.answered(nanoClock.getAsLong() - echoedSent, nanoClock.getAsLong(), periodNanos);
+      }
       if (onCurrent) {
         // Any answer shows the stream works, even one dated before a change (ignored below):
         // the silent streams it replaced are not needed any more.

@@ -161,6 +161,34 @@ class SilentStreamTest {
     assertThat(losses).isEmpty();
   }
 
+  /**
+   * Issue 40: a replica that answers late is slow, not silent. Once an answer took longer than a
+   * third of the bound, a replacement waits twice that long (up to half the ttl) before it is
+   * taken for silent; held to a third, every grant on a slow replica opened a stream every third
+   * of a period, each one more renewal for the replicas, until no answer came in time.
+   */
+  @Test
+  void aReplacementWaitsTwiceTheSlowestRecentAnswerUpToHalfTheTtl() {
+    long start = timers.nanoTime();
+    Lease lease = supersededOnce();
+    Duration late = THIRD.dividedBy(2);
+    timers.advance(late);
+    // The request the silent stream left unanswered, answered a quarter and a sixth after its send.
+    fake.answerKeepAliveOn(0, R, fake.keepAliveLog.get(1).getSequence(), TTL);
+    long secondSent = start + Duration.ofMillis(1).plus(QUARTER).toNanos();
+    await().atMost(Duration.ofSeconds(5)).until(() -> lease.deadlineNanos() == secondSent + TTL.toNanos());
+
+    timers.advance(THIRD.minus(late));
+    assertThat(channel.calls("KeepAlive")).as("a third of the bound is not enough for this replica").isEqualTo(2);
+    // Twice the slowest answer (a quarter and a sixth) is more than half the ttl: held to half the ttl.
+    timers.advance(QUARTER.multipliedBy(2).minus(THIRD).minus(NANO));
+    assertThat(channel.calls("KeepAlive")).isEqualTo(2);
+    timers.advance(NANO);
+    assertThat(channel.calls("KeepAlive")).as("then taken for silent").isEqualTo(3);
+    assertThat(lease.isValid()).isTrue();
+    assertThat(losses).isEmpty();
+  }
+
   @Test
   void aStreamThatEndsAfterASilenceStillBacksOff() {
     supersededOnce();

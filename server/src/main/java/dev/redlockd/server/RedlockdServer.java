@@ -331,7 +331,8 @@ public final class RedlockdServer implements AutoCloseable {
     String ended = streams.describe(); // no new ones: the server takes no new calls
     boolean finished = true;
     try {
-      streams.shutdown().get(shutdownGrace.toMillis(), TimeUnit.MILLISECONDS);
+      // In waves (OpenStreams#shutdown), on the I/O threads, which run until the engine closes below.
+      streams.shutdown(redisIo.group(), shutdownGrace).get(shutdownGrace.toMillis(), TimeUnit.MILLISECONDS);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     } catch (ExecutionException | TimeoutException e) {

@@ -99,12 +99,13 @@ class RollingRestartRun {
         int changedHands = 0;
         for (String signal : List.of("SIGTERM", "SIGTERM", "SIGKILL")) {
           for (int i = 0; i < 3; i++) {
+            String carried = keepAliveByReplica(replicas);
             long start = System.nanoTime();
             replicas.restart(i, signal.equals("SIGKILL")).get(2, TimeUnit.MINUTES);
             long listening = System.nanoTime();
             if (READINESS_PACED) {
-              restarts.add(String.format("%s replica %d: back in %d ms", signal, i,
-                  TimeUnit.NANOSECONDS.toMillis(listening - start)));
+              restarts.add(String.format("%s replica %d (KeepAlive streams by replica %s): back in %d ms", signal, i,
+                  carried, TimeUnit.NANOSECONDS.toMillis(listening - start)));
               System.out.println("rolling restart: " + restarts.get(restarts.size() - 1));
               continue; // the next restart at once
             }
@@ -192,6 +193,24 @@ class RollingRestartRun {
       campaign += OpenStreams.count(replicas.metricsPort(i), OpenStreams.CAMPAIGN);
     }
     return "KeepAlive " + keepAlive + ", Campaign " + campaign;
+  }
+
+  /**
+   * The KeepAlive streams each replica has open, "[12, 480, 8]" ("-" for one that does not
+   * answer): paced by readiness, the streams a restart moves go to the replicas the clients
+   * reach at that moment, and one replica may come to carry nearly all of them, which its own
+   * restart then moves at once (issue 40).
+   */
+  private static String keepAliveByReplica(ReplicaSet replicas) {
+    List<String> counts = new ArrayList<>();
+    for (int i = 0; i < replicas.size(); i++) {
+      try {
+        counts.add(Long.toString(OpenStreams.count(replicas.metricsPort(i), OpenStreams.KEEP_ALIVE)));
+      } catch (RuntimeException down) {
+        counts.add("-");
+      }
+    }
+    return counts.toString();
   }
 
   /** How many keys a quorum no longer holds under the token it held them with at the start. */

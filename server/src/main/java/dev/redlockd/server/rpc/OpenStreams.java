@@ -2,9 +2,14 @@ package dev.redlockd.server.rpc;
 
 import dev.redlockd.engine.LimitExceededException;
 import dev.redlockd.server.metrics.LeaseMeter;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import java.util.function.LongSupplier;
 
@@ -18,6 +23,13 @@ public final class OpenStreams {
   interface OpenStream {
     public CompletableFuture<Void> shutdown();
   }
+
+  /** The fewest streams a shutdown ends at once ({@link #shutdown(ScheduledExecutorService, Duration)}). */
+  static final int WAVE = 50;
+  /** The most waves a shutdown ends its streams in: the last ends (MAX_WAVES - 1) * WAVE_GAP after the first. */
+  static final int MAX_WAVES = 10;
+  /** Between two waves: a round of first renewals on the replicas that take the wave before. */
+  static final Duration WAVE_GAP = Duration.ofMillis(100);
 
   private final int max;
   private final LeaseMeter leases;
@@ -103,8 +115,44 @@ public final class OpenStreams {
     return out.toString();
   }
 
-  /** Ends every open stream with UNAVAILABLE; what they hold runs out at its validity unless resumed elsewhere. */
+  /** Ends every open stream with UNAVAILABLE at once; what they hold runs out at its validity unless resumed elsewhere. */
   public CompletableFuture<Void> shutdown() {
-    return CompletableFuture.allOf(open.stream().map(OpenStream::shutdown).toArray(CompletableFuture[]::new));
+    return end(List.copyOf(open));
+  }
+
+  /**
+   * Ends every open stream with UNAVAILABLE, in waves of at least {@link #WAVE} streams,
+   * {@link #WAVE_GAP} apart on {@code scheduler}, at most {@link #MAX_WAVES} of them; each stream
+   * is renewed until its own end, and nothing is released. Every stream moved by one restart
+   * lands on the replicas the clients reach at that moment, so under a rolling restart paced by
+   * readiness one replica came to carry nearly all of them, and its own SIGTERM moved them all
+   * at once onto a replica just restarted: the first renewals of 500 resumed leases took it
+   * 1.8 s, later than the deadlines the clients already had, and every lease was lost (issue
+   * 40). In waves, each lands on a replica that has served the one before, and the replica just
+   * restarted, which the clients reconnect to as the first ends reach them, takes its share.
+   * Up to {@code WAVE} streams end at once, as they always did: 100 kept leases moving at once
+   * were kept. The waves take no more than half of {@code within} (the shutdown's grace).
+   */
+  public CompletableFuture<Void> shutdown(ScheduledExecutorService scheduler, Duration within) {
+    List<OpenStream> all = new ArrayList<>(open);
+    int waves = Math.min(MAX_WAVES, Math.max(1, (all.size() + WAVE - 1) / WAVE));
+    long gapNanos = waves == 1 ? 0 : Math.min(WAVE_GAP.toNanos(), within.toNanos() / 2 / (waves - 1));
+    List<CompletableFuture<Void>> ends = new ArrayList<>();
+    for (int w = 0; w < waves; w++) {
+      List<OpenStream> wave = all.subList(all.size() * w / waves, all.size() * (w + 1) / waves);
+      if (w == 0) {
+        ends.add(end(wave));
+        continue;
+      }
+      CompletableFuture<Void> ended = new CompletableFuture<>();
+      Runnable endWave = () -> end(wave).whenComplete((v, e) -> ended.complete(null));
+      scheduler.schedule(endWave, gapNanos * w, TimeUnit.NANOSECONDS);
+      ends.add(ended);
+    }
+    return CompletableFuture.allOf(ends.toArray(CompletableFuture[]::new));
+  }
+
+  private static CompletableFuture<Void> end(List<OpenStream> streams) {
+    return CompletableFuture.allOf(streams.stream().map(OpenStream::shutdown).toArray(CompletableFuture[]::new));
   }
 }
