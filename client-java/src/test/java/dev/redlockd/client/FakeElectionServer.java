@@ -22,19 +22,27 @@ final class FakeElectionServer implements AutoCloseable {
   private final Server server;
   private final ManagedChannel channel;
 
-  private FakeElectionServer() throws IOException {
+  private FakeElectionServer(ManualTimers timers) throws IOException {
     String name = InProcessServerBuilder.generateName();
     server = InProcessServerBuilder.forName(name).addService(fake).build().start();
     channel = InProcessChannelBuilder.forName(name).build();
-    client = LockClient.builder(channel)
+    LockClient.Builder builder = LockClient.builder(channel)
         .callTimeout(Duration.ofSeconds(2))
         .retryPolicy(RetryPolicy.defaults()
-                .withMaxAttempts(3).withInitialBackoff(Duration.ofMillis(10)).withMaxBackoff(Duration.ofMillis(40)))
-        .build();
+                .withMaxAttempts(3).withInitialBackoff(Duration.ofMillis(10)).withMaxBackoff(Duration.ofMillis(40)));
+    if (timers != null) {
+      builder.nanoClock(timers::nanoTime).scheduler(timers);
+    }
+    client = builder.build();
   }
 
   static FakeElectionServer start() throws IOException {
-    return new FakeElectionServer();
+    return new FakeElectionServer(null);
+  }
+
+  /** The same, with the client's clock and timers moved by the test. */
+  static FakeElectionServer start(ManualTimers timers) throws IOException {
+    return new FakeElectionServer(timers);
   }
 
   /** The index-th candidate to open a Campaign stream, once its first request has come. */
