@@ -1,6 +1,7 @@
 package dev.redlockd.it.conformance;
 
 import com.google.gson.JsonObject;
+import dev.redlockd.testing.RedisCluster;
 import dev.redlockd.testing.RespClient;
 import java.io.IOException;
 import java.util.ArrayList;
@@ -106,6 +107,8 @@ final class BeliefOracle implements AutoCloseable {
   /** readings[node][handle index], each appended to by that node's sampler thread alone. */
   private final List<List<List<Reading>>> readings = new ArrayList<>();
   private final List<Thread> samplers = new ArrayList<>();
+  /** One lock per node, held over each read of it: a freeze reads the node with no other read in flight. */
+  private final List<Object> reads = new ArrayList<>();
   private volatile boolean running = true;
 
   /** Starts reading {@code keyByHandle}'s keys on every node (by port) every 20 ms. */
@@ -124,11 +127,12 @@ final class BeliefOracle implements AutoCloseable {
         perHandle.add(new ArrayList<>());
       }
       readings.add(perHandle);
+      reads.add(new Object());
       if (!sampled) {
         continue;
       }
-      int port = nodePorts.get(n);
-      Thread sampler = new Thread(() -> sample(port, perHandle), "belief-oracle-node-" + n);
+      int node = n;
+      Thread sampler = new Thread(() -> sample(node), "belief-oracle-node-" + n);
       sampler.setDaemon(true);
       samplers.add(sampler);
       sampler.start();
@@ -151,15 +155,18 @@ final class BeliefOracle implements AutoCloseable {
     }
   }
 
-  private void sample(int port, List<List<Reading>> perHandle) {
+  private void sample(int node) {
+    List<List<Reading>> perHandle = readings.get(node);
     RespClient client = null;
     while (running) {
       long began = System.nanoTime();
       try {
         if (client == null) {
-          client = new RespClient("127.0.0.1", port, 100);
+          client = new RespClient("127.0.0.1", nodePorts.get(node), 100);
         }
-        read(client, perHandle);
+        synchronized (reads.get(node)) {
+          read(client, perHandle);
+        }
       } catch (IOException frozenOrGone) {
         // Its last readings stand; the reply stream is out of step, so connect anew.
         unreadable(perHandle);
@@ -215,12 +222,61 @@ final class BeliefOracle implements AutoCloseable {
    */
   void sampleNow() {
     for (int n = 0; n < nodePorts.size(); n++) {
-      try (RespClient client = new RespClient("127.0.0.1", nodePorts.get(n), 100)) {
-        read(client, readings.get(n));
+      sampleNow(n);
+    }
+  }
+
+  private void sampleNow(int node) {
+    synchronized (reads.get(node)) {
+      try (RespClient client = new RespClient("127.0.0.1", nodePorts.get(node), 100)) {
+        read(client, readings.get(node));
       } catch (IOException frozenOrGone) {
-        unreadable(readings.get(n)); // as for the samplers: its last readings stand
+        unreadable(readings.get(node)); // as for the samplers: its last readings stand
       }
     }
+  }
+
+  /**
+   * SIGSTOPs {@code nodes} (indexes into both the cluster and this oracle's ports) so that each
+   * one's last reading is what it holds while stopped: the node first stops taking writes
+   * ({@code CLIENT PAUSE WRITE}, which holds scripts too), is then read, and only then stopped.
+   * Without the pause a renewal could land between a node's last reading and its SIGSTOP, unseen,
+   * and the oracle would fail the client that believed it (a loaded run had 41 ms between two
+   * nodes' last readings and their stops, and failed an honest client by 325 ms).
+   */
+  void freeze(RedisCluster cluster, int... nodes) {
+    for (int n : nodes) {
+      // No other read of the node in flight meanwhile: one sent before the pause but taken in
+      // after this one would date the state before the pause as the later reading.
+      synchronized (reads.get(n)) {
+        // Long enough to cover the read and the signal, short enough to lapse by itself if a thaw is missed.
+        cluster.call(n, "CLIENT", "PAUSE", "2000", "WRITE");
+        sampleNow(n);
+        cluster.pause(n);
+      }
+    }
+  }
+
+  /** SIGCONT of frozen nodes, and their writes let through again. */
+  static void thaw(RedisCluster cluster, int... nodes) {
+    cluster.resume(nodes);
+    for (int n : nodes) {
+      cluster.call(n, "CLIENT", "UNPAUSE");
+    }
+  }
+
+  /** Until when {@code node}'s last reading of the handle's key showed it held (System.nanoTime), or null if absent or never read. */
+  Long lastHoldUntil(int node, String handle) {
+    List<Reading> list = readings.get(node).get(handles.indexOf(handle));
+    synchronized (list) {
+      for (int i = list.size() - 1; i >= 0; i--) {
+        Reading r = list.get(i);
+        if (r.read()) {
+          return r.holdsUntilNanos() == ABSENT ? null : r.holdsUntilNanos();
+        }
+      }
+    }
+    return null;
   }
 
   /**

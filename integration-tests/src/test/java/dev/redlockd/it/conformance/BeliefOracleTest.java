@@ -5,9 +5,14 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.google.gson.JsonObject;
 import dev.redlockd.testing.RedisCluster;
+import dev.redlockd.testing.RespClient;
+import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -106,6 +111,51 @@ class BeliefOracleTest {
       List<BeliefOracle.Belief> beliefs = report(5, i -> 2_000);
       oracle.close();
       assertThatThrownBy(() -> oracle.judge(beliefs, List.of("lease"), 1)).isInstanceOf(AssertionError.class);
+    }
+  }
+
+  /**
+   * The hog run's false alarm: a renewal landed between a node's last reading and its SIGSTOP.
+   * A script renews the key nonstop, each time a second further out; the oracle's last reading of
+   * the frozen node must be what the node holds while frozen, read after SIGCONT before its
+   * writes are let through. An unseen renewal would put the two a second or more apart.
+   */
+  @Test
+  void aFrozenNodesLastReadingIsWhatItHoldsWhileFrozen() throws Exception {
+    cluster.call(0, "SET", "oracle-frozen", "t", "PX", "60000");
+    AtomicBoolean renewing = new AtomicBoolean(true);
+    AtomicLong renewals = new AtomicLong();
+    Thread renewer = new Thread(() -> {
+      try (RespClient node = new RespClient("127.0.0.1", ports().get(0), 10_000)) {
+        for (long i = 1; renewing.get(); i++) {
+          node.call("EVAL", "return redis.call('PEXPIRE', KEYS[1], ARGV[1])", "1", "oracle-frozen",
+              Long.toString(60_000 + i * 1_000));
+          renewals.incrementAndGet();
+        }
+      } catch (IOException stopped) {
+        renewing.set(false);
+      }
+    }, "renewer");
+    renewer.start();
+    try (BeliefOracle oracle = new BeliefOracle(ports(), 2, Map.of("lease", "oracle-frozen"))) {
+      Thread.sleep(60);
+      long before = renewals.get();
+      try {
+        oracle.freeze(cluster, 0);
+        Thread.sleep(100);
+        long lastReading = oracle.lastHoldUntil(0, "lease"); // before SIGCONT: the samplers read it again after
+        cluster.resume(0);
+        Object pttl = cluster.call(0, "PTTL", "oracle-frozen");
+        long holdsUntil = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos((Long) pttl);
+        double apartMs = (holdsUntil - lastReading) / 1e6;
+        assertThat(renewals.get()).as("renewals while the oracle read").isGreaterThan(before);
+        assertThat(apartMs).as("ms between the last reading and the frozen node's hold").isBetween(-50.0, 50.0);
+      } finally {
+        BeliefOracle.thaw(cluster, 0);
+      }
+    } finally {
+      renewing.set(false);
+      renewer.join(15_000);
     }
   }
 

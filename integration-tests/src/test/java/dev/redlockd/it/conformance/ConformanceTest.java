@@ -41,6 +41,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.stream.IntStream;
 import java.util.function.Supplier;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
@@ -222,7 +223,7 @@ class ConformanceTest {
         } finally {
           threads.shutdownNow();
           // Whatever a failed lane left undone: no node stays stopped, the server not frozen.
-          cluster.resumeAll();
+          BeliefOracle.thaw(cluster, IntStream.range(0, cluster.size()).toArray());
           server.thaw();
           for (Lane lane : lanes) {
             lane.close();
@@ -289,6 +290,7 @@ class ConformanceTest {
       List<String> command = new ArrayList<>(lane.language.runner(root));
       command.addAll(List.of("--server", servers, "--scenario", lane.scenario, "--resource", lane.resource));
       lane.runner = RunnerProcess.start(lane.name(), command, root);
+      lane.oracle = oracle;
       lane.runner.onAwait(oracle::sampleNow);
       play(lane);
     } finally {
@@ -430,13 +432,13 @@ class ConformanceTest {
     String resource = lane.resource;
     runner.expectAwait("freeze", STEP);
     assertHeldByAMajority(lane);
-    lane.schedule.step("SIGSTOP nodes 0, 1 and 2", () -> cluster.pause(0, 1, 2));
+    lane.schedule.step("SIGSTOP nodes 0, 1 and 2", () -> lane.oracle.freeze(cluster, 0, 1, 2));
     JsonObject r;
     try {
       runner.answer();
       r = runner.result(STEP);
     } finally {
-      lane.schedule.step("SIGCONT nodes 0, 1 and 2", () -> cluster.resume(0, 1, 2));
+      lane.schedule.step("SIGCONT nodes 0, 1 and 2", () -> BeliefOracle.thaw(cluster, 0, 1, 2));
     }
     assertThat(r.get("lost_calls").getAsInt()).as("loss callbacks").isEqualTo(1);
     assertThat(r.get("margin_ms").getAsDouble()).as("ms the loss came before the deadline").isPositive();
@@ -956,12 +958,12 @@ class ConformanceTest {
     assertThat(seen.getLeader().getValue()).as("the leader the harness sees").isEqualTo("a");
     runner.answer();
     runner.expectAwait("freeze", STEP);
-    lane.schedule.step("SIGSTOP nodes 0, 1 and 2", () -> cluster.pause(0, 1, 2));
+    lane.schedule.step("SIGSTOP nodes 0, 1 and 2", () -> lane.oracle.freeze(cluster, 0, 1, 2));
     try {
       runner.answer();
       runner.expectAwait("thaw", STEP);
     } finally {
-      lane.schedule.step("SIGCONT nodes 0, 1 and 2", () -> cluster.resume(0, 1, 2));
+      lane.schedule.step("SIGCONT nodes 0, 1 and 2", () -> BeliefOracle.thaw(cluster, 0, 1, 2));
     }
     runner.answer();
     JsonObject r = runner.result(STEP);

@@ -22,6 +22,8 @@ final class Lane {
   final Set<String> tokens;
   /** Set when the lane starts its runner. */
   RunnerProcess runner;
+  /** The scenario's belief oracle (shared by its lanes), set when the lane starts: nodes are frozen through it. */
+  BeliefOracle oracle;
   /** lost-answer's server, the lane's own, so that its metrics count this runner's calls alone. */
   ServerProcess patient;
   int patientMetricsPort;
