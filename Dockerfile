@@ -9,8 +9,10 @@ WORKDIR /src
 COPY pom.xml ./
 COPY proto/pom.xml proto/buf.yaml proto/
 COPY server/pom.xml server/
+COPY simulation/pom.xml simulation/
 COPY client-java/pom.xml client-java/
 COPY shedlock/pom.xml shedlock/
+COPY spring-boot-starter/pom.xml spring-boot-starter/
 COPY integration-tests/pom.xml integration-tests/
 COPY bench/pom.xml bench/
 COPY proto/src proto/src

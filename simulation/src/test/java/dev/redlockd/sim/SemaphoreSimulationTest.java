@@ -3,7 +3,6 @@ package dev.redlockd.sim;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.List;
-import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -15,7 +14,6 @@ import org.junit.jupiter.api.Test;
  * design (per-node counts, majority admission; {@link NaiveSemaphore}) is caught exceeding its
  * bound with every node at or under it.
  */
-@Tag("cpu-bound") // run alone, after the other classes (server/pom.xml)
 class SemaphoreSimulationTest {
   @Test
   void permitsNeverExceedTheirLimit() throws Exception {

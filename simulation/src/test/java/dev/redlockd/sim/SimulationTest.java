@@ -3,7 +3,6 @@ package dev.redlockd.sim;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.List;
-import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -20,7 +19,6 @@ import org.junit.jupiter.api.Test;
  * ({@link Simulation#scaledOut}), thrifty on even seeds and every node of the set on odd ones; its
  * million-operation run is {@code -Dsim.operations.scaled=1000000 -Dtest=SimulationTest#scaledOutSeeds}.
  */
-@Tag("cpu-bound") // run alone, after the other classes (server/pom.xml)
 class SimulationTest {
   @Test
   void seeds() throws Exception {
