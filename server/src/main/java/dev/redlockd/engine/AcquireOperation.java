@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -215,6 +216,15 @@ final class AcquireOperation {
    * (at once, or when the round under way ends).
    */
   boolean wake() {
+    return wake(scheduler);
+  }
+
+  /**
+   * {@link #wake()}, the round (if one starts now) run by {@code runner}: the scheduler, or
+   * the caller's own thread, whose node calls then reach each node after the ones it made
+   * before (see {@link Waiters#handOn}).
+   */
+  boolean wake(Executor runner) {
     Throwable tooLate;
     synchronized (this) {
       if (result.isDone()) {
@@ -239,7 +249,7 @@ final class AcquireOperation {
       result.completeExceptionally(tooLate);
       return false;
     }
-    scheduler.execute(this::round);
+    runner.execute(this::round);
     return true;
   }
 }
