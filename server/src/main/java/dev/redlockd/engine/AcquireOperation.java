@@ -18,6 +18,13 @@ import java.util.function.LongSupplier;
  * may run early ({@link #wake()}).
  */
 final class AcquireOperation {
+  /**
+   * Set while rounds start on a caller's thread ({@link #startHere}): a round answered at once
+   * (failed without a node's answer) must not complete the call there, where its callbacks would
+   * run under whatever the caller holds.
+   */
+  private static final ThreadLocal<Boolean> startingHere = new ThreadLocal<>();
+
   private final Redlock redlock;
   private final LeaseRounds rounds;
   private final Waiters waiters;
@@ -156,7 +163,21 @@ final class AcquireOperation {
     return new CallerDeadlineException("resource '" + resource + "': the caller's deadline passed while it waited");
   }
 
+  /** Runs {@code rounds}, which start rounds on this thread; any answered at once goes on on the scheduler. */
+  static void startHere(Runnable rounds) {
+    startingHere.set(Boolean.TRUE);
+    try {
+      rounds.run();
+    } finally {
+      startingHere.remove();
+    }
+  }
+
   private void afterRound(Grant lease, Throwable failure) {
+    if (startingHere.get() != null) {
+      scheduler.execute(() -> afterRound(lease, failure));
+      return;
+    }
     if (lease != null) {
       // Answered before the round counts as over: a wake-up in between must find the call done.
       boolean delivered = result.complete(lease);

@@ -84,7 +84,7 @@ final class Waiters {
     AcquireOperation woken = wakeOldest(resource, op -> op.wake(round::add));
     if (woken != null) {
       wokenBy.put(notice, woken); // before the round: a copy of the notice must find this waiter
-      round.forEach(Runnable::run);
+      AcquireOperation.startHere(() -> round.forEach(Runnable::run));
     }
   }
 
