@@ -37,7 +37,7 @@ final class HandOff {
   });
   private final AtomicLong releaseSentAt = new AtomicLong();
   private volatile int releasedThrough;
-  /** The client whose Release the next grant follows, to tell a grant back to it from a hand-on. */
+  /** The client whose Release the next grant follows: a grant back to it is not one to a waiter. */
   private volatile int releasedBy;
   /** The send time of the last Release whose reply came: equal to the pending one's once it replied. */
   private volatile long repliedRelease;
