@@ -2,12 +2,16 @@ package dev.redlockd.bench;
 
 import dev.redlockd.server.dev.DevCluster;
 import io.grpc.ManagedChannel;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.net.URI;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import redis.clients.jedis.Jedis;
 
 /**
@@ -113,13 +117,26 @@ public final class NodeShareBench {
         OpenRate.Outcome warm = OpenRate.ramp(cycles, rampFrom, rate, rampSeconds);
         NodeReading before = NodeReading.of(uris);
         long serverCpuBefore = server.cpuTime().toNanos();
-        OpenRate.Outcome measured = OpenRate.steady(cycles, rate, seconds);
-        NodeReading after = NodeReading.of(uris);
-        double serverCores = (server.cpuTime().toNanos() - serverCpuBefore) / 1e9 / measured.seconds();
-        return new NodeShare(nodes, n, thrifty, rate, warm, measured, after.minus(before), serverCores);
+        AtomicReference<NodeReading> after = new AtomicReference<>();
+        AtomicLong serverCpuAfter = new AtomicLong();
+        // Read as the last cycle starts: the wait for late answers after it is not measured time.
+        OpenRate.Outcome measured = OpenRate.steady(cycles, rate, seconds, () -> {
+          after.set(NodeReading.of(uris));
+          serverCpuAfter.set(cpuNanos(server));
+        });
+        double serverCores = (serverCpuAfter.get() - serverCpuBefore) / 1e9 / measured.seconds();
+        return new NodeShare(nodes, n, thrifty, rate, warm, measured, after.get().minus(before), serverCores);
       } finally {
         GrpcChannels.close(channels);
       }
+    }
+  }
+
+  private static long cpuNanos(ServerUnderTest server) {
+    try {
+      return server.cpuTime().toNanos();
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
     }
   }
 

@@ -43,14 +43,16 @@ final class OpenRate {
   /** From {@code from} to {@code to} cycles/s, rising evenly over {@code seconds}. */
   static Outcome ramp(Contender cycles, int from, int to, int seconds) throws InterruptedException {
     double slope = (to - from) / (double) Math.max(1, seconds);
-    return run(cycles, seconds, t -> from * t + slope * t * t / 2);
+    return run(cycles, seconds, t -> from * t + slope * t * t / 2, () -> {});
   }
 
-  static Outcome steady(Contender cycles, int rate, int seconds) throws InterruptedException {
-    return run(cycles, seconds, t -> rate * t);
+  /** {@code rate} cycles/s for {@code seconds}; {@code atEnd} runs when the last is started, before any wait for answers. */
+  static Outcome steady(Contender cycles, int rate, int seconds, Runnable atEnd) throws InterruptedException {
+    return run(cycles, seconds, t -> rate * t, atEnd);
   }
 
-  private static Outcome run(Contender cycles, int seconds, DoubleUnaryOperator due) throws InterruptedException {
+  private static Outcome run(Contender cycles, int seconds, DoubleUnaryOperator due, Runnable atEnd)
+      throws InterruptedException {
     String run = Long.toString(System.nanoTime(), 36); // each stretch's resources are its own
     AtomicLong sent = new AtomicLong();
     AtomicLong done = new AtomicLong();
@@ -80,6 +82,7 @@ final class OpenRate {
     ticks.shutdownNow();
     ticks.awaitTermination(5, TimeUnit.SECONDS);
     double elapsed = (System.nanoTime() - start) / 1e9;
+    atEnd.run();
     long drainUntil = System.nanoTime() + TimeUnit.SECONDS.toNanos(DRAIN_SECONDS);
     while (ended.get() < sent.get() && System.nanoTime() - drainUntil < 0) {
       TimeUnit.MILLISECONDS.sleep(10);
