@@ -175,29 +175,18 @@ class AcquireWaitTest {
    * A real node whose answers to release scripts reach the engine only once {@code answers}
    * completes, and whose release notices never reach it (its subscriptions are made and confirmed).
    */
-  private static final class ReleaseAnswersHeld implements RedisNode {
-    private final RedisNode real;
+  private static final class ReleaseAnswersHeld extends ForwardingNode {
     private final CompletableFuture<Void> answers;
 
     ReleaseAnswersHeld(RedisNode real, CompletableFuture<Void> answers) {
-      this.real = real;
+      super(real);
       this.answers = answers;
-    }
-
-    @Override
-    public String name() {
-      return real.name();
     }
 
     @Override
     public CompletableFuture<Object> eval(LuaScript script, List<String> keys, List<String> args) {
       CompletableFuture<Object> reply = real.eval(script, keys, args);
       return script.name().equals("release") ? reply.thenCombine(answers, (r, ignored) -> r) : reply;
-    }
-
-    @Override
-    public CompletableFuture<Object> command(String... args) {
-      return real.command(args);
     }
 
     @Override
@@ -212,8 +201,5 @@ class AcquireWaitTest {
         }
       });
     }
-
-    @Override
-    public void close() {}
   }
 }
