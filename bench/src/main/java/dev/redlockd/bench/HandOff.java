@@ -37,6 +37,15 @@ final class HandOff {
   });
   private final AtomicLong releaseSentAt = new AtomicLong();
   private volatile int releasedThrough;
+  /** The client whose Release the next grant follows: a grant back to it is not one to a waiter. */
+  private volatile int releasedBy;
+  /** The send time of the last Release whose reply came: equal to the pending one's once it replied. */
+  private volatile long repliedRelease;
+  private volatile long repliedAt;
+  private final Latencies releaseReplies = new Latencies();
+  private final Latencies grantAfterReply = new Latencies();
+  private final AtomicLong grantsBeforeReply = new AtomicLong();
+  private final AtomicLong grantsToReleaser = new AtomicLong();
   private final Latencies handOffs = new Latencies();
   private final Latencies acrossServers = new Latencies();
   private final AtomicLong timedOut = new AtomicLong();
@@ -50,11 +59,22 @@ final class HandOff {
 
   /** {@code acrossServers}: the hand-offs whose grant came through another server than the Release. */
   record Result(int clients, int servers, double holdMs, double seconds, Latencies.Sorted handOffs,
-      Latencies.Sorted acrossServers, long timedOut, long errors) {
+      Latencies.Sorted acrossServers, long timedOut, long errors, Phases phases) {
     double perSecond() {
       return handOffs.count() / seconds;
     }
   }
+
+  /**
+   * Where a hand-off's time goes, as the bench can see it: the Release's own reply (gRPC both
+   * ways and the release round), how many grants came before that reply (the waiter was woken
+   * and its round done before the releaser heard back) and how long the others came after it,
+   * how many went back to the client that released (its new Acquire beat the waiters), and the
+   * nodes' work per hand-off (see {@link NodeWork}) against a hand-off's least: one release
+   * round and one acquire round.
+   */
+  record Phases(Latencies.Sorted releaseReplies, Latencies.Sorted grantAfterReply, long grantsBeforeReply,
+      long grantsToReleaser, NodeWork.Delta nodeWork) {}
 
   private HandOff(List<List<ManagedChannel>> servers, int clients, long holdMicros, String resource) {
     this.stubs = servers.stream().map(channels -> channels.stream().map(LockServiceGrpc::newStub).toList()).toList();
@@ -64,31 +84,34 @@ final class HandOff {
   }
 
   static Result run(List<List<ManagedChannel>> servers, int clients, long holdMicros, java.time.Duration warmUp,
-      java.time.Duration measure) throws InterruptedException {
+      java.time.Duration measure, NodeWork nodeWork) throws InterruptedException {
     HandOff h = new HandOff(servers, clients, holdMicros, "handoff:" + System.nanoTime());
     try {
       for (int i = 0; i < clients; i++) {
         List<LockServiceGrpc.LockServiceStub> server = h.stubs.get(i % h.stubs.size());
-        h.acquire(server.get(i / h.stubs.size() % server.size()), i % h.stubs.size());
+        h.acquire(server.get(i / h.stubs.size() % server.size()), i % h.stubs.size(), i);
       }
       TimeUnit.NANOSECONDS.sleep(warmUp.toNanos());
+      NodeWork.Counts workBefore = nodeWork.read();
       long start = System.nanoTime();
       h.recording = true;
       TimeUnit.NANOSECONDS.sleep(measure.toNanos());
       h.recording = false;
       double seconds = (System.nanoTime() - start) / 1e9;
+      NodeWork.Delta work = nodeWork.read().since(workBefore);
       h.running = false;
       if (!h.stopped.await(30, TimeUnit.SECONDS)) {
         throw new IllegalStateException("hand-off clients still waiting 30 s after the measurement");
       }
       return new Result(clients, servers.size(), holdMicros / 1000.0, seconds, h.handOffs.sorted(),
-          h.acrossServers.sorted(), h.timedOut.get(), h.errors.get());
+          h.acrossServers.sorted(), h.timedOut.get(), h.errors.get(), new Phases(h.releaseReplies.sorted(),
+          h.grantAfterReply.sorted(), h.grantsBeforeReply.get(), h.grantsToReleaser.get(), work));
     } finally {
       h.holdTimer.shutdownNow();
     }
   }
 
-  private void acquire(LockServiceGrpc.LockServiceStub stub, int server) {
+  private void acquire(LockServiceGrpc.LockServiceStub stub, int server, int client) {
     if (!running) {
       stopped.countDown();
       return;
@@ -104,7 +127,7 @@ final class HandOff {
         } else {
           errors.incrementAndGet();
         }
-        acquire(stub, server);
+        acquire(stub, server, client);
         return;
       }
       long sent = releaseSentAt.getAndSet(0);
@@ -113,21 +136,37 @@ final class HandOff {
         if (releasedThrough != server) {
           acrossServers.add(now - sent);
         }
+        if (releasedBy == client) {
+          grantsToReleaser.incrementAndGet();
+        }
+        if (repliedRelease == sent) {
+          grantAfterReply.add(now - repliedAt);
+        } else {
+          grantsBeforeReply.incrementAndGet();
+        }
       }
-      holdTimer.schedule(() -> release(stub, server, token), holdMicros, TimeUnit.MICROSECONDS);
+      holdTimer.schedule(() -> release(stub, server, client, token), holdMicros, TimeUnit.MICROSECONDS);
     });
   }
 
-  private void release(LockServiceGrpc.LockServiceStub stub, int server, String token) {
+  private void release(LockServiceGrpc.LockServiceStub stub, int server, int client, String token) {
     releasedThrough = server; // before the send time: the next grant reads them in the other order
-    releaseSentAt.set(System.nanoTime());
+    releasedBy = client;
+    long sent = System.nanoTime();
+    releaseSentAt.set(sent);
     GrpcChannels.unary(stub.withDeadlineAfter(10, TimeUnit.SECONDS)::release,
         ReleaseRequest.newBuilder().setResource(resource).setToken(token).build())
         .whenComplete((released, error) -> {
+          long now = System.nanoTime();
+          if (recording) {
+            releaseReplies.add(now - sent);
+          }
+          repliedAt = now; // before repliedRelease: a grant that reads the one reads this one's time
+          repliedRelease = sent;
           if (error != null || !released.getReleased()) {
             errors.incrementAndGet();
           }
-          acquire(stub, server);
+          acquire(stub, server, client);
         });
   }
 }

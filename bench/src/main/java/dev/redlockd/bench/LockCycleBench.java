@@ -332,7 +332,10 @@ public final class LockCycleBench {
   private void measureRedlockd() throws Exception {
     RedisAdmin.flushAll(redisUris);
     boolean everyNode = systems.contains("redlockd");
-    try (RedlockdServers servers = new RedlockdServers(List.of(), List.of())) {
+    int port = freePort();
+    int thriftyPort = freePort();
+    try (RedlockdServers servers = new RedlockdServers(List.of("--metrics-port", Integer.toString(port)),
+        List.of("--metrics-port", Integer.toString(thriftyPort)))) {
       ServerUnderTest server = servers.everyNode;
       ServerUnderTest thriftyServer = servers.thrifty;
       List<ManagedChannel> pool = servers.pool;
@@ -350,12 +353,12 @@ public final class LockCycleBench {
       } else {
         measure(rows);
       }
-      Map<String, List<ManagedChannel>> handOffServers = new LinkedHashMap<>();
+      Map<String, HandOffServer> handOffServers = new LinkedHashMap<>();
       if (server != null) {
-        handOffServers.put(BenchRun.REDLOCKD, pool);
+        handOffServers.put(BenchRun.REDLOCKD, new HandOffServer(pool, new ServerMetrics(port)));
       }
       if (thriftyServer != null) {
-        handOffServers.put(BenchRun.REDLOCKD_THRIFTY, thriftyPool);
+        handOffServers.put(BenchRun.REDLOCKD_THRIFTY, new HandOffServer(thriftyPool, new ServerMetrics(thriftyPort)));
       }
       Map<String, List<HandOff.Result>> handOffs = handOffs(handOffServers, Math.max(1, handOffOnly));
       if (server != null) {
@@ -438,7 +441,10 @@ public final class LockCycleBench {
    * one changing from repeat to repeat, each after the cores have fallen idle: a hand-off run
    * right after a busy point, or always first, measured the machine rather than the server.
    */
-  private Map<String, List<HandOff.Result>> handOffs(Map<String, List<ManagedChannel>> servers, int repeats)
+  /** A server's channels, and its metrics for the nodes' side of its hand-offs. */
+  private record HandOffServer(List<ManagedChannel> channels, ServerMetrics metrics) {}
+
+  private Map<String, List<HandOff.Result>> handOffs(Map<String, HandOffServer> servers, int repeats)
       throws InterruptedException {
     List<String> names = List.copyOf(servers.keySet());
     Map<String, List<HandOff.Result>> results = new LinkedHashMap<>();
@@ -449,7 +455,9 @@ public final class LockCycleBench {
         System.out.printf(Locale.ROOT, "== hand-off, %s: %d clients on one resource, hold %d us, %d s warm-up, "
                 + "%d s measured (settled %.1f s before)%n", name, handOffClients, handOffHoldMicros, warmUpSeconds,
             secondsPerPoint, settled);
-        results.computeIfAbsent(name, n -> new ArrayList<>()).add(handOff(List.of(servers.get(name))));
+        HandOffServer one = servers.get(name);
+        results.computeIfAbsent(name, n -> new ArrayList<>())
+            .add(handOff(List.of(one.channels()), handOffClients, one.metrics()));
       }
     }
     if (repeats > 1 || names.size() > 1) {
@@ -477,28 +485,45 @@ public final class LockCycleBench {
       List<ManagedChannel> secondPool = GrpcChannels.open(second.port(), channels);
       try {
         System.out.println("   two clients, one per server:");
-        HandOff.Result pair = handOff(List.of(pool, secondPool), 2);
+        HandOff.Result pair = handOff(List.of(pool, secondPool), 2, null);
         System.out.printf("   %d clients over both servers:%n", handOffClients);
-        return new HandOff.Across(pair, handOff(List.of(pool, secondPool), handOffClients));
+        return new HandOff.Across(pair, handOff(List.of(pool, secondPool), handOffClients, null));
       } finally {
         GrpcChannels.close(secondPool);
       }
     }
   }
 
-  private HandOff.Result handOff(List<List<ManagedChannel>> servers) throws InterruptedException {
-    return handOff(servers, handOffClients);
-  }
-
-  private HandOff.Result handOff(List<List<ManagedChannel>> servers, int clients) throws InterruptedException {
+  /** A hand-off whose nodes' side is read from the nodes alone, {@code metrics} null, or also from its one server. */
+  private HandOff.Result handOff(List<List<ManagedChannel>> servers, int clients, ServerMetrics metrics)
+      throws InterruptedException {
     HandOff.Result h = HandOff.run(servers, clients, handOffHoldMicros, Duration.ofSeconds(warmUpSeconds),
-        Duration.ofSeconds(secondsPerPoint));
+        Duration.ofSeconds(secondsPerPoint), new NodeWork(redisUris, metrics));
     System.out.printf("   %,d hand-offs, p50 %s ms, p99 %s ms; %,d across servers, p50 %s ms, p99 %s ms; "
             + "%d waited out, %d errors%n",
         h.handOffs().count(), Report.ms(h.handOffs().percentile(50)), Report.ms(h.handOffs().percentile(99)),
         h.acrossServers().count(), Report.ms(h.acrossServers().percentile(50)),
         Report.ms(h.acrossServers().percentile(99)), h.timedOut(), h.errors());
+    printPhases(h);
     return h;
+  }
+
+  /**
+   * Where the hand-off's time went (see {@link HandOff.Phases}): phases of one run, to be
+   * compared with each other rather than with another run's on a loaded machine.
+   */
+  private static void printPhases(HandOff.Result h) {
+    HandOff.Phases p = h.phases();
+    long count = Math.max(1, h.handOffs().count());
+    NodeWork.Delta work = p.nodeWork();
+    System.out.printf(Locale.ROOT, "     phases: Release's reply p50 %s ms; %d of %d grants came before it, the "
+            + "others p50 %s ms after it; %d went back to the releasing client%n",
+        Report.ms(p.releaseReplies().percentile(50)), p.grantsBeforeReply(), h.handOffs().count(),
+        Report.ms(p.grantAfterReply().percentile(50)), p.grantsToReleaser());
+    System.out.printf(Locale.ROOT, "     nodes per hand-off: %.2f script calls%s%n", work.scripts() / (double) count,
+        Double.isNaN(work.requests()) ? "" : String.format(Locale.ROOT,
+            "; the server's node requests %.2f (probes included), answered in %.3f ms on average",
+            work.requests() / count, work.meanRequestMs()));
   }
 
   private void measureEtcd() throws Exception {

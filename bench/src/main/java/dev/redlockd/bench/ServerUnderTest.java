@@ -39,6 +39,8 @@ final class ServerUnderTest implements AutoCloseable {
         .redirectErrorStream(true)
         .redirectOutput(log.toFile())
         .start();
+    // A bench stopped by a signal must not leave its server running (close() never runs then).
+    Runtime.getRuntime().addShutdownHook(new Thread(process::destroy, "stop-server-" + process.pid()));
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
     while (System.nanoTime() < deadline) {
       Matcher m = LISTENING.matcher(Files.readString(log));

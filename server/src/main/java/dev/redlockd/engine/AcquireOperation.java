@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -17,6 +18,13 @@ import java.util.function.LongSupplier;
  * may run early ({@link #wake()}).
  */
 final class AcquireOperation {
+  /**
+   * Set while rounds start on a caller's thread ({@link #startHere}): a round answered at once
+   * (failed without a node's answer) must not complete the call there, where its callbacks would
+   * run under whatever the caller holds.
+   */
+  private static final ThreadLocal<Boolean> startingHere = new ThreadLocal<>();
+
   private final Redlock redlock;
   private final LeaseRounds rounds;
   private final Waiters waiters;
@@ -155,7 +163,21 @@ final class AcquireOperation {
     return new CallerDeadlineException("resource '" + resource + "': the caller's deadline passed while it waited");
   }
 
+  /** Runs {@code rounds}, which start rounds on this thread; any answered at once goes on on the scheduler. */
+  static void startHere(Runnable rounds) {
+    startingHere.set(Boolean.TRUE);
+    try {
+      rounds.run();
+    } finally {
+      startingHere.remove();
+    }
+  }
+
   private void afterRound(Grant lease, Throwable failure) {
+    if (startingHere.get() != null) {
+      scheduler.execute(() -> afterRound(lease, failure));
+      return;
+    }
     if (lease != null) {
       // Answered before the round counts as over: a wake-up in between must find the call done.
       boolean delivered = result.complete(lease);
@@ -215,6 +237,15 @@ final class AcquireOperation {
    * (at once, or when the round under way ends).
    */
   boolean wake() {
+    return wake(scheduler);
+  }
+
+  /**
+   * {@link #wake()}, the round (if one starts now) run by {@code runner}: the scheduler, or
+   * the caller's own thread, whose node calls then reach each node after the ones it made
+   * before (see {@link Waiters#handOn}).
+   */
+  boolean wake(Executor runner) {
     Throwable tooLate;
     synchronized (this) {
       if (result.isDone()) {
@@ -239,7 +270,7 @@ final class AcquireOperation {
       result.completeExceptionally(tooLate);
       return false;
     }
-    scheduler.execute(this::round);
+    runner.execute(this::round);
     return true;
   }
 }

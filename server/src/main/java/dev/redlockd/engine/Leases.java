@@ -236,7 +236,9 @@ public final class Leases {
       return CompletableFuture.failedFuture(e);
     }
     String notice = redlock.newNotice();
-    return redlock.release(resource, permit, token, notice).thenApply(tally -> {
+    CompletableFuture<Tally> releasing = redlock.release(resource, permit, token, notice);
+    waiters.handOn(resource, notice); // its round follows the release's scripts to every node
+    return releasing.thenApply(tally -> {
       if (tally.yes() > 0) {
         waiters.released(resource, notice);
       }

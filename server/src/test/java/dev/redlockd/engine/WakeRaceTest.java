@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.redlockd.node.LuaScript;
 import dev.redlockd.node.RedisNode;
-import dev.redlockd.node.Subscriber;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -58,18 +57,12 @@ class WakeRaceTest {
   }
 
   /** A real node that counts, per token, acquire scripts sent but not yet answered. */
-  private static final class InFlight implements RedisNode {
-    private final RedisNode real;
+  private static final class InFlight extends ForwardingNode {
     private final ConcurrentHashMap<String, AtomicInteger> byToken = new ConcurrentHashMap<>();
     final AtomicInteger overlaps = new AtomicInteger();
 
     InFlight(RedisNode real) {
-      this.real = real;
-    }
-
-    @Override
-    public String name() {
-      return real.name();
+      super(real);
     }
 
     @Override
@@ -83,18 +76,5 @@ class WakeRaceTest {
       }
       return real.eval(script, keys, args).whenComplete((reply, failure) -> inFlight.decrementAndGet());
     }
-
-    @Override
-    public CompletableFuture<Object> command(String... args) {
-      return real.command(args);
-    }
-
-    @Override
-    public Subscriber subscriber(Subscriber.Listener listener) {
-      return real.subscriber(listener);
-    }
-
-    @Override
-    public void close() {}
   }
 }
