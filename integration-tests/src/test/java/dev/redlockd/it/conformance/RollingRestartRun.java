@@ -64,6 +64,7 @@ class RollingRestartRun {
         ReplicaSet replicas = ReplicaSet.start(3, cluster.redisFlag())) {
       List<RunnerProcess> runners = new ArrayList<>();
       Map<String, String> keys = new LinkedHashMap<>(); // lock and election keys, each named for the report
+      StreamTimeline timeline = null;
       try {
         for (int i = 0; i < languages.size(); i++) {
           Language language = languages.get(i);
@@ -99,7 +100,7 @@ class RollingRestartRun {
 
         List<String> restarts = new ArrayList<>();
         int changedHands = 0;
-        StreamTimeline timeline = READINESS_PACED ? new StreamTimeline(replicas, TIMELINE_INTERVAL) : null;
+        timeline = READINESS_PACED ? new StreamTimeline(replicas, TIMELINE_INTERVAL) : null;
         for (String signal : List.of("SIGTERM", "SIGTERM", "SIGKILL")) {
           for (int i = 0; i < 3; i++) {
             String carried = keepAliveByReplica(replicas);
@@ -173,6 +174,9 @@ class RollingRestartRun {
       } catch (AssertionError | Exception e) {
         throw new AssertionError(e.getMessage() + "\n" + replicas.logs(), e);
       } finally {
+        if (timeline != null) {
+          timeline.close();
+        }
         for (RunnerProcess runner : runners) {
           runner.close();
         }

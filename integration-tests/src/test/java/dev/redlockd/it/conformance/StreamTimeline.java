@@ -71,6 +71,7 @@ final class StreamTimeline implements AutoCloseable {
     return String.join("\n", lines);
   }
 
+  /** Stops sampling; idempotent. */
   @Override
   public void close() throws InterruptedException {
     closed = true;
