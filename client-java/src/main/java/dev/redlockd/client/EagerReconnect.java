@@ -13,7 +13,7 @@ import java.util.function.LongSupplier;
  * backoff (1 s growing to minutes). round_robin picks only a connected replica: a reset when the
  * next stream needs a new home starts a connection too late for that stream, so under a rolling
  * restart paced by readiness the streams moved by each restart piled onto the replicas already
- * connected, never onto the one just restarted (issue 40: 19 of 250 on it, 481 on the other).
+ * connected, hardly any onto the one just restarted (issue 40).
  * Tried every 100 ms, a replica is connected within about that of serving again.
  *
  * <p>For {@link #WINDOW} after the last loss: longer than a replica takes to restart (a JVM's
