@@ -17,10 +17,14 @@ import (
 // after its replica shut down reaches one that is up.
 const roundRobin = `{"loadBalancingConfig":[{"round_robin":{}}]}`
 
-// reconnecting makes a replica that restarts usable again within a second or so of serving
-// (gRPC's default backoff grows to 2 minutes): kept streams need a live replica within their ttl.
+// reconnecting tries a replica that is down every 100 ms or so (gRPC's default backoff grows to 2
+// minutes), so that it is connected as soon as it serves again: round_robin only picks a connected
+// replica, and the streams that move when the next replica of a rolling restart stops must find the
+// one restarted just before among them, not pile onto the others (issue 40). Resetting the backoff
+// when a stream needs a new home (ResetConnectBackoff) starts a connection only then, too late for
+// that stream.
 var reconnecting = grpc.ConnectParams{
-	Backoff:           backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: time.Second},
+	Backoff:           backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: 100 * time.Millisecond},
 	MinConnectTimeout: 5 * time.Second,
 }
 

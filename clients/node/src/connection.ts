@@ -20,14 +20,15 @@ import { traceContextInterceptors } from './tracecontext';
 
 /**
  * The options every channel of a LockClient gets (the caller's `channelOptions` win):
- * round_robin over every address; a replica that comes back is reconnected within a second
- * (grpc-js's default reconnect backoff grows to two minutes), so that a stream resumed during a
- * rolling restart finds it.
+ * round_robin over every address; a replica that is down is tried again every 100 ms (grpc-js's
+ * default reconnect backoff grows to two minutes), so that it is connected as soon as it is back:
+ * round_robin only picks a connected replica, and a stream that moves when the next replica of a
+ * rolling restart stops must find the one restarted just before, not pile onto the others.
  */
 export const CHANNEL_DEFAULTS: Readonly<grpc.ChannelOptions> = Object.freeze({
   'grpc.service_config': ROUND_ROBIN,
   'grpc.initial_reconnect_backoff_ms': 100,
-  'grpc.max_reconnect_backoff_ms': 1000,
+  'grpc.max_reconnect_backoff_ms': 100,
 });
 
 /** Rejects the channel options this client cannot be given safely (see the file's header). */

@@ -16,8 +16,10 @@ _SCHEMES = ("dns:", "ipv4:", "ipv6:", "unix:", "unix-abstract:", "vsock:")
 #:
 #: - round_robin over every address (rule 16), so that a stream reopened after its replica went
 #:   away reaches one that is up;
-#: - a replica that comes back is reconnected within a second (gRPC's default reconnect backoff
-#:   grows to two minutes), so that a stream resumed during a rolling restart finds it.
+#: - a replica that is down is tried again every 100 ms (gRPC's default reconnect backoff grows to
+#:   two minutes), so that it is connected as soon as it is back: a stream that moves when the
+#:   next replica of a rolling restart stops finds the one restarted just before among those ready
+#:   (round_robin only picks a connected replica) instead of piling onto the others (issue 40).
 #:   grpc.min_reconnect_backoff_ms stays gRPC's (20 s): gRPC takes it as the least time one
 #:   connection attempt gets, so a small one gives up on a replica slow to answer its handshake
 #:   (a loaded machine, a cold JVM); a refused connection is retried after the backoff all the same;
@@ -30,7 +32,7 @@ _SCHEMES = ("dns:", "ipv4:", "ipv6:", "unix:", "unix-abstract:", "vsock:")
 _DEFAULTS: Tuple[Tuple[str, Any], ...] = (
     ("grpc.lb_policy_name", "round_robin"),
     ("grpc.initial_reconnect_backoff_ms", 100),
-    ("grpc.max_reconnect_backoff_ms", 1000),
+    ("grpc.max_reconnect_backoff_ms", 100),
     ("grpc.keepalive_time_ms", 2000),
     ("grpc.keepalive_timeout_ms", 1000),
     ("grpc.keepalive_permit_without_calls", 0),

@@ -65,6 +65,8 @@ public final class LockClient {
   private final Channel channel;
   /** Whose reconnect backoff is reset before a kept stream reopens or a call is retried; may be null. */
   private final ManagedChannel reconnecting;
+  /** Keeps {@link #reconnecting} trying replicas that are down after a kept stream lost its own; null with it. */
+  private final EagerReconnect eager;
   private final ScheduledExecutorService scheduler;
   private final LockServiceGrpc.LockServiceStub stub;
   private final ElectionServiceGrpc.ElectionServiceStub elections;
@@ -87,6 +89,7 @@ public final class LockClient {
     this.defaultTtl = b.defaultTtl;
     this.owner = b.owner;
     this.nanoClock = b.nanoClock;
+    this.eager = reconnecting == null ? null : new EagerReconnect(reconnecting, scheduler, nanoClock);
   }
 
   public static LockClient create(Channel channel) {
@@ -467,6 +470,17 @@ public final class LockClient {
   void reconnectNow() {
     if (reconnecting != null) {
       reconnecting.resetConnectBackoff();
+    }
+  }
+
+  /**
+   * Before a kept stream reopens elsewhere: {@link #reconnectNow()}, and the replicas found down
+   * are tried every 100 ms for a while ({@link EagerReconnect}), so that one back from a restart is
+   * connected before the next stream needs a home.
+   */
+  void keptStreamMoving() {
+    if (eager != null) {
+      eager.replicaLost();
     }
   }
 

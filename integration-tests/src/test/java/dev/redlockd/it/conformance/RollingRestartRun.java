@@ -50,6 +50,8 @@ class RollingRestartRun {
   private static final int READ_BATCH = 500;
   /** Time for the clients to resume and renew through the replicas left before the next restart. */
   private static final Duration SETTLE = Duration.ofSeconds(2);
+  /** How often, paced by readiness, where the KeepAlive streams are is sampled ({@link StreamTimeline}). */
+  private static final Duration TIMELINE_INTERVAL = Duration.ofMillis(200);
 
   @Test
   void everyKeptLeaseAndLeadershipOutlivesEveryReplicaRestart() throws Exception {
@@ -62,6 +64,7 @@ class RollingRestartRun {
         ReplicaSet replicas = ReplicaSet.start(3, cluster.redisFlag())) {
       List<RunnerProcess> runners = new ArrayList<>();
       Map<String, String> keys = new LinkedHashMap<>(); // lock and election keys, each named for the report
+      StreamTimeline timeline = null;
       try {
         for (int i = 0; i < languages.size(); i++) {
           Language language = languages.get(i);
@@ -97,13 +100,18 @@ class RollingRestartRun {
 
         List<String> restarts = new ArrayList<>();
         int changedHands = 0;
+        timeline = READINESS_PACED ? new StreamTimeline(replicas, TIMELINE_INTERVAL) : null;
         for (String signal : List.of("SIGTERM", "SIGTERM", "SIGKILL")) {
           for (int i = 0; i < 3; i++) {
             String carried = keepAliveByReplica(replicas);
             long start = System.nanoTime();
+            if (timeline != null) {
+              timeline.mark(signal + " replica " + i);
+            }
             replicas.restart(i, signal.equals("SIGKILL")).get(2, TimeUnit.MINUTES);
             long listening = System.nanoTime();
             if (READINESS_PACED) {
+              timeline.mark("replica " + i + " listens again");
               restarts.add(String.format("%s replica %d (KeepAlive streams by replica %s): back in %d ms", signal, i,
                   carried, TimeUnit.NANOSECONDS.toMillis(listening - start)));
               System.out.println("rolling restart: " + restarts.get(restarts.size() - 1));
@@ -119,6 +127,10 @@ class RollingRestartRun {
         }
         if (READINESS_PACED) {
           Thread.sleep(SETTLE.toMillis());
+          timeline.close();
+          System.out.println("rolling restart: KeepAlive streams by replica, sampled every "
+              + TIMELINE_INTERVAL.toMillis() + " ms (open, handed on, reader gone, JEOPARDY answers since its start):\n"
+              + timeline.describe());
           changedHands = changedHands(holders, holders(cluster, keys));
           System.out.println("rolling restart: after the last restart, keys held by another token or by no quorum: "
               + changedHands);
@@ -162,6 +174,9 @@ class RollingRestartRun {
       } catch (AssertionError | Exception e) {
         throw new AssertionError(e.getMessage() + "\n" + replicas.logs(), e);
       } finally {
+        if (timeline != null) {
+          timeline.close();
+        }
         for (RunnerProcess runner : runners) {
           runner.close();
         }
