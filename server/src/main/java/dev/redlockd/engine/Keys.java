@@ -109,6 +109,11 @@ final class Keys {
     return forAcquire(resource);
   }
 
+  /** For restore.lua on a lease that may be a permit: its own key and counter, as acquire.lua takes them. */
+  List<String> forRestore(String resource, int permit) {
+    return List.of(lease(resource, permit), incarnation(), counter(resource, permit), fenceMax());
+  }
+
   List<String> forAcquire(String resource) {
     return List.of(lock(resource), incarnation(), counter(resource), fenceMax());
   }

@@ -45,8 +45,17 @@ public final class LockEngine implements AutoCloseable {
     this.scheduler = ownsScheduler ? defaultScheduler() : b.scheduler;
     Keys keys = new Keys(config.keyPrefix());
     List<String> ids = b.nodeIds != null ? b.nodeIds : nodes.stream().map(RedisNode::name).toList();
-    int perKey = nodesPerResource(nodes.size(), b.nodesPerResource);
-    this.placements = new Placements(nodes, ids, perKey);
+    int perKey;
+    if (b.oldIds == null) {
+      perKey = nodesPerResource(nodes.size(), b.nodesPerResource);
+      this.placements = new Placements(nodes, ids, perKey);
+    } else {
+      boolean[] inOld = in(ids, b.oldIds);
+      boolean[] inNew = in(ids, b.newIds);
+      perKey = nodesPerResource(b.oldIds.size(), b.nodesPerResource);
+      int perNew = nodesPerResource(b.newIds.size(), b.nodesPerResource);
+      this.placements = new Placements(nodes, ids, inOld, inNew, perKey, perNew);
+    }
     this.monitor = new NodeMonitor(nodes, keys, config, scheduler, b.wallMicros, b.nanoClock, b.tokens, perKey);
     this.events = new NodeEvents(nodes, b.notices);
     this.backlog = new Backlog(b.nanoClock);
@@ -55,6 +64,19 @@ public final class LockEngine implements AutoCloseable {
     this.locks = space(shared, rules, keys, b);
     this.elections = space(shared, rules.forElections(), keys.inSpace(Keys.ELECTIONS), b);
     this.semaphores = space(shared, rules.forSemaphores(), keys.inSpace(Keys.SEMAPHORES), b);
+  }
+
+  /** Per id of {@code ids}, whether it is one of {@code listed}. */
+  private static boolean[] in(List<String> ids, List<String> listed) {
+    boolean[] in = new boolean[ids.size()];
+    for (String id : listed) {
+      int at = ids.indexOf(id);
+      if (at < 0) {
+        throw new IllegalArgumentException("node id '" + id + "' is not one of the nodes' ids " + ids);
+      }
+      in[at] = true;
+    }
+    return in;
   }
 
   private Leases space(Leases.Shared shared, RequestRules spaceRules, Keys keys, Builder b) {
@@ -257,6 +279,14 @@ public final class LockEngine implements AutoCloseable {
     return Tally.quorumOf(nodes.size());
   }
 
+  /**
+   * Whether a membership change is under way (--redis-next): each key's rounds need a quorum of
+   * its set under the old list and of its set under the new one.
+   */
+  public boolean membershipChanging() {
+    return placements.joint();
+  }
+
   /** How many nodes each resource, permit and leadership lives on (its quorum is a majority of them). */
   public int nodesPerResource() {
     return placements.perKey();
@@ -341,6 +371,8 @@ public final class LockEngine implements AutoCloseable {
     private boolean notices = true;
     private List<String> nodeIds;
     private int nodesPerResource;
+    private List<String> oldIds;
+    private List<String> newIds;
 
     private Builder(List<RedisNode> nodes, EngineConfig config) {
       if (nodes.isEmpty()) {
@@ -403,12 +435,39 @@ public final class LockEngine implements AutoCloseable {
      * Refused with a one-line IllegalArgumentException otherwise.
      */
     public Builder nodesPerResource(int n) {
-      LockEngine.nodesPerResource(nodes.size(), n);
+      if (oldIds == null) {
+        LockEngine.nodesPerResource(nodes.size(), n);
+      }
       this.nodesPerResource = n;
       return this;
     }
 
+    /**
+     * A membership change (--redis OLD --redis-next NEW): the nodes are both lists' (given by
+     * {@link #nodeIds}), and each key lives on its set among {@code oldIds} and its set among
+     * {@code newIds}, every grant and renewal needing a quorum of both. Each list's ids must be
+     * distinct, and every node must be in one list at least. --nodes-per-resource must suit both.
+     */
+    public Builder membership(List<String> oldIds, List<String> newIds) {
+      for (List<String> list : List.of(oldIds, newIds)) {
+        if (list.isEmpty() || list.stream().distinct().count() != list.size()) {
+          throw new IllegalArgumentException("each node list needs distinct ids and at least one node: " + list);
+        }
+      }
+      this.oldIds = List.copyOf(oldIds);
+      this.newIds = List.copyOf(newIds);
+      return this;
+    }
+
     public LockEngine build() {
+      if (oldIds != null) {
+        List<String> ids = nodeIds != null ? nodeIds : nodes.stream().map(RedisNode::name).toList();
+        for (String id : ids) {
+          if (!oldIds.contains(id) && !newIds.contains(id)) {
+            throw new IllegalArgumentException("node '" + id + "' is in neither the old nor the new list");
+          }
+        }
+      }
       return new LockEngine(this);
     }
   }
