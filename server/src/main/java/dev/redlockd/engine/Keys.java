@@ -86,6 +86,11 @@ final class Keys {
     return fenceMax;
   }
 
+  /** The node's records of which node lists replicas run (membership.lua); per node, not per space. */
+  String membership() {
+    return incarnation.substring(0, incarnation.length() - "incarnation".length()) + "membership";
+  }
+
   String quarantine() {
     return prefix + "node:quarantine";
   }

@@ -36,6 +36,8 @@ public final class LockEngine implements AutoCloseable {
   private final AtomicInteger waitingCalls = new AtomicInteger();
   private final Backlog backlog;
   private final Placements placements;
+  /** The records of which node list(s) this replica runs, when asked for ({@link Builder#recordMembership}). */
+  private final MembershipRecords membership;
 
   private LockEngine(Builder b) {
     this.nodes = List.copyOf(b.nodes);
@@ -46,16 +48,22 @@ public final class LockEngine implements AutoCloseable {
     Keys keys = new Keys(config.keyPrefix());
     List<String> ids = b.nodeIds != null ? b.nodeIds : nodes.stream().map(RedisNode::name).toList();
     int perKey;
+    boolean[] inOld;
+    boolean[] inNew = null;
     if (b.oldIds == null) {
       perKey = nodesPerResource(nodes.size(), b.nodesPerResource);
       this.placements = new Placements(nodes, ids, perKey);
+      inOld = new boolean[nodes.size()];
+      java.util.Arrays.fill(inOld, true);
     } else {
-      boolean[] inOld = in(ids, b.oldIds);
-      boolean[] inNew = in(ids, b.newIds);
+      inOld = in(ids, b.oldIds);
+      inNew = in(ids, b.newIds);
       perKey = nodesPerResource(b.oldIds.size(), b.nodesPerResource);
       int perNew = nodesPerResource(b.newIds.size(), b.nodesPerResource);
       this.placements = new Placements(nodes, ids, inOld, inNew, perKey, perNew);
     }
+    this.membership = b.recordMembership
+        ? new MembershipRecords(nodes, ids, inOld, inNew, keys, config, b.heartbeat) : null;
     this.monitor = new NodeMonitor(nodes, keys, config, scheduler, b.wallMicros, b.nanoClock, b.tokens, perKey);
     this.events = new NodeEvents(nodes, b.notices);
     this.backlog = new Backlog(b.nanoClock);
@@ -280,6 +288,39 @@ public final class LockEngine implements AutoCloseable {
   }
 
   /**
+   * Writes this replica's membership record on the nodes, reading every record there in the
+   * same call, and throws {@link MembershipRefusedException} (one line: the lists, how long to
+   * wait) when this replica's node list(s) would break the change they show; else keeps writing
+   * its record every heartbeat. Blocks for one round trip. Needs {@link Builder#recordMembership}.
+   */
+  public void checkMembership() {
+    if (membership == null) {
+      throw new IllegalStateException("membership records were not asked for (Builder.recordMembership)");
+    }
+    // One call per node writes the record and reads the others atomically (membership.lua): of
+    // two replicas starting at once, the one whose call runs second on a node they share sees
+    // the other's record there, with no wait between writing and reading.
+    membership.refusal(membership.beat().join()).ifPresent(why -> {
+      throw new MembershipRefusedException(why);
+    });
+    membership.start(scheduler);
+  }
+
+  /**
+   * During the joint step (--redis-next), how long a record of a replica running the old list
+   * alone lives on in the nodes: a lease granted under the old list alone may be valid that long.
+   * Step three (the new list alone) may start at zero. Zero outside a change or without records.
+   */
+  public Duration membershipOldAloneRemaining() {
+    return membership == null ? Duration.ZERO : membership.oldAloneRemaining();
+  }
+
+  /** Whether the last heartbeat found on the nodes a record this replica's node list(s) conflict with. */
+  public boolean membershipConflict() {
+    return membership != null && membership.conflict();
+  }
+
+  /**
    * Whether a membership change is under way (--redis-next): each key's rounds need a quorum of
    * its set under the old list and of its set under the new one.
    */
@@ -341,6 +382,9 @@ public final class LockEngine implements AutoCloseable {
   /** Stops probing; the nodes are closed by whoever made them. */
   @Override
   public void close() {
+    if (membership != null) {
+      membership.close();
+    }
     monitor.close();
     events.close();
     if (ownsScheduler) {
@@ -373,6 +417,8 @@ public final class LockEngine implements AutoCloseable {
     private int nodesPerResource;
     private List<String> oldIds;
     private List<String> newIds;
+    private boolean recordMembership;
+    private Duration heartbeat = MembershipRecords.HEARTBEAT;
 
     private Builder(List<RedisNode> nodes, EngineConfig config) {
       if (nodes.isEmpty()) {
@@ -456,6 +502,17 @@ public final class LockEngine implements AutoCloseable {
       }
       this.oldIds = List.copyOf(oldIds);
       this.newIds = List.copyOf(newIds);
+      return this;
+    }
+
+    /**
+     * Whether this replica records on the nodes which node list(s) it runs, every
+     * {@code heartbeat}, for {@link LockEngine#checkMembership} and the membership gauges (the
+     * server does; off by default).
+     */
+    public Builder recordMembership(boolean enabled, Duration heartbeat) {
+      this.recordMembership = enabled;
+      this.heartbeat = heartbeat;
       return this;
     }
 
