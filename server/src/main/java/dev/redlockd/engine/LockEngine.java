@@ -300,9 +300,16 @@ public final class LockEngine implements AutoCloseable {
     // One call per node writes the record and reads the others atomically (membership.lua): of
     // two replicas starting at once, the one whose call runs second on a node they share sees
     // the other's record there, with no wait between writing and reading.
-    membership.refusal(membership.beat().join()).ifPresent(why -> {
+    MembershipRecords.View view = membership.beat().join();
+    membership.refusal(view).ifPresent(why -> {
       throw new MembershipRefusedException(why);
     });
+    if (!view.quorumsAnswered()) {
+      org.slf4j.LoggerFactory.getLogger(LockEngine.class).warn("Fewer than a quorum of {} answered the "
+          + "membership records: this replica cannot tell yet whether a membership change is under way, and "
+          + "checks again every heartbeat (a conflict is logged and counted in redlockd_membership_conflict)",
+          membershipChanging() ? "each node list" : "the Redis nodes");
+    }
     membership.start(scheduler);
   }
 

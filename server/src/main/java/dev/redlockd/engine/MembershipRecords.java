@@ -29,7 +29,10 @@ import org.slf4j.LoggerFactory;
  *       {@code joint} record whose old list is L (the change away from L began); with OLD and
  *       NEW, an {@code alone} record of a third list. One script call per node writes its own
  *       record and reads the others at once: of two racing starts, the one that runs second on
- *       a node both reach sees the other (a wait between a write and a read would add nothing);
+ *       a node both reach sees the other (a wait between a write and a read would add nothing).
+ *       Without a quorum of each list answering it cannot tell, and starts all the same (a
+ *       replica starts while its nodes are down, and serves UNAVAILABLE until they answer),
+ *       saying so, and checks again every heartbeat;
  *   <li>while running, the same conflicts (logged and counted, not acted on: a replica that stopped
  *       serving would free nothing, the leases it granted stay valid until their ttl);
  *   <li>during the joint step, how long a record of OLD alone lives on ({@link #oldAloneRemaining}):
@@ -121,10 +124,6 @@ final class MembershipRecords {
    * lists and how long to wait; empty when it may.
    */
   Optional<String> refusal(View view) {
-    if (!view.quorumsAnswered()) {
-      return Optional.of("fewer than a quorum of " + (inNew == null ? "the --redis nodes" : "each node list")
-          + " answered the membership records: cannot tell whether a membership change is under way");
-    }
     String worst = null;
     long longest = 0;
     for (Map.Entry<String, Long> r : view.remainingMillis().entrySet()) {
@@ -191,7 +190,7 @@ final class MembershipRecords {
   }
 
   void watch(View view, Consumer<String> warn) {
-    String now = view.quorumsAnswered() ? refusal(view).orElse(null) : conflictSeen;
+    String now = refusal(view).orElse(view.quorumsAnswered() ? null : conflictSeen);
     if (now != null && conflictSeen == null) {
       warn.accept("Membership conflict: " + now + ". This replica keeps serving; stop the replicas on the "
           + "wrong list (docs/operating.md, Growing past five nodes)");
