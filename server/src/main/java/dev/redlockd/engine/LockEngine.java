@@ -48,6 +48,7 @@ public final class LockEngine implements AutoCloseable {
     Keys keys = new Keys(config.keyPrefix());
     List<String> ids = b.nodeIds != null ? b.nodeIds : nodes.stream().map(RedisNode::name).toList();
     int perKey;
+    int perNew = 0;
     boolean[] inOld;
     boolean[] inNew = null;
     if (b.oldIds == null) {
@@ -59,11 +60,12 @@ public final class LockEngine implements AutoCloseable {
       inOld = in(ids, b.oldIds);
       inNew = in(ids, b.newIds);
       perKey = nodesPerResource(b.oldIds.size(), b.nodesPerResource);
-      int perNew = nodesPerResource(b.newIds.size(), b.nodesPerResource);
+      perNew = nodesPerResource(b.newIds.size(), b.nodesPerResource);
       this.placements = new Placements(nodes, ids, inOld, inNew, perKey, perNew);
     }
     this.membership = b.recordMembership
-        ? new MembershipRecords(nodes, ids, inOld, inNew, keys, config, b.heartbeat) : null;
+        ? new MembershipRecords(nodes, ids, inOld, inNew, perKey, perNew, keys, config,
+        b.heartbeat) : null;
     this.monitor = new NodeMonitor(nodes, keys, config, scheduler, b.wallMicros, b.nanoClock, b.tokens, perKey);
     this.events = new NodeEvents(nodes, b.notices);
     this.backlog = new Backlog(b.nanoClock);

@@ -63,16 +63,18 @@ final class MembershipRecords {
 
   /**
    * @param inNew null: one list ({@code inOld} all true)
+   * @param perOld nodes per resource under the old (or only) list, recorded beside its ids: two
+   *     lists' quorums meet or not by it too
    */
-  MembershipRecords(List<RedisNode> nodes, List<String> ids, boolean[] inOld, boolean[] inNew, Keys keys,
-      EngineConfig config, Duration heartbeat) {
+  MembershipRecords(List<RedisNode> nodes, List<String> ids, boolean[] inOld, boolean[] inNew, int perOld,
+      int perNew, Keys keys, EngineConfig config, Duration heartbeat) {
     this.nodes = List.copyOf(nodes);
     this.inOld = inOld.clone();
     this.inNew = inNew == null ? null : inNew.clone();
     this.oldIds = listed(ids, inOld);
-    this.oldAlone = "alone:" + oldIds;
-    this.newAlone = inNew == null ? null : "alone:" + listed(ids, inNew);
-    this.mine = inNew == null ? oldAlone : "joint:" + oldIds + "|" + listed(ids, inNew);
+    this.oldAlone = "alone:" + oldIds + "/" + perOld;
+    this.newAlone = inNew == null ? null : "alone:" + listed(ids, inNew) + "/" + perNew;
+    this.mine = inNew == null ? oldAlone : "joint:" + oldIds + "|" + listed(ids, inNew) + "/" + perOld;
     this.key = keys.membership();
     this.heartbeat = heartbeat;
     this.ttlMillis = config.maxTtl().toMillis() + 2 * heartbeat.toMillis() + config.driftNanos(config.maxTtl())
@@ -148,18 +150,55 @@ final class MembershipRecords {
       return false;
     }
     if (record.startsWith("alone:")) {
-      return !record.equals(oldAlone) && !record.equals(newAlone);
+      return !record.equals(oldAlone) && !record.equals(newAlone) && !meets(record, oldAlone)
+          && (newAlone == null || !meets(record, newAlone));
     }
     // A joint record: only a replica of one list L minds one whose old list is L.
     return inNew == null && record.startsWith("joint:" + oldIds + "|");
   }
 
-  private static String describe(String record) {
-    if (record.startsWith("alone:")) {
-      return "--redis " + record.substring("alone:".length()) + " alone";
+  /**
+   * Whether every quorum of one list alone meets every quorum of another alone, both records
+   * {@code alone:<ids>/<n>}: only where each puts every resource on all its nodes, and their
+   * majorities together exceed the nodes of both lists (adding or removing one node of every-node
+   * lists, the steps docs/operating.md gives for those). Sets of fewer nodes may not meet.
+   */
+  static boolean meets(String one, String other) {
+    Alone a = Alone.of(one);
+    Alone b = Alone.of(other);
+    if (a == null || b == null || a.perKey() != a.ids().size() || b.perKey() != b.ids().size()) {
+      return false;
     }
-    String[] lists = record.substring("joint:".length()).split("\\|", 2);
-    return "--redis " + lists[0] + " --redis-next " + lists[1];
+    java.util.Set<String> both = new java.util.HashSet<>(a.ids());
+    both.addAll(b.ids());
+    return Tally.quorumOf(a.ids().size()) + Tally.quorumOf(b.ids().size()) > both.size();
+  }
+
+  /** An {@code alone:<ids>/<n>} record, read. */
+  private record Alone(List<String> ids, int perKey) {
+    static Alone of(String record) {
+      int slash = record.lastIndexOf('/');
+      if (!record.startsWith("alone:") || slash < 0) {
+        return null;
+      }
+      try {
+        return new Alone(List.of(record.substring("alone:".length(), slash).split(",")),
+            Integer.parseInt(record.substring(slash + 1)));
+      } catch (NumberFormatException e) {
+        return null;
+      }
+    }
+  }
+
+  private static String describe(String record) {
+    int slash = record.lastIndexOf('/');
+    String n = slash < 0 ? "" : " (--nodes-per-resource " + record.substring(slash + 1) + ")";
+    String body = slash < 0 ? record : record.substring(0, slash);
+    if (body.startsWith("alone:")) {
+      return "--redis " + body.substring("alone:".length()) + " alone" + n;
+    }
+    String[] lists = body.substring("joint:".length()).split("\\|", 2);
+    return "--redis " + lists[0] + " --redis-next " + lists[1] + n;
   }
 
   private static String seconds(long millis) {

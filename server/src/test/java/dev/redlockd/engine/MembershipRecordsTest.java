@@ -82,8 +82,8 @@ class MembershipRecordsTest {
 
     assertThatThrownBy(() -> newAlone().checkMembership())
         .isInstanceOf(MembershipRefusedException.class)
-        .hasMessageStartingWith("this replica runs --redis n1,n2,n3,n4,n5 alone but the nodes show replicas running "
-            + "--redis n0,n1,n2,n3,n4 alone within the last 1 s;")
+        .hasMessageStartingWith("this replica runs --redis n1,n2,n3,n4,n5 alone (--nodes-per-resource 5) but the "
+            + "nodes show replicas running --redis n0,n1,n2,n3,n4 alone (--nodes-per-resource 5) within the last 1 s;")
         .hasMessageContaining(" wait ")
         .hasMessageNotContaining("\n");
 
@@ -92,13 +92,23 @@ class MembershipRecordsTest {
     // A replica of OLD alone may not come back now: the change away from OLD has begun.
     assertThatThrownBy(() -> oldAlone().checkMembership())
         .isInstanceOf(MembershipRefusedException.class)
-        .hasMessageContaining("--redis n0,n1,n2,n3,n4 --redis-next n1,n2,n3,n4,n5")
+        .hasMessageContaining("--redis n0,n1,n2,n3,n4 --redis-next n1,n2,n3,n4,n5 (--nodes-per-resource 5)")
         .hasMessageContaining("start with --redis-next, or wait");
     // The refused start wrote its record before it read the others', as any start does: that
     // record too runs out before NEW alone may start.
     Thread.sleep(HEARTBEAT.toMillis() * 2);
     await(() -> joint.membershipOldAloneRemaining().isZero(), Duration.ofSeconds(3));
     newAlone().checkMembership();
+  }
+
+  @Test
+  void addingANodeToListsOfEveryNodePerResourceIsNotRefused() {
+    // Every resource on every node: a quorum of n0..n4 (3) and one of n0..n5 (4) always meet.
+    started(LockEngine.builder(nodes.subList(0, 5), CONFIG).nodeIds(IDS.subList(0, 5))).checkMembership();
+    started(LockEngine.builder(nodes, CONFIG).nodeIds(IDS)).checkMembership();
+    // Five of six per resource: sets whose quorums need not meet, refused.
+    assertThatThrownBy(() -> started(LockEngine.builder(nodes, CONFIG).nodeIds(IDS).nodesPerResource(5))
+        .checkMembership()).isInstanceOf(MembershipRefusedException.class);
   }
 
   @Test
