@@ -86,6 +86,11 @@ final class Keys {
     return fenceMax;
   }
 
+  /** The node's records of which node lists replicas run (membership.lua); per node, not per space. */
+  String membership() {
+    return incarnation.substring(0, incarnation.length() - "incarnation".length()) + "membership";
+  }
+
   String quarantine() {
     return prefix + "node:quarantine";
   }
@@ -107,6 +112,11 @@ final class Keys {
   /** restore.lua's keys: a lock's, as acquire.lua's. */
   List<String> forRestore(String resource) {
     return forAcquire(resource);
+  }
+
+  /** For restore.lua on a lease that may be a permit: its own key and counter, as acquire.lua takes them. */
+  List<String> forRestore(String resource, int permit) {
+    return List.of(lease(resource, permit), incarnation(), counter(resource, permit), fenceMax());
   }
 
   List<String> forAcquire(String resource) {

@@ -245,7 +245,7 @@ public final class Leases {
       if (tally.quorumSaidYes()) {
         return true;
       }
-      if (!tally.quorumVoted() || Redlock.silentCouldMakeAQuorum(tally)) {
+      if (!tally.quorumVoted() || tally.silentCouldMakeAQuorum()) {
         throw QuorumUnavailableException.of(resource, tally);
       }
       return false;

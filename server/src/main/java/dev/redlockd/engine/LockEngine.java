@@ -36,6 +36,8 @@ public final class LockEngine implements AutoCloseable {
   private final AtomicInteger waitingCalls = new AtomicInteger();
   private final Backlog backlog;
   private final Placements placements;
+  /** The records of which node list(s) this replica runs, when asked for ({@link Builder#recordMembership}). */
+  private final MembershipRecords membership;
 
   private LockEngine(Builder b) {
     this.nodes = List.copyOf(b.nodes);
@@ -45,8 +47,25 @@ public final class LockEngine implements AutoCloseable {
     this.scheduler = ownsScheduler ? defaultScheduler() : b.scheduler;
     Keys keys = new Keys(config.keyPrefix());
     List<String> ids = b.nodeIds != null ? b.nodeIds : nodes.stream().map(RedisNode::name).toList();
-    int perKey = nodesPerResource(nodes.size(), b.nodesPerResource);
-    this.placements = new Placements(nodes, ids, perKey);
+    int perKey;
+    int perNew = 0;
+    boolean[] inOld;
+    boolean[] inNew = null;
+    if (b.oldIds == null) {
+      perKey = nodesPerResource(nodes.size(), b.nodesPerResource);
+      this.placements = new Placements(nodes, ids, perKey);
+      inOld = new boolean[nodes.size()];
+      java.util.Arrays.fill(inOld, true);
+    } else {
+      inOld = in(ids, b.oldIds);
+      inNew = in(ids, b.newIds);
+      perKey = nodesPerResource(b.oldIds.size(), b.nodesPerResource);
+      perNew = nodesPerResource(b.newIds.size(), b.nodesPerResource);
+      this.placements = new Placements(nodes, ids, inOld, inNew, perKey, perNew);
+    }
+    this.membership = b.recordMembership
+        ? new MembershipRecords(nodes, ids, inOld, inNew, perKey, perNew, keys, config,
+        b.heartbeat) : null;
     this.monitor = new NodeMonitor(nodes, keys, config, scheduler, b.wallMicros, b.nanoClock, b.tokens, perKey);
     this.events = new NodeEvents(nodes, b.notices);
     this.backlog = new Backlog(b.nanoClock);
@@ -55,6 +74,19 @@ public final class LockEngine implements AutoCloseable {
     this.locks = space(shared, rules, keys, b);
     this.elections = space(shared, rules.forElections(), keys.inSpace(Keys.ELECTIONS), b);
     this.semaphores = space(shared, rules.forSemaphores(), keys.inSpace(Keys.SEMAPHORES), b);
+  }
+
+  /** Per id of {@code ids}, whether it is one of {@code listed}. */
+  private static boolean[] in(List<String> ids, List<String> listed) {
+    boolean[] in = new boolean[ids.size()];
+    for (String id : listed) {
+      int at = ids.indexOf(id);
+      if (at < 0) {
+        throw new IllegalArgumentException("node id '" + id + "' is not one of the nodes' ids " + ids);
+      }
+      in[at] = true;
+    }
+    return in;
   }
 
   private Leases space(Leases.Shared shared, RequestRules spaceRules, Keys keys, Builder b) {
@@ -257,6 +289,54 @@ public final class LockEngine implements AutoCloseable {
     return Tally.quorumOf(nodes.size());
   }
 
+  /**
+   * Writes this replica's membership record on the nodes, reading every record there in the
+   * same call, and throws {@link MembershipRefusedException} (one line: the lists, how long to
+   * wait) when this replica's node list(s) would break the change they show; else keeps writing
+   * its record every heartbeat. Blocks for one round trip. Needs {@link Builder#recordMembership}.
+   */
+  public void checkMembership() {
+    if (membership == null) {
+      throw new IllegalStateException("membership records were not asked for (Builder.recordMembership)");
+    }
+    // One call per node writes the record and reads the others atomically (membership.lua): of
+    // two replicas starting at once, the one whose call runs second on a node they share sees
+    // the other's record there, with no wait between writing and reading.
+    MembershipRecords.View view = membership.beat().join();
+    membership.refusal(view).ifPresent(why -> {
+      throw new MembershipRefusedException(why);
+    });
+    if (!view.quorumsAnswered()) {
+      org.slf4j.LoggerFactory.getLogger(LockEngine.class).warn("Fewer than a quorum of {} answered the "
+          + "membership records: this replica cannot tell yet whether a membership change is under way, and "
+          + "checks again every heartbeat (a conflict is logged and counted in redlockd_membership_conflict)",
+          membershipChanging() ? "each node list" : "the Redis nodes");
+    }
+    membership.start(scheduler);
+  }
+
+  /**
+   * During the joint step (--redis-next), how long a record of a replica running the old list
+   * alone lives on in the nodes: a lease granted under the old list alone may be valid that long.
+   * Step three (the new list alone) may start at zero. Zero outside a change or without records.
+   */
+  public Duration membershipOldAloneRemaining() {
+    return membership == null ? Duration.ZERO : membership.oldAloneRemaining();
+  }
+
+  /** Whether the last heartbeat found on the nodes a record this replica's node list(s) conflict with. */
+  public boolean membershipConflict() {
+    return membership != null && membership.conflict();
+  }
+
+  /**
+   * Whether a membership change is under way (--redis-next): each key's rounds need a quorum of
+   * its set under the old list and of its set under the new one.
+   */
+  public boolean membershipChanging() {
+    return placements.joint();
+  }
+
   /** How many nodes each resource, permit and leadership lives on (its quorum is a majority of them). */
   public int nodesPerResource() {
     return placements.perKey();
@@ -311,6 +391,9 @@ public final class LockEngine implements AutoCloseable {
   /** Stops probing; the nodes are closed by whoever made them. */
   @Override
   public void close() {
+    if (membership != null) {
+      membership.close();
+    }
     monitor.close();
     events.close();
     if (ownsScheduler) {
@@ -341,6 +424,10 @@ public final class LockEngine implements AutoCloseable {
     private boolean notices = true;
     private List<String> nodeIds;
     private int nodesPerResource;
+    private List<String> oldIds;
+    private List<String> newIds;
+    private boolean recordMembership;
+    private Duration heartbeat = MembershipRecords.HEARTBEAT;
 
     private Builder(List<RedisNode> nodes, EngineConfig config) {
       if (nodes.isEmpty()) {
@@ -403,12 +490,50 @@ public final class LockEngine implements AutoCloseable {
      * Refused with a one-line IllegalArgumentException otherwise.
      */
     public Builder nodesPerResource(int n) {
-      LockEngine.nodesPerResource(nodes.size(), n);
+      if (oldIds == null) {
+        LockEngine.nodesPerResource(nodes.size(), n);
+      }
       this.nodesPerResource = n;
       return this;
     }
 
+    /**
+     * A membership change (--redis OLD --redis-next NEW): the nodes are both lists' (given by
+     * {@link #nodeIds}), and each key lives on its set among {@code oldIds} and its set among
+     * {@code newIds}, every grant and renewal needing a quorum of both. Each list's ids must be
+     * distinct, and every node must be in one list at least. --nodes-per-resource must suit both.
+     */
+    public Builder membership(List<String> oldIds, List<String> newIds) {
+      for (List<String> list : List.of(oldIds, newIds)) {
+        if (list.isEmpty() || list.stream().distinct().count() != list.size()) {
+          throw new IllegalArgumentException("each node list needs distinct ids and at least one node: " + list);
+        }
+      }
+      this.oldIds = List.copyOf(oldIds);
+      this.newIds = List.copyOf(newIds);
+      return this;
+    }
+
+    /**
+     * Whether this replica records on the nodes which node list(s) it runs, every
+     * {@code heartbeat}, for {@link LockEngine#checkMembership} and the membership gauges (the
+     * server does; off by default).
+     */
+    public Builder recordMembership(boolean enabled, Duration heartbeat) {
+      this.recordMembership = enabled;
+      this.heartbeat = heartbeat;
+      return this;
+    }
+
     public LockEngine build() {
+      if (oldIds != null) {
+        List<String> ids = nodeIds != null ? nodeIds : nodes.stream().map(RedisNode::name).toList();
+        for (String id : ids) {
+          if (!oldIds.contains(id) && !newIds.contains(id)) {
+            throw new IllegalArgumentException("node '" + id + "' is in neither the old nor the new list");
+          }
+        }
+      }
       return new LockEngine(this);
     }
   }

@@ -129,15 +129,16 @@ record NodeResult<T>(RedisNode node, T value, Throwable failure) {
   }
 
   /**
-   * A thrifty round: sends to the first {@code quorum} nodes of {@code order} (indexes into
-   * {@code nodes}), and for each answer that is not {@code yes} (a refusal, an error, a timeout)
-   * at once to the next node of the order, until a quorum said yes or every node was asked.
-   * Decided when a quorum said yes, else once every node asked has answered; results are
+   * A thrifty round: sends to the fewest nodes of {@code order} (indexes into {@code nodes}) that
+   * could make the {@code quorum} ({@link Quorum#firstAsks}), and for each answer that is not
+   * {@code yes} (a refusal, an error, a timeout) at once to the next nodes of the order that can
+   * stand in for it ({@link Quorum#next}), until a quorum said yes or no node is left that could
+   * help. Decided when a quorum said yes, else once every node asked has answered; results are
    * indexed as {@code nodes}, with {@link #NOT_SENT} for the nodes never asked and
    * {@link #PENDING} for those still being waited for. Each call is bounded by the node
    * timeout, so the round takes at most one node timeout per widening.
    */
-  static <R, T> Round<T> widening(List<RedisNode> nodes, int[] order, int quorum,
+  static <R, T> Round<T> widening(List<RedisNode> nodes, int[] order, Quorum quorum,
       Function<RedisNode, CompletableFuture<R>> call, BiFunction<RedisNode, R, T> reply, Predicate<T> yes,
       Backlog.Round timed) {
     Widening<R, T> round = new Widening<>(nodes, order, quorum, call, reply, yes, timed);
@@ -149,19 +150,21 @@ record NodeResult<T>(RedisNode node, T value, Throwable failure) {
   private static final class Widening<R, T> {
     private final List<RedisNode> nodes;
     private final int[] order;
-    private final int quorum;
+    private final Quorum quorum;
     private final Function<RedisNode, CompletableFuture<R>> call;
     private final BiFunction<RedisNode, R, T> reply;
     private final Predicate<T> yes;
     private final Backlog.Round timed;
     private final Round<T> round = new Round<>(new CompletableFuture<>(), new CompletableFuture<>());
     private final List<NodeResult<T>> results;
-    private int sent; // guarded by this
+    private final boolean[] asked; // guarded by this
+    private final boolean[] said; // guarded by this
+    /** Said yes, or not answered yet: the nodes that may still make the quorum. */
+    private final boolean[] hopeful; // guarded by this
     private int inFlight; // guarded by this
-    private int said; // guarded by this
     private boolean decided; // guarded by this
 
-    Widening(List<RedisNode> nodes, int[] order, int quorum, Function<RedisNode, CompletableFuture<R>> call,
+    Widening(List<RedisNode> nodes, int[] order, Quorum quorum, Function<RedisNode, CompletableFuture<R>> call,
         BiFunction<RedisNode, R, T> reply, Predicate<T> yes, Backlog.Round timed) {
       this.nodes = nodes;
       this.order = order;
@@ -174,20 +177,33 @@ record NodeResult<T>(RedisNode node, T value, Throwable failure) {
       for (RedisNode node : nodes) {
         results.add(new NodeResult<>(node, null, NOT_SENT));
       }
+      this.asked = new boolean[nodes.size()];
+      this.said = new boolean[nodes.size()];
+      this.hopeful = new boolean[nodes.size()];
     }
 
     void start() {
-      int first = Math.min(quorum, order.length);
+      int[] first;
       synchronized (this) {
-        sent = first;
-        inFlight = first;
-        for (int i = 0; i < first; i++) {
-          results.set(order[i], new NodeResult<>(nodes.get(order[i]), null, PENDING));
-        }
+        first = topUp();
       }
-      for (int i = 0; i < first; i++) {
-        send(order[i]);
+      for (int i : first) {
+        send(i);
       }
+    }
+
+    /** Marks as asked the nodes to send to next, so that the hopeful ones could make the quorum. */
+    private int[] topUp() {
+      int[] next = new int[nodes.size()];
+      int count = 0;
+      for (int i = quorum.next(order, asked, hopeful); i >= 0; i = quorum.next(order, asked, hopeful)) {
+        asked[i] = true;
+        hopeful[i] = true;
+        inFlight++;
+        results.set(i, new NodeResult<>(nodes.get(i), null, PENDING));
+        next[count++] = i;
+      }
+      return java.util.Arrays.copyOf(next, count);
     }
 
     private void send(int index) {
@@ -207,25 +223,25 @@ record NodeResult<T>(RedisNode node, T value, Throwable failure) {
     }
 
     private void answered(int index, NodeResult<T> result) {
-      int next = -1;
+      int[] next = null;
       List<NodeResult<T>> decidedNow = null;
       List<NodeResult<T>> all = null;
       synchronized (this) {
         results.set(index, result);
         inFlight--;
         boolean good = result.answered() && yes.test(result.value());
-        if (good) {
-          said++;
-        }
+        said[index] = good;
+        hopeful[index] = good;
         if (!decided) {
-          if (said >= quorum) {
+          if (good && quorum.metBy(said)) {
             decided = true;
-          } else if (!good && sent < order.length) {
-            next = order[sent++];
-            inFlight++;
-            results.set(next, new NodeResult<>(nodes.get(next), null, PENDING));
-          } else if (inFlight == 0) {
-            decided = true;
+          } else {
+            if (!good) {
+              next = topUp();
+            }
+            if (inFlight == 0) {
+              decided = true;
+            }
           }
           if (decided) {
             decidedNow = List.copyOf(results);
@@ -241,8 +257,10 @@ record NodeResult<T>(RedisNode node, T value, Throwable failure) {
       if (all != null) {
         round.all().complete(all);
       }
-      if (next >= 0) {
-        send(next);
+      if (next != null) {
+        for (int i : next) {
+          send(i);
+        }
       }
     }
   }

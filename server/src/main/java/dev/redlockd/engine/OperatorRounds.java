@@ -2,7 +2,6 @@ package dev.redlockd.engine;
 
 import dev.redlockd.node.RedisNode;
 import java.time.Duration;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -30,9 +29,9 @@ final class OperatorRounds {
     this.placements = placements;
   }
 
-  /** The nodes of the set {@code resource}'s leases live on (as {@link Redlock#placement}). */
-  private List<RedisNode> nodes(String resource) {
-    return placements.of(keys.lease(resource, 0)).nodes();
+  /** Where {@code resource}'s leases live (as {@link Redlock#placement}): both sets, during a membership change. */
+  private Placement placement(String resource) {
+    return placements.of(keys.lease(resource, 0));
   }
 
   /**
@@ -41,11 +40,12 @@ final class OperatorRounds {
    * {@link QuorumUnavailableException}.
    */
   CompletableFuture<LockDescription> describe(String resource) {
-    return NodeResult.fromAll(nodes(resource),
+    Placement placed = placement(resource);
+    return NodeResult.fromAll(placed.nodes(),
             node -> node.eval(Scripts.DESCRIBE, keys.forLock(resource), List.of()).thenApply(Replies::described))
         .thenApply(results -> {
           monitor.observe(results, Replies.Described::incarnated);
-          return describe(resource, results);
+          return describe(resource, results, placed.quorum());
         });
   }
 
@@ -57,7 +57,8 @@ final class OperatorRounds {
    */
   CompletableFuture<SemaphoreDescription> describePermits(String resource) {
     String limitKey = keys.limit(resource);
-    List<RedisNode> nodes = nodes(resource);
+    Placement placed = placement(resource);
+    List<RedisNode> nodes = placed.nodes();
     return NodeResult.fromAll(nodes, node -> node.command("GET", limitKey))
         .thenCompose(limits -> {
           int permits = 0;
@@ -75,20 +76,25 @@ final class OperatorRounds {
                       .thenApply(reply -> Replies.describedPermits(reply, n)))
               .thenApply(results -> {
                 monitor.observe(results, Replies.DescribedPermits::incarnated);
-                return describePermits(resource, n, results);
+                return describePermits(resource, n, results, placed.quorum());
               });
         });
   }
 
   static SemaphoreDescription describePermits(String resource, int permits,
       List<NodeResult<Replies.DescribedPermits>> results) {
+    return describePermits(resource, permits, results, Quorum.majority(results.size()));
+  }
+
+  static SemaphoreDescription describePermits(String resource, int permits,
+      List<NodeResult<Replies.DescribedPermits>> results, Quorum quorum) {
     List<SemaphoreDescription.PermitDescription> held = new java.util.ArrayList<>();
     for (int k = 1; k <= permits; k++) {
       int index = k - 1;
       List<NodeResult<Replies.Described>> each = results.stream()
           .map(r -> new NodeResult<>(r.node(), r.answered() ? r.value().permits().get(index) : null, r.failure()))
           .toList();
-      LockDescription lease = describe(resource, each);
+      LockDescription lease = describe(resource, each, quorum);
       if (lease.held()) {
         held.add(new SemaphoreDescription.PermitDescription(k, lease));
       }
@@ -97,6 +103,11 @@ final class OperatorRounds {
   }
 
   static LockDescription describe(String resource, List<NodeResult<Replies.Described>> results) {
+    return describe(resource, results, Quorum.majority(results.size()));
+  }
+
+  /** What {@code results}, per node of a placement whose quorum is {@code quorum}, say of the lease. */
+  static LockDescription describe(String resource, List<NodeResult<Replies.Described>> results, Quorum quorum) {
     // Only one lease can have a quorum; the one most voting nodes hold is the only candidate.
     String leading = results.stream()
         .filter(r -> r.answered() && r.value().incarnated() && r.value().holds())
@@ -106,9 +117,9 @@ final class OperatorRounds {
         .map(Map.Entry::getKey)
         .orElse("");
     Tally tally = Tally.of(results, Replies.Described::incarnated,
-        d -> d.holds() && d.holder().equals(leading));
+        d -> d.holds() && d.holder().equals(leading), quorum);
     if (!tally.quorumSaidYes()) {
-      if (!tally.quorumVoted() || Redlock.silentCouldMakeAQuorum(tally)) {
+      if (!tally.quorumVoted() || tally.silentCouldMakeAQuorum()) {
         throw QuorumUnavailableException.of(resource, tally);
       }
       return LockDescription.NOT_HELD;
@@ -120,20 +131,38 @@ final class OperatorRounds {
         .map(NodeResult::value)
         .filter(Replies.Described::incarnated)
         .toList();
-    // After this many milliseconds fewer than a quorum of them still hold the key.
-    long remaining = voting.stream()
-        .map(Replies.Described::pttlMillis)
-        .sorted(Comparator.reverseOrder())
-        .skip(tally.quorum() - 1L)
-        .findFirst()
-        .orElseThrow();
+    long[] pttls = new long[results.size()];
+    long[] fences = new long[results.size()];
+    for (int i = 0; i < results.size(); i++) {
+      NodeResult<Replies.Described> r = results.get(i);
+      boolean votes = r.answered() && r.value().incarnated() && r.value().holds() && r.value().holder().equals(leading);
+      pttls[i] = votes ? r.value().pttlMillis() : Long.MIN_VALUE;
+      fences[i] = votes ? r.value().fence() : 0;
+    }
+    long remaining = remaining(pttls, quorum);
     // The fence an Extend would report: the one a quorum of them agree on, else the highest.
-    long fence = QuorumFence.of(voting.stream().map(Replies.Described::fence).toList(), tally.quorum())
+    long fence = QuorumFence.of(fences, quorum)
         .orElseGet(() -> voting.stream().mapToLong(Replies.Described::fence).max().orElseThrow());
     OwnerText.Parsed stored = OwnerText.parse(mostCommon(voting, Replies.Described::owner));
     return new LockDescription(true, stored.owner(), stored.holder(),
         Duration.ofMillis(Math.max(0, remaining)), fence,
         holding.stream().map(r -> r.node().name()).toList());
+  }
+
+  /**
+   * After how many milliseconds fewer than a quorum still hold the lease, given each node's time
+   * left ({@code Long.MIN_VALUE}: not holding): per set, the time left of its quorum's last node,
+   * and the soonest of the sets.
+   */
+  private static long remaining(long[] pttls, Quorum quorum) {
+    long soonest = Long.MAX_VALUE;
+    for (int s = 0; s < quorum.setCount(); s++) {
+      int set = s;
+      long[] inSet = java.util.stream.IntStream.range(0, pttls.length).filter(i -> quorum.inSet(set, i))
+          .mapToLong(i -> pttls[i]).sorted().toArray();
+      soonest = Math.min(soonest, inSet[inSet.length - quorum.need(s)]);
+    }
+    return soonest;
   }
 
   /** Nodes that a refresh with a new owner text reached only in part disagree: most of them win. */
@@ -157,7 +186,7 @@ final class OperatorRounds {
 
   /** {@link #forceRelease(String)} of a permit (1..N) of the semaphore on the resource; 0 is the lock. */
   CompletableFuture<Tally> forceRelease(String resource, int permit) {
-    return NodeResult.fromAll(nodes(resource),
+    return NodeResult.fromAll(placement(resource).nodes(),
             node -> node.eval(Scripts.FORCE_RELEASE, keys.forLock(resource, permit), List.of())
                 .thenApply(Replies::forceReleased))
         .thenApply(results -> {

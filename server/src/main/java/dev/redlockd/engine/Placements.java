@@ -2,6 +2,7 @@ package dev.redlockd.engine;
 
 import dev.redlockd.node.RedisNode;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -10,17 +11,63 @@ import java.util.List;
  * nodes under the same ids computes the same set for a key, whatever order its list is in, so
  * the quorums of two replicas on one key meet as the quorums of one replica do. With
  * {@code perKey} equal to the number of nodes, every key lives on every node, as before sets.
+ *
+ * <p>During a membership change (--redis OLD --redis-next NEW) the nodes are both lists' (the
+ * union by id), and a key lives on its set under OLD and its set under NEW: the first
+ * {@code perKey} of its order among OLD's nodes, and among NEW's. A node's weight for a key
+ * depends on its id alone, so each set is the one a replica given that list alone computes.
  */
 final class Placements {
   private final List<RedisNode> nodes;
   private final PreferenceOrder preference;
-  private final int perKey;
+  private final boolean[] inOld;
+  private final boolean[] inNew;
+  private final int perOld;
+  private final int perNew;
+  private final boolean joint;
+  /** One list, every key on every node: the one placement's quorum, made once. */
+  private final Quorum everyNode;
+  /** One list: every set's quorum (all sets are as large), made once. */
+  private final Quorum setMajority;
 
+  /** One list: {@code nodes} under {@code ids}, each key on {@code perKey} of them. */
   Placements(List<RedisNode> nodes, List<String> ids, int perKey) {
-    check(nodes.size(), perKey);
+    this(nodes, ids, all(nodes.size()), null, perKey, perKey);
+  }
+
+  /**
+   * A membership change: {@code nodes} (both lists' nodes) under {@code ids}; {@code inOld} and
+   * {@code inNew} say which list each is in (null {@code inNew}: one list, {@code inOld} all
+   * true); each key on {@code perOld} of the old list's nodes and {@code perNew} of the new's.
+   */
+  Placements(List<RedisNode> nodes, List<String> ids, boolean[] inOld, boolean[] inNew, int perOld, int perNew) {
+    check(count(inOld), perOld);
+    if (inNew != null) {
+      check(count(inNew), perNew);
+    }
     this.nodes = List.copyOf(nodes);
     this.preference = new PreferenceOrder(nodes, ids);
-    this.perKey = perKey;
+    this.inOld = inOld.clone();
+    this.inNew = inNew == null ? null : inNew.clone();
+    this.joint = inNew != null;
+    this.perOld = perOld;
+    this.perNew = joint ? perNew : perOld;
+    this.setMajority = Quorum.majority(perOld);
+    this.everyNode = !joint && perOld == nodes.size() ? setMajority : null;
+  }
+
+  private static boolean[] all(int n) {
+    boolean[] all = new boolean[n];
+    Arrays.fill(all, true);
+    return all;
+  }
+
+  private static int count(boolean[] in) {
+    int count = 0;
+    for (boolean b : in) {
+      count += b ? 1 : 0;
+    }
+    return count;
   }
 
   /**
@@ -50,13 +97,19 @@ final class Placements {
     return nodeCount;
   }
 
+  /** How many nodes a key lives on (under the old list, during a membership change). */
   int perKey() {
-    return perKey;
+    return perOld;
   }
 
-  /** How many nodes of a key's set must say yes. */
+  /** Whether a membership change is under way: two lists, and a quorum of each key's set under both. */
+  boolean joint() {
+    return joint;
+  }
+
+  /** How many nodes of a key's set must say yes (under the old list, during a membership change). */
   int quorum() {
-    return Tally.quorumOf(perKey);
+    return Tally.quorumOf(perOld);
   }
 
   /** The placement of {@code key}: its set, asked in its own preference order. */
@@ -71,29 +124,64 @@ final class Placements {
    */
   Placement of(String setKey, String orderKey) {
     int n = nodes.size();
-    boolean[] inSet = new boolean[n];
     int[] setRanks = preference.ranks(setKey);
-    for (int i = 0; i < perKey; i++) {
-      inSet[setRanks[i]] = true;
-    }
-    List<RedisNode> set = perKey == n ? nodes : new ArrayList<>(perKey);
-    int[] local = new int[n]; // a node's index in the set
-    for (int i = 0, at = 0; i < n; i++) {
-      if (inSet[i]) {
-        if (perKey != n) {
-          set.add(nodes.get(i));
+    boolean[] old = firstOf(setRanks, inOld, perOld);
+    boolean[] next = joint ? firstOf(setRanks, inNew, perNew) : null;
+    int[] local = new int[n]; // a node's index in the placement, or -1
+    List<RedisNode> placed = everyNode != null ? nodes : new ArrayList<>();
+    int size = 0;
+    for (int i = 0; i < n; i++) {
+      if (old[i] || (joint && next[i])) {
+        if (everyNode == null) {
+          placed.add(nodes.get(i));
         }
-        local[i] = at++;
+        local[i] = size++;
+      } else {
+        local[i] = -1;
       }
     }
     int[] orderRanks = setKey.equals(orderKey) ? setRanks : preference.ranks(orderKey);
-    int[] ranked = new int[perKey];
+    int[] ranked = new int[size];
     int at = 0;
-    for (int i : orderRanks) {
-      if (inSet[i]) {
-        ranked[at++] = local[i];
+    // During a change the nodes of both sets come first: each of their yes votes counts twice.
+    for (int pass = joint ? 0 : 1; pass < 2; pass++) {
+      for (int i : orderRanks) {
+        boolean shared = joint && old[i] && next[i];
+        if (local[i] >= 0 && (pass == 0) == shared) {
+          ranked[at++] = local[i];
+        }
       }
     }
-    return new Placement(perKey == n ? nodes : List.copyOf(set), ranked);
+    if (everyNode != null) {
+      return new Placement(nodes, ranked, everyNode);
+    }
+    Quorum quorum;
+    if (joint) {
+      boolean[] localOld = new boolean[size];
+      boolean[] localNew = new boolean[size];
+      for (int i = 0; i < n; i++) {
+        if (local[i] >= 0) {
+          localOld[local[i]] = old[i];
+          localNew[local[i]] = next[i];
+        }
+      }
+      quorum = Quorum.joint(localOld, localNew);
+    } else {
+      quorum = setMajority;
+    }
+    return new Placement(List.copyOf(placed), ranked, quorum);
+  }
+
+  /** The first {@code count} nodes of {@code ranks} that are {@code in} the list. */
+  private static boolean[] firstOf(int[] ranks, boolean[] in, int count) {
+    boolean[] first = new boolean[ranks.length];
+    int taken = 0;
+    for (int i = 0; i < ranks.length && taken < count; i++) {
+      if (in[ranks[i]]) {
+        first[ranks[i]] = true;
+        taken++;
+      }
+    }
+    return first;
   }
 }

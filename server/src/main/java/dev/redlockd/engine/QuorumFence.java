@@ -17,7 +17,28 @@ final class QuorumFence {
     return of(fences.stream().mapToLong(Long::longValue).toArray(), quorum);
   }
 
-  /** As above; counted pairwise, as there are no more fences than nodes (no map, no boxing per round). */
+  /**
+   * The fence that nodes making {@code quorum} share, if any: {@code fences} per node of the
+   * placement (0 or less: no vote). Counted pairwise, as there are no more fences than nodes.
+   */
+  static OptionalLong of(long[] fences, Quorum quorum) {
+    boolean[] sharing = new boolean[fences.length];
+    for (int i = 0; i < fences.length; i++) {
+      long fence = fences[i];
+      if (fence <= 0) {
+        continue;
+      }
+      for (int j = 0; j < fences.length; j++) {
+        sharing[j] = fences[j] == fence;
+      }
+      if (quorum.metBy(sharing)) {
+        return OptionalLong.of(fence);
+      }
+    }
+    return OptionalLong.empty();
+  }
+
+  /** As above over a count; counted pairwise, as there are no more fences than nodes (no map, no boxing per round). */
   static OptionalLong of(long[] fences, int quorum) {
     for (int i = 0; i < fences.length; i++) {
       long fence = fences[i];

@@ -132,21 +132,22 @@ final class Redlock {
     // agreed over a quorum, which meets this one). A round that falls short waits for every
     // node, so that its clean-up knows which took the lock.
     ClockWatch.Round clock = clocks.round(start, "an acquire round");
-    NodeResult.Round<Replies.Acquire> acquiring = quorumRound(placement(resource, 0), Scripts.ACQUIRE,
+    Placement placed = placement(resource, 0);
+    NodeResult.Round<Replies.Acquire> acquiring = quorumRound(placed, Scripts.ACQUIRE,
         keys.forAcquire(resource), args,
         (node, reply) -> Replies.acquire(reply, clock, node), Replies.Acquire::votes, Replies.Acquire::holds);
     return acquiring.decided()
         .thenCompose(results -> {
           tellAnswered(answered, results);
-          Tally tally = Tally.of(results, Replies.Acquire::votes, Replies.Acquire::holds);
+          Tally tally = Tally.of(results, Replies.Acquire::votes, Replies.Acquire::holds, placed.quorum());
           if (!tally.quorumVoted()) {
             return cleanUpThenFail(resource, 0, token, round, results, QuorumUnavailableException.of(resource, tally));
           }
           if (!tally.quorumSaidYes()) {
             return cleanUpThenFail(resource, 0, token, round, results,
-                new LockHeldException(resource, tally.yes(), tally.voters(), silentCouldMakeAQuorum(tally)));
+                new LockHeldException(resource, tally.yes(), tally.voters(), tally.silentCouldMakeAQuorum()));
           }
-          return granted(resource, 0, token, ttl, start, round, acquiring, results);
+          return granted(resource, 0, token, ttl, start, round, placed, acquiring, results);
         });
   }
 
@@ -177,13 +178,14 @@ final class Redlock {
         : List.of(token, Long.toString(ttl.toMillis()), owner, round, Integer.toString(permits),
             Integer.toString(permit));
     ClockWatch.Round clock = clocks.round(start, "a permit's acquire round");
-    NodeResult.Round<Replies.Acquire> acquiring = quorumRound(placement(resource, permit), Scripts.ACQUIRE_PERMIT,
+    Placement placed = placement(resource, permit);
+    NodeResult.Round<Replies.Acquire> acquiring = quorumRound(placed, Scripts.ACQUIRE_PERMIT,
         keys.forAcquirePermit(resource, permits, permit), args, (node, reply) -> Replies.acquirePermit(reply, clock,
             node), Replies.Acquire::votes, Replies.Acquire::holds);
     return acquiring.decided()
         .thenCompose(results -> {
           tellAnswered(answered, results);
-          Tally tally = Tally.of(results, Replies.Acquire::votes, Replies.Acquire::holds);
+          Tally tally = Tally.of(results, Replies.Acquire::votes, Replies.Acquire::holds, placed.quorum());
           for (NodeResult<Replies.Acquire> r : results) {
             if (r.answered() && r.value().votes() && r.value().mismatch()) {
               return cleanUpThenFail(resource, permit, token, round, results,
@@ -198,7 +200,7 @@ final class Redlock {
             return cleanUpThenFail(resource, permit, token, round, results, refused(resource, permits, permit,
                 tally, results));
           }
-          return granted(resource, permit, token, ttl, start, round, acquiring, results);
+          return granted(resource, permit, token, ttl, start, round, placed, acquiring, results);
         });
   }
 
@@ -242,14 +244,15 @@ final class Redlock {
       }
     }
     return new PermitsHeldException(resource, permits, tried, tally.yes(), tally.voters(),
-        silentCouldMakeAQuorum(tally), mine, freeOn);
+        tally.silentCouldMakeAQuorum(), mine, freeOn);
   }
 
   /** A round a quorum of voters said yes to: the fence agreed over them, and the validity left. */
   private CompletableFuture<Grant> granted(String resource, int permit, String token, Duration ttl, long start,
-      String round, NodeResult.Round<Replies.Acquire> acquiring, List<NodeResult<Replies.Acquire>> results) {
+      String round, Placement placed, NodeResult.Round<Replies.Acquire> acquiring,
+      List<NodeResult<Replies.Acquire>> results) {
     Holders granted = holders(results, r -> r.votes() && r.holds(), Replies.Acquire::fence);
-    return agreeOnFence(resource, permit, token, ttl, granted).thenCompose(fence -> {
+    return agreeOnFence(resource, permit, token, ttl, placed.quorum(), granted).thenCompose(fence -> {
       Duration validity = validity(ttl, start);
       if (fence < 0 || validity.isNegative() || validity.isZero()) {
         String why = fence < 0
@@ -339,35 +342,48 @@ final class Redlock {
    * ran out restarts from each node's own fence-max, and pays that one extra round trip.
    */
   private CompletableFuture<Long> agreeOnFence(String resource, int permit, String token, Duration ttl,
-      Holders holders) {
+      Quorum quorum, Holders holders) {
     long[] fences = holders.fences();
-    OptionalLong agreed = QuorumFence.of(fences, quorum());
+    OptionalLong agreed = QuorumFence.of(fences, quorum);
     if (agreed.isPresent()) {
       return CompletableFuture.completedFuture(agreed.getAsLong());
     }
     long fence = Arrays.stream(fences).filter(f -> f != NOT_HOLDING).max().orElseThrow();
     List<RedisNode> lagging = new ArrayList<>();
-    int holding = 0;
+    boolean[] atFence = new boolean[fences.length];
     for (int i = 0; i < fences.length; i++) {
       if (fences[i] != NOT_HOLDING) {
-        holding++;
         if (fences[i] < fence) {
           lagging.add(holders.results().get(i).node());
+        } else {
+          atFence[i] = true;
         }
       }
     }
-    int atFence = holding - lagging.size();
     if (lagging.isEmpty()) {
-      return CompletableFuture.completedFuture(fence);
+      return CompletableFuture.completedFuture(quorum.metBy(atFence) ? fence : -1L);
     }
     List<String> args = List.of(token, Long.toString(fence), Long.toString(ttl.toMillis()));
     List<String> raiseKeys = keys.forRaise(resource, permit);
     return NodeResult.fromAll(lagging,
             node -> node.eval(Scripts.RAISE, raiseKeys, args).thenApply(Replies::number))
         .thenApply(raised -> {
-          long ok = raised.stream().filter(r -> r.answered() && r.value() == 1L).count();
-          return atFence + ok >= quorum() ? fence : -1L;
+          for (NodeResult<Long> r : raised) {
+            if (r.answered() && r.value() == 1L) {
+              atFence[indexOf(holders.results(), r.node())] = true;
+            }
+          }
+          return quorum.metBy(atFence) ? fence : -1L;
         });
+  }
+
+  private static int indexOf(List<? extends NodeResult<?>> results, RedisNode node) {
+    for (int i = 0; i < results.size(); i++) {
+      if (results.get(i).node() == node) {
+        return i;
+      }
+    }
+    throw new IllegalArgumentException("not a node of the round: " + node.name());
   }
 
   /**
@@ -465,9 +481,8 @@ final class Redlock {
       orders[i] = thrifty ? order(placed[i]) : placed[i].ranked();
       slots[i] = new int[set.size()];
       Arrays.fill(slots[i], -1);
-      int first = thrifty ? placed[i].quorum() : set.size();
-      for (int k = 0; k < first; k++) {
-        int local = orders[i][k];
+      int[] first = thrifty ? placed[i].quorum().firstAsks(orders[i]) : orders[i];
+      for (int local : first) {
         List<Extension> mine = firstOn.get(nodes.indexOf(set.get(local)));
         slots[i][local] = mine.size();
         mine.add(e);
@@ -494,7 +509,8 @@ final class Redlock {
     List<CompletableFuture<Grant>> leases = new ArrayList<>(chunk.size());
     for (int i = 0; i < chunk.size(); i++) {
       Extension e = chunk.get(i);
-      List<RedisNode> set = placed[i].nodes();
+      Placement place = placed[i];
+      List<RedisNode> set = place.nodes();
       int[] slot = slots[i];
       Function<RedisNode, CompletableFuture<Replies.Extend>> ask = node -> {
         int at = slot[set.indexOf(node)];
@@ -504,7 +520,7 @@ final class Redlock {
       leases.add(thrifty ? extendThrifty(e, start, clock, placed[i], orders[i], ask)
           : NodeResult.fromAll(set, ask).thenCompose(results -> {
             monitor.observe(results, Replies.Extend::votes);
-            return extended(e, start, results);
+            return movedThenExtended(e, start, clock, place, results);
           }));
     }
     return leases;
@@ -543,17 +559,18 @@ final class Redlock {
   private CompletableFuture<Grant> extendThrifty(Extension e, long start, ClockWatch.Round clock, Placement placed,
       int[] order, Function<RedisNode, CompletableFuture<Replies.Extend>> ask) {
     NodeResult.Round<Replies.Extend> round = NodeResult.widening(placed.nodes(), order, placed.quorum(), ask,
-        (node, reply) -> reply, r -> r.votes() && r.held(), backlog.round(placed.quorum()));
+        (node, reply) -> reply, r -> r.votes() && r.held(), backlog.round(placed.quorum().smallest()));
     round.all().thenAccept(results -> monitor.observe(results, Replies.Extend::votes));
     String lease = keys.lease(e.resource(), e.permit());
     return round.decided().thenCompose(results -> {
       RecentGrants.Held held = recent.of(lease, e.token());
-      if (Tally.of(results, Replies.Extend::votes, Replies.Extend::held).quorumSaidYes() || !mayRestore(e, held,
-          results)) {
-        return extended(e, start, results);
+      if (Tally.of(results, Replies.Extend::votes, Replies.Extend::held, placed.quorum()).quorumSaidYes()
+          || !mayRestore(e, held, results)) {
+        return movedThenExtended(e, start, clock, placed, results);
       }
-      return restore(e, held, start, clock, results).thenCompose(
-          restored -> restored != null ? CompletableFuture.completedFuture(restored) : extended(e, start, results));
+      return restore(e, held, start, clock, placed.quorum(), results).thenCompose(
+          restored -> restored != null ? CompletableFuture.completedFuture(restored)
+              : extended(e, start, placed.quorum(), results));
     }).whenComplete((grant, failure) -> remember(e.resource(), e.permit(), e.token(), e.ttl(), start, grant,
         failure));
   }
@@ -605,48 +622,113 @@ final class Redlock {
    * fails as any other that fell short: JEOPARDY for a kept lease, until its validity runs out).
    */
   private CompletableFuture<Grant> restore(Extension e, RecentGrants.Held lease, long start, ClockWatch.Round clock,
-      List<NodeResult<Replies.Extend>> results) {
+      Quorum quorum, List<NodeResult<Replies.Extend>> results) {
     List<RedisNode> free = new ArrayList<>();
-    int holding = 0;
-    for (NodeResult<Replies.Extend> r : results) {
+    boolean[] holding = new boolean[results.size()];
+    boolean[] couldHold = new boolean[results.size()];
+    for (int i = 0; i < results.size(); i++) {
+      NodeResult<Replies.Extend> r = results.get(i);
       if (r.answered() && r.value().votes()) {
+        couldHold[i] = true;
         if (r.value().held()) {
-          holding++;
+          holding[i] = true;
         } else {
           free.add(r.node());
         }
       }
     }
-    if (holding + free.size() < quorum()) {
+    if (!quorum.metBy(couldHold)) {
       return CompletableFuture.completedFuture(null);
     }
-    int held = holding;
-    List<String> restoreKeys = keys.forRestore(e.resource());
-    List<String> args = List.of(e.token(), Long.toString(lease.fence()), Long.toString(e.ttl().toMillis()));
+    return putOn(free, e, lease.fence(), clock, results, holding).thenApply(held -> {
+      Duration validity = validity(e.ttl(), start);
+      if (!quorum.metBy(held) || nanoClock.getAsLong() - lease.untilNanos() >= 0 || validity.isNegative()
+          || validity.isZero()) {
+        return null;
+      }
+      return new Grant(e.resource(), e.token(), validity, lease.fence(), 0);
+    });
+  }
+
+  /**
+   * Writes the lease at {@code fence} (restore.lua: only where it is free and the node's counter
+   * is not above the fence) on {@code free}, nodes of {@code results}; completes with
+   * {@code holding} (per node of the results) marked where it was put, by a voting node.
+   */
+  private CompletableFuture<boolean[]> putOn(List<RedisNode> free, Extension e, long fence, ClockWatch.Round clock,
+      List<NodeResult<Replies.Extend>> results, boolean[] holding) {
+    List<String> restoreKeys = keys.forRestore(e.resource(), e.permit());
+    List<String> args = List.of(e.token(), Long.toString(fence), Long.toString(e.ttl().toMillis()));
     return NodeResult.fromAll(free, node -> node.eval(Scripts.RESTORE, restoreKeys, args)
             .thenApply(reply -> Replies.restore(reply, clock, node)))
         .thenApply(restored -> {
-          long put = restored.stream().filter(r -> r.answered() && r.value().votes() && r.value().put()).count();
-          Duration validity = validity(e.ttl(), start);
-          if (held + put < quorum() || nanoClock.getAsLong() - lease.untilNanos() >= 0 || validity.isNegative()
-              || validity.isZero()) {
-            return null;
+          boolean[] held = holding.clone();
+          for (NodeResult<Replies.Restore> r : restored) {
+            if (r.answered() && r.value().votes() && r.value().put()) {
+              held[indexOf(results, r.node())] = true;
+            }
           }
-          return new Grant(e.resource(), e.token(), validity, lease.fence(), 0);
+          return held;
         });
   }
 
-  private CompletableFuture<Grant> extended(Extension e, long start, List<NodeResult<Replies.Extend>> results) {
+  /**
+   * A renewal during a membership change: the lease may have been granted under the old list
+   * alone, and live on no quorum of its new set yet. While a quorum of its old set holds it
+   * (renewed by this round, so valid: no other lease of the resource can have a quorum of that
+   * set), it is written at the fence that quorum agrees on to the nodes of its new set that
+   * answered without it, and then counted over both sets. This is how kept leases and
+   * leaderships move onto their new sets before the old list is dropped. Outside a change, or
+   * when no new-set node lacks it, a renewal as ever.
+   */
+  private CompletableFuture<Grant> movedThenExtended(Extension e, long start, ClockWatch.Round clock,
+      Placement placed, List<NodeResult<Replies.Extend>> results) {
+    Quorum quorum = placed.quorum();
+    if (!quorum.joint()) {
+      return extended(e, start, quorum, results);
+    }
+    List<RedisNode> lacking = new ArrayList<>();
+    boolean[] holding = new boolean[results.size()];
+    long[] fences = new long[results.size()];
+    for (int i = 0; i < results.size(); i++) {
+      NodeResult<Replies.Extend> r = results.get(i);
+      if (r.answered() && r.value().votes()) {
+        if (r.value().held()) {
+          holding[i] = true;
+          fences[i] = r.value().fence();
+        } else if (quorum.inSet(1, i)) {
+          lacking.add(r.node());
+        }
+      }
+    }
+    Quorum old = quorum.only(0);
+    OptionalLong fence = QuorumFence.of(fences, old);
+    if (lacking.isEmpty() || !old.metBy(holding) || fence.isEmpty()) {
+      return extended(e, start, quorum, results);
+    }
+    return putOn(lacking, e, fence.getAsLong(), clock, results, holding).thenCompose(held -> {
+      List<NodeResult<Replies.Extend>> moved = new ArrayList<>(results);
+      for (int i = 0; i < held.length; i++) {
+        if (held[i] && !holding[i]) {
+          moved.set(i, new NodeResult<>(results.get(i).node(), new Replies.Extend(true, fence.getAsLong(), true, NodeClock.Verdict.VOTES), null));
+        }
+      }
+      return extended(e, start, quorum, moved);
+    });
+  }
+
+  private CompletableFuture<Grant> extended(Extension e, long start, Quorum quorum,
+      List<NodeResult<Replies.Extend>> results) {
     String resource = e.resource();
-    Tally tally = Tally.of(results, Replies.Extend::votes, Replies.Extend::held);
-    if (!tally.quorumVoted() || (!tally.quorumSaidYes() && silentCouldMakeAQuorum(tally))) {
+    Tally tally = Tally.of(results, Replies.Extend::votes, Replies.Extend::held, quorum);
+    if (!tally.quorumVoted() || (!tally.quorumSaidYes() && tally.silentCouldMakeAQuorum())) {
       return CompletableFuture.failedFuture(QuorumUnavailableException.of(resource, tally));
     }
     if (!tally.quorumSaidYes()) {
       return CompletableFuture.failedFuture(new LeaseNotHeldException(resource, tally.yes(), tally.quorum()));
     }
     Holders holding = holders(results, r -> r.votes() && r.held(), Replies.Extend::fence);
-    return agreeOnFence(resource, e.permit(), e.token(), e.ttl(), holding).thenApply(fence -> {
+    return agreeOnFence(resource, e.permit(), e.token(), e.ttl(), quorum, holding).thenApply(fence -> {
       if (fence < 0) {
         throw new QuorumUnavailableException("resource '" + resource
             + "': the fencing token reached fewer than a quorum of " + nodeCount() + " Redis nodes");
@@ -658,12 +740,6 @@ final class Redlock {
       }
       return new Grant(resource, e.token(), validity, fence, e.permit());
     });
-  }
-
-  /** Nodes that did not answer might hold the lease: with them, the yes votes could reach a quorum. */
-  static boolean silentCouldMakeAQuorum(Tally tally) {
-    int silent = tally.nodes() - tally.answered();
-    return tally.yes() + silent >= tally.quorum();
   }
 
   /**
@@ -685,9 +761,11 @@ final class Redlock {
       recent.ended(keys.lease(resource, permit), token);
     }
     List<String> args = List.of(token, keys.releasedChannel(resource), notice);
-    return untilAQuorumSaysYes(placement(resource, permit), Scripts.RELEASE, keys.forLock(resource, permit), args,
+    Placement placed = placement(resource, permit);
+    return untilAQuorumSaysYes(placed, Scripts.RELEASE, keys.forLock(resource, permit), args,
             (node, reply) -> Replies.release(reply), Replies.Release::incarnated, Replies.Release::deleted)
-        .thenApply(results -> Tally.of(results, Replies.Release::incarnated, Replies.Release::deleted));
+        .thenApply(results -> Tally.of(results, Replies.Release::incarnated, Replies.Release::deleted,
+            placed.quorum()));
   }
 
   /**
@@ -710,9 +788,9 @@ final class Redlock {
       List<String> args, BiFunction<RedisNode, Object, T> reply, Predicate<T> votes, Predicate<T> yes) {
     NodeResult.Round<T> round = config.thriftyRounds()
         ? NodeResult.widening(lease.nodes(), order(lease), lease.quorum(), node -> node.eval(script, keyList, args),
-            reply, r -> votes.test(r) && yes.test(r), backlog.round(lease.quorum()))
+            reply, r -> votes.test(r) && yes.test(r), backlog.round(lease.quorum().smallest()))
         : NodeResult.untilEnough(lease.nodes(), node -> node.eval(script, keyList, args), reply,
-            sofar -> Tally.of(sofar, votes, yes).quorumSaidYes(), backlog.round(quorum()));
+            sofar -> Tally.of(sofar, votes, yes, lease.quorum()).quorumSaidYes(), backlog.round(quorum()));
     round.all().thenAccept(results -> monitor.observe(results, votes));
     return round;
   }

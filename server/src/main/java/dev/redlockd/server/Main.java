@@ -1,7 +1,6 @@
 package dev.redlockd.server;
 
 import dev.redlockd.node.DistinctEndpoints;
-import dev.redlockd.node.NodeAddress;
 import dev.redlockd.node.SameInstanceException;
 import java.io.PrintWriter;
 import java.util.List;
@@ -53,7 +52,7 @@ public final class Main {
       config.startMode();
       if (!config.devMode()) {
         // localhost and 127.0.0.1 are one node: refused before any node is contacted
-        DistinctEndpoints.check(NodeAddress.parseList(config.redis));
+        DistinctEndpoints.check(config.nodeLists().nodes());
       }
       // Last, and still before any Redis node is contacted: a port in use would otherwise be
       // found only after the nodes were probed and, on a new cluster, written to.

@@ -167,7 +167,8 @@ public final class RedlockdServer implements AutoCloseable {
     PolicyWatch watch = null;
     try {
       SSLContext redisTls = config.redisTls().orElse(null);
-      List<NodeAddress> addresses = NodeAddress.parseList(redis);
+      NodeLists lists = dev != null ? NodeLists.parse(redis, null) : config.nodeLists();
+      List<NodeAddress> addresses = lists.nodes();
       InstanceIds identities = new InstanceIds(); // one Redis instance never votes as two nodes
       for (NodeAddress address : addresses) {
         nodes.add(metrics.meter(new NettyRedisNode(address, config.nodeTimeout, io, redisTls, identities,
@@ -175,8 +176,13 @@ public final class RedlockdServer implements AutoCloseable {
       }
       DistinctInstances.check(nodes);
       // NodeAddress prints the scheme (is it TLS?) and never the password.
-      int perResource = LockEngine.nodesPerResource(nodes.size(), config.nodesPerResource);
-      if (perResource == nodes.size()) {
+      int perResource = LockEngine.nodesPerResource(lists.old().size(), config.nodesPerResource);
+      if (lists.next().isPresent()) {
+        log.warn("MEMBERSHIP CHANGE under way: every grant and renewal needs a quorum of each resource's set "
+            + "under --redis {} and of its set under --redis-next {} ({} of each list's nodes per resource)",
+            lists.old(), lists.next().get(), config.nodesPerResource == 0 ? "all" : config.nodesPerResource);
+      }
+      if (perResource == lists.old().size()) {
         log.info("Redlock over {} Redis nodes (quorum {}): {}; {}", nodes.size(), nodes.size() / 2 + 1, addresses,
             io.transport());
       } else {
@@ -187,9 +193,13 @@ public final class RedlockdServer implements AutoCloseable {
         log.warn("{} Redis node{}: quorum {} of {}, the service stops if any one node fails; use 3 or more",
             nodes.size(), nodes.size() == 1 ? "" : "s", nodes.size() / 2 + 1, nodes.size());
       }
-      engine = LockEngine.builder(nodes, engineConfig).notices(config.notifyWaiters)
-          .nodeIds(addresses.stream().map(NodeAddress::id).toList()).nodesPerResource(perResource).build().start();
+      LockEngine.Builder building = LockEngine.builder(nodes, engineConfig).notices(config.notifyWaiters)
+          .nodeIds(lists.ids());
+      lists.next().ifPresent(next -> building.membership(lists.old(), next));
+      engine = building.nodesPerResource(config.nodesPerResource).recordMembership(true, Duration.ofSeconds(1))
+          .build().start();
       StartupGate.awaitNodes(engine, StartupGate.MAX_WAIT);
+      engine.checkMembership(); // refuses, with one line, to break a membership change the nodes show
       HealthStatusManager health = new HealthStatusManager();
       new HealthPublisher(health, engine);
       OpenStreams streams = new OpenStreams(config.maxStreams, metrics.leases());

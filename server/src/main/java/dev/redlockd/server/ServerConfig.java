@@ -93,6 +93,13 @@ public final class ServerConfig {
           + "Required unless --dev.")
   String redis;
 
+  @Option(names = "--redis-next", defaultValue = "${env:REDLOCKD_REDIS_NEXT:-}",
+      description = "During a change of the Redis masters (docs/operating.md, \"Growing past five nodes\"): the new "
+          + "list, in --redis's syntax. While it is given, every grant and renewal needs a quorum of each resource's "
+          + "set under --redis and of its set under --redis-next, and renewals move leases onto their new sets. "
+          + "Empty: no change under way (default).")
+  String redisNext;
+
   @Option(names = "--nodes-per-resource", defaultValue = "${env:REDLOCKD_NODES_PER_RESOURCE:-0}",
       paramLabel = "<n>",
       description = "How many of the N Redis nodes each resource, permit and leadership lives on (the first n "
@@ -382,7 +389,7 @@ public final class ServerConfig {
     if (ioThreads < 0) {
       throw new IllegalArgumentException("--io-threads must not be negative (0: one per core)");
     }
-    boolean anyTlsNode = redisNodes().stream().anyMatch(NodeAddress::tls);
+    boolean anyTlsNode = nodeLists().nodes().stream().anyMatch(NodeAddress::tls);
     if (redisTls().isPresent() && !anyTlsNode) {
       // Most likely a node meant as rediss:// was written redis://: its traffic would go in clear.
       throw new IllegalArgumentException("--redis-tls-ca/--redis-tls-cert are set but no --redis node "
@@ -431,13 +438,34 @@ public final class ServerConfig {
    * throws IllegalArgumentException with a one-line reason naming the flag.
    */
   int resolvedNodesPerResource() {
-    int nodeCount = redis == null || redis.isBlank() ? devNodes : redisNodes().size();
+    int nodeCount = redis == null || redis.isBlank() ? devNodes : nodeLists().old().size();
     try {
+      nodeLists().next().ifPresent(next -> {
+        try {
+          LockEngine.nodesPerResource(next.size(), nodesPerResource);
+        } catch (IllegalArgumentException e) {
+          throw new IllegalArgumentException(e.getMessage() + " (for --redis-next's " + next.size() + " nodes)", e);
+        }
+      });
       return LockEngine.nodesPerResource(nodeCount, nodesPerResource);
     } catch (IllegalArgumentException e) {
       throw new IllegalArgumentException(e.getMessage()
           + (redis == null || redis.isBlank() ? " (--dev-nodes " + devNodes + ")" : ""), e);
     }
+  }
+
+  /**
+   * The nodes of --redis and --redis-next, parsed (--redis's alone, empty, when --redis is);
+   * throws IllegalArgumentException with a one-line reason naming the flag.
+   */
+  NodeLists nodeLists() {
+    if (redis == null || redis.isBlank()) {
+      if (redisNext != null && !redisNext.isBlank()) {
+        throw new IllegalArgumentException("--redis-next needs --redis: it is the list a membership change goes to");
+      }
+      return new NodeLists(List.of(), List.of(), java.util.Optional.empty());
+    }
+    return NodeLists.parse(redis, redisNext);
   }
 
   /**

@@ -43,7 +43,7 @@ class PlacementsTest {
     for (int k = 0; k < 200; k++) {
       Placement p = placements.of("redlock:lock:res" + k);
       assertThat(p.nodes()).isEqualTo(nodes);
-      assertThat(p.quorum()).isEqualTo(3);
+      assertThat(p.quorum().smallest()).isEqualTo(3);
       assertThat(p.ranked()).containsExactly(order.ranks("redlock:lock:res" + k));
     }
   }
@@ -64,7 +64,7 @@ class PlacementsTest {
       String key = "redlock:lock:res" + k;
       Placement p = one.of(key);
       assertThat(p.nodes()).hasSize(5);
-      assertThat(p.quorum()).isEqualTo(3);
+      assertThat(p.quorum().smallest()).isEqualTo(3);
       assertThat(p.nodes()).containsExactlyInAnyOrderElementsOf(order.of(key).subList(0, 5));
       assertThat(other.of(key).nodes()).containsExactlyInAnyOrderElementsOf(p.nodes());
       // The thrifty order within the set is the key's own order over all nodes, outside nodes left out.

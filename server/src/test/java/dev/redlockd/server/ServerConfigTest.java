@@ -9,6 +9,7 @@ import java.io.StringWriter;
 import dev.redlockd.testing.TestCertificates;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -99,6 +100,30 @@ class ServerConfigTest {
         .hasMessage("--nodes-per-resource must lie in 1..3 (the number of --redis nodes), not 5 (--dev-nodes 3)");
     assertThatThrownBy(() -> ServerConfig.parse("--redis", "a=redis://h:1,a=redis://:pw@h:2"))
         .hasMessage("--redis: node id 'a' is given twice: each node needs its own");
+  }
+
+  @Test
+  void redisNextIsTheListAMembershipChangeGoesTo() {
+    String five = "a=redis://h:1,b=redis://h:2,c=redis://h:3,d=redis://h:4,e=redis://h:5";
+    String replaced = "a=redis://h:1,b=redis://h:2,c=redis://h:3,d=redis://h:4,x=redis://h:6";
+    NodeLists lists = ServerConfig.parse("--redis", five, "--redis-next", replaced).nodeLists();
+    assertThat(lists.ids()).containsExactly("a", "b", "c", "d", "e", "x");
+    assertThat(lists.old()).containsExactly("a", "b", "c", "d", "e");
+    assertThat(lists.next()).contains(List.of("a", "b", "c", "d", "x"));
+    assertThat(ServerConfig.parse("--redis", five).nodeLists().next()).isEmpty();
+    assertThatThrownBy(() -> ServerConfig.parse("--redis", five, "--redis-next", "a=redis://h:9"))
+        .hasMessage("node id 'a' names a=redis://h:1 in --redis but a=redis://h:9 in --redis-next: a node in both "
+            + "lists must be given the same address in each");
+    assertThatThrownBy(() -> ServerConfig.parse("--redis", five, "--redis-next", "z=redis://h:1"))
+        .hasMessage("--redis and --redis-next give one Redis node two different ids");
+    assertThatThrownBy(() -> ServerConfig.parse("--redis", five, "--redis-next", five))
+        .hasMessage("--redis-next lists the same nodes as --redis: there is no change to make");
+    assertThatThrownBy(() -> ServerConfig.parse("--redis", five, "--redis-next", "a=redis://h:1,b=redis://h:2,"
+        + "c=redis://h:3", "--nodes-per-resource", "5"))
+        .hasMessage("--nodes-per-resource must lie in 1..3 (the number of --redis nodes), not 5 (for --redis-next's "
+            + "3 nodes)");
+    assertThatThrownBy(() -> ServerConfig.parse("--redis", five, "--redis-next", "a=redis://h:1,,b=redis://h:2"))
+        .hasMessageStartingWith("--redis-next: entry 2 of 3 is empty");
   }
 
   @Test

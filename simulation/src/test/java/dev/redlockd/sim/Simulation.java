@@ -68,6 +68,57 @@ final class Simulation {
   private java.util.function.BiFunction<Integer, List<SimHost>, List<String>> ids =
       (replica, listed) -> listed.stream().map(h -> h.name).toList();
   private long operations;
+  /** The membership change this run makes, if any ({@link #membershipChange}). */
+  private Change change;
+  /** The mutant: replicas go from OLD alone to NEW alone with no joint step between. */
+  private boolean skipJoint;
+  /** Engines made so far: each new one takes the next wall clock and list order. */
+  private int made;
+
+  /**
+   * A membership change of the Redis masters, over ten hosts with each resource on five: OLD is
+   * hosts 0..8 (nine nodes), and NEW adds host 9, removes host 0, or replaces host 0 by host 9.
+   */
+  enum Change {
+    ADD, REMOVE, REPLACE;
+
+    List<SimHost> oldList(List<SimHost> hosts) {
+      return hosts.subList(0, 9);
+    }
+
+    List<SimHost> newList(List<SimHost> hosts) {
+      return switch (this) {
+        case ADD -> hosts.subList(0, 10);
+        case REMOVE -> hosts.subList(1, 9);
+        case REPLACE -> hosts.subList(1, 10);
+      };
+    }
+  }
+
+  /**
+   * A run whose replicas change the node list under load and faults, as an operator does: both
+   * replicas run OLD, then one by one OLD and NEW (the joint step), then, once every replica of
+   * OLD alone has stopped and {@code --max-ttl} has passed, one by one NEW. The change (add,
+   * remove, replace) follows from the seed; so do the rounds (thrifty or every node).
+   */
+  static Simulation membershipChange(long seed) {
+    Random random = new Random(seed);
+    Simulation run = new Simulation(seed,
+        new Shape(10, 6 + random.nextInt(10), 3 + random.nextInt(8), Duration.ofSeconds(20), true, 5), seed % 2 == 0);
+    run.change = Change.values()[(int) (seed % 3)];
+    return run;
+  }
+
+  /**
+   * The mutant of a change with no joint step: one replica goes from OLD alone to NEW alone while
+   * the other still runs OLD alone, for seconds. A resource's quorums under the two lists need not
+   * meet, so two holders may be valid at once.
+   */
+  static Simulation skippingTheJointStep(long seed) {
+    Simulation run = membershipChange(seed);
+    run.skipJoint = true;
+    return run;
+  }
 
   Simulation(long seed) {
     this(seed, true);
@@ -169,6 +220,10 @@ final class Simulation {
     };
     List<LockEngine> replicas = new ArrayList<>();
     for (int r = 0; r < 2; r++) {
+      if (change != null) {
+        replicas.add(engine(change.oldList(hosts), null, lost));
+        continue;
+      }
       SimExecutor executor = new SimExecutor(loop, rate(config().driftFactor()), random.nextLong() >>> 8,
           checker::crashed);
       List<RedisNode> links = new ArrayList<>();
@@ -215,6 +270,9 @@ final class Simulation {
     if (shape.faults()) {
       faults.schedule(end, true);
     }
+    if (change != null) {
+      scheduleChange(replicas, lost);
+    }
     loop.runUntil(end);
     faults.heal();
     clients.forEach(SimClient::stop);
@@ -227,6 +285,86 @@ final class Simulation {
     checker.leftBehind();
     replicas.forEach(LockEngine::close);
     return new Result(seed, operations, loop.eventsRun(), checker.violations(), checker.firstTrace());
+  }
+
+  /**
+   * One replica over {@code old} alone ({@code next} null), or over {@code old} and {@code next}
+   * together: the joint step of a membership change. Every other replica made lists the nodes in
+   * another order (the sets follow the ids, not the list) and has the other wall clock.
+   */
+  private LockEngine engine(List<SimHost> old, List<SimHost> next, BiConsumer<SimHost, String> lost) {
+    int r = made++;
+    SimExecutor executor = new SimExecutor(loop, rate(config().driftFactor()), random.nextLong() >>> 8,
+        checker::crashed);
+    List<SimHost> listed = new ArrayList<>(old);
+    if (next != null) {
+      next.stream().filter(h -> !old.contains(h)).forEach(listed::add);
+    }
+    if (r % 2 == 1) {
+      java.util.Collections.shuffle(listed, new Random(seed * 17 + r));
+    }
+    List<RedisNode> links = new ArrayList<>();
+    for (SimHost host : listed) {
+      links.add(new SimLink(loop, host, network, NODE_TIMEOUT.toNanos(), lost, checker::event, "replica" + r));
+    }
+    List<String> listedIds = ids.apply(r % 2, listed);
+    LockEngine.Builder builder = LockEngine.builder(links, config().withThriftyRounds(thrifty))
+        .nodeIds(listedIds)
+        .nodesPerResource(shape.perKey());
+    if (next != null) {
+      builder.membership(old.stream().map(h -> listedIds.get(listed.indexOf(h))).toList(),
+          next.stream().map(h -> listedIds.get(listed.indexOf(h))).toList());
+    }
+    LockEngine engine = builder
+        .scheduler(executor)
+        .nanoClock(executor.nanoClock())
+        .wallMicros(wallClock(r % 2))
+        .jitter(new Random(random.nextLong()))
+        .tokens(new SimClient.SeededRandom(random.nextLong()))
+        .build();
+    engine.startAsync(Duration.ofSeconds(1));
+    return engine;
+  }
+
+  /** A replica stopped by a rolling restart gets no more calls; its calls under way finish within this. */
+  private static final long STOPPING_NANOS = Duration.ofSeconds(1).toNanos();
+
+  /**
+   * The change's rolling restarts: at a fifth of the run, each replica in turn (700 ms apart) is
+   * replaced by one over OLD and NEW; once the last replica of OLD alone has stopped and
+   * {@code --max-ttl} and a second more have passed, each in turn by one over NEW alone. The
+   * mutant goes straight from OLD to NEW, and keeps the other replica on OLD for four seconds.
+   */
+  private void scheduleChange(List<LockEngine> replicas, BiConsumer<SimHost, String> lost) {
+    List<SimHost> old = change.oldList(hosts);
+    List<SimHost> next = change.newList(hosts);
+    long first = loop.now() + shape.length().toNanos() / 5;
+    if (skipJoint) {
+      roll(replicas, 0, first, next, null, lost);
+      roll(replicas, 1, first + Duration.ofSeconds(4).toNanos(), next, null, lost);
+      return;
+    }
+    long gap = Duration.ofMillis(700).toNanos();
+    roll(replicas, 0, first, old, next, lost);
+    roll(replicas, 1, first + gap, old, next, lost);
+    long newAlone = first + gap + STOPPING_NANOS + config().maxTtl().toNanos() + Duration.ofSeconds(1).toNanos();
+    roll(replicas, 0, newAlone, next, null, lost);
+    roll(replicas, 1, newAlone + gap, next, null, lost);
+  }
+
+  /** At {@code at}, replica {@code slot} is replaced by one over these lists, and the one it replaces stops. */
+  private void roll(List<LockEngine> replicas, int slot, long at, List<SimHost> old, List<SimHost> next,
+      BiConsumer<SimHost, String> lost) {
+    loop.at(at, () -> {
+      checker.event("CHANGE replica " + slot + " restarts with " + names(old)
+          + (next == null ? " alone" : " and next " + names(next)));
+      LockEngine stopping = replicas.set(slot, engine(old, next, lost));
+      loop.after(STOPPING_NANOS, stopping::close);
+    });
+  }
+
+  private static List<String> names(List<SimHost> hosts) {
+    return hosts.stream().map(h -> h.name).toList();
   }
 
   /**

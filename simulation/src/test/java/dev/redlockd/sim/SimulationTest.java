@@ -36,6 +36,24 @@ class SimulationTest {
         seed -> Simulation.scaledOut(seed, seed % 2 == 0));
   }
 
+  /**
+   * Membership changes (add, remove, replace a node of nine, each resource on five) through the
+   * joint step, under the usual faults. The suite runs {@code sim.operations.membership} (12,000);
+   * the million-operation run is
+   * {@code -Dsim.operations.membership=1000000 -Dtest=SimulationTest#membershipChangeSeeds}.
+   */
+  @Test
+  void membershipChangeSeeds() throws Exception {
+    run(" (membership change, 9 nodes, 5 per resource)", Long.getLong("sim.operations.membership", 12_000),
+        Simulation::membershipChange);
+  }
+
+  /** Replicas that go from OLD alone to NEW alone with no joint step: caught within the budget of seeds. */
+  @Test
+  void aChangeThatSkipsTheJointStepIsCaught() {
+    caught("a membership change without the joint step", Simulation::skippingTheJointStep, 20);
+  }
+
   private static void run(String kind, long operationsWanted, java.util.function.LongFunction<Simulation> simulation)
       throws Exception {
     long first = Long.getLong("sim.seed", 1);

@@ -33,6 +33,17 @@ final class EngineGauges {
         .labelNames("node")
         .callback(cb -> engine.nodeStates().forEach((node, state) -> cb.call(state == NodeState.UP ? 1 : 0, node)))
         .register(registry);
+    GaugeWithCallback.builder()
+        .name("redlockd_membership_old_alone_remaining_seconds")
+        .help("During a membership change (--redis-next): how long the nodes still hold the record of a replica "
+            + "running the old list alone, so how long a lease it granted may be valid; step three (--redis NEW "
+            + "alone) may start at 0. 0 outside a change")
+        .callback(cb -> cb.call(engine.membershipOldAloneRemaining().toMillis() / 1000.0))
+        .register(registry);
+    gauge(registry, "redlockd_membership_conflict",
+        "1 while the nodes hold the record of a replica whose node list(s) this one's would break a membership "
+            + "change with (logged; see docs/operating.md), else 0",
+        () -> engine.membershipConflict() ? 1 : 0);
     gauge(registry, "redlockd_keepalive_streams_open", "KeepAlive, Campaign and Observe streams open on this server", openStreams);
     gauge(registry, "redlockd_acquires_waiting",
         "Acquire calls with a wait under way on this server (limited by --max-waiting-acquires)",
