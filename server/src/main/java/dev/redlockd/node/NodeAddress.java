@@ -143,6 +143,11 @@ public record NodeAddress(
     return text.replaceAll("//.*@", "//***@");
   }
 
+  /** Whether the list gave this node an id ({@code id=redis://...}) rather than leaving it known by its address. */
+  public boolean named() {
+    return !id.equals(name());
+  }
+
   /** host:port, for logs. */
   public String name() {
     return host + ":" + port;
@@ -150,7 +155,7 @@ public record NodeAddress(
 
   @Override
   public String toString() {
-    return (id.equals(name()) ? "" : id + "=") + (tls ? "rediss://" : "redis://")
+    return (named() ? id + "=" : "") + (tls ? "rediss://" : "redis://")
         + (password.isPresent() ? "***@" : "") + name();
   }
 }

@@ -24,6 +24,12 @@ record NodeLists(List<NodeAddress> nodes, List<String> old, Optional<List<String
       return new NodeLists(old, ids(old), Optional.empty());
     }
     List<NodeAddress> next = parseFlag("--redis-next", redisNext);
+    if (!old.stream().allMatch(NodeAddress::named) || !next.stream().allMatch(NodeAddress::named)) {
+      // The records that guard the change name nodes by id; a node known by its address written
+      // two ways (a DNS name, an IP, a proxy) would look like two lists to them.
+      throw new IllegalArgumentException("--redis-next needs every node of both lists named (id=redis://host:port), "
+          + "in --redis too: a membership change is guarded by records that name the nodes by id");
+    }
     Map<String, NodeAddress> byId = new LinkedHashMap<>();
     old.forEach(a -> byId.put(a.id(), a));
     for (NodeAddress a : next) {
@@ -53,6 +59,15 @@ record NodeLists(List<NodeAddress> nodes, List<String> old, Optional<List<String
 
   private static List<String> ids(List<NodeAddress> nodes) {
     return nodes.stream().map(NodeAddress::id).toList();
+  }
+
+  /**
+   * Whether every node has an id of its own: only then does this replica keep the membership
+   * records (an address written another way by another replica, or a proxy in front of a node,
+   * would make a list of addresses look like another list, and refuse its start for --max-ttl).
+   */
+  boolean named() {
+    return nodes.stream().allMatch(NodeAddress::named);
   }
 
   /** The ids of {@link #nodes}, in order. */

@@ -124,6 +124,15 @@ class ServerConfigTest {
             + "3 nodes)");
     assertThatThrownBy(() -> ServerConfig.parse("--redis", five, "--redis-next", "a=redis://h:1,,b=redis://h:2"))
         .hasMessageStartingWith("--redis-next: entry 2 of 3 is empty");
+    // The records that guard the change name nodes by id: a list of plain addresses keeps none.
+    assertThatThrownBy(() -> ServerConfig.parse("--redis", "redis://h:1,redis://h:2,redis://h:3", "--redis-next",
+        "redis://h:1,redis://h:2,redis://h:4"))
+        .hasMessageStartingWith("--redis-next needs every node of both lists named (id=redis://host:port)");
+    assertThatThrownBy(() -> ServerConfig.parse("--redis", "a=redis://h:1,b=redis://h:2,redis://h:3", "--redis-next",
+        "a=redis://h:1,b=redis://h:2,x=redis://h:4"))
+        .hasMessageStartingWith("--redis-next needs every node of both lists named");
+    assertThat(lists.named()).isTrue();
+    assertThat(ServerConfig.parse("--redis", "redis://h:1,redis://h:2,redis://h:3").nodeLists().named()).isFalse();
   }
 
   @Test
