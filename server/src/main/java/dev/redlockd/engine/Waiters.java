@@ -43,17 +43,24 @@ final class Waiters {
   }
 
   void add(AcquireOperation op) {
+    AtomicBoolean[] subscribing = new AtomicBoolean[1];
     // Inside compute, so a concurrent remove cannot drop the queue between lookup and add, and
     // the channel's subscribe and unsubscribe calls reach the nodes in order.
     byResource.compute(op.resource(), (r, queue) -> {
       Queue<AcquireOperation> q = queue;
       if (q == null) {
         q = new ConcurrentLinkedQueue<>();
-        events.listen(keys.releasedChannel(r), handler(r));
+        subscribing[0] = new AtomicBoolean();
+        events.listen(keys.releasedChannel(r), handler(r, subscribing[0]));
       }
       q.add(op);
       return q;
     });
+    if (subscribing[0] != null && subscribing[0].get()) {
+      // Confirmed before the queue was in the map (a lookup during compute sees none): that
+      // wake-up found nobody, so this one stands in for it. Two wake-ups cost a round at most.
+      wakeOldest(op.resource());
+    }
   }
 
   void remove(AcquireOperation op) {
@@ -122,8 +129,7 @@ final class Waiters {
     return null;
   }
 
-  private NodeEvents.Handler handler(String resource) {
-    AtomicBoolean heard = new AtomicBoolean();
+  private NodeEvents.Handler handler(String resource, AtomicBoolean heard) {
     return new NodeEvents.Handler() {
       @Override
       public void message(String notice) {
