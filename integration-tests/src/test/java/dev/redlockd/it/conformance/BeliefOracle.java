@@ -21,10 +21,16 @@ import java.util.concurrent.TimeUnit;
  * it read the remaining time: counting the remaining time from then can only make the belief
  * look longer, never hide an excess, and the time a line spends in the pipe or waiting for the
  * reader does not count. A node's hold is read as (time of the reply + PTTL), which can only
- * make the node look longer-holding by one loopback round trip. A belief is held against each node's last reading
- * before it and first reading after it, whichever holds longer: a renewal that landed between
- * the two readings, or a release that followed the belief, cannot fail it; a belief that is
- * wrong for longer than one sampling interval (20 ms) is caught. A node that could not be read
+ * make the node look longer-holding by the time between the node's answer and the reading of the
+ * clock. A reading is dated both ways: the node answered after its request was sent and before
+ * its reply was dated. A belief is held against each node's last reading answered before it and
+ * first reading asked after it, whichever holds longer: a renewal that landed between the two
+ * readings, or a release that followed the belief, cannot fail it; a belief that is wrong for
+ * longer than one sampling interval (20 ms) is caught. A reading asked before the belief and
+ * dated after it is neither: on a busy machine the sampler can be descheduled between the node's
+ * answer and the clock reading, and such a reading, though dated after the belief, shows the node
+ * as it was before it (a run failed four honest clients at once by 327-474 ms so: three nodes'
+ * readings taken before a renewal landed, dated 81 ms late, taken for readings after it). A node that could not be read
  * since its last reading (frozen, or restarting) keeps that reading: nothing can be written to it
  * meanwhile. A node that simply was not read again before the release may have been renewed
  * after its last reading: its hold is unknown, and a quorum's hold that needs it cannot fail a
@@ -91,10 +97,15 @@ final class BeliefOracle implements AutoCloseable {
   record Verdict(String handle, double largestExcessMs, int judged, int unjudged) {}
 
   /**
-   * One node's reading of one key: when it came back, and until when the node holds the key (or
-   * ABSENT); or a read that failed at {@code atNanos} (UNREADABLE).
+   * One node's reading of one key: when it was asked for and when it came back (the node answered
+   * between the two), and until when the node holds the key (or ABSENT); or a read that failed at
+   * {@code atNanos} (UNREADABLE).
    */
-  private record Reading(long atNanos, long holdsUntilNanos) {
+  private record Reading(long askedNanos, long atNanos, long holdsUntilNanos) {
+    Reading(long atNanos, long holdsUntilNanos) {
+      this(atNanos, atNanos, holdsUntilNanos);
+    }
+
     boolean read() {
       return holdsUntilNanos != UNREADABLE;
     }
@@ -149,9 +160,14 @@ final class BeliefOracle implements AutoCloseable {
    * (null: absent), or, with {@code readable} false, a read that failed.
    */
   void recordReading(int node, String handle, long atNanos, Long untilNanos, boolean readable) {
+    recordReading(node, handle, atNanos, atNanos, untilNanos, readable);
+  }
+
+  /** {@link #recordReading(int, String, long, Long, boolean)} of a reading asked for at {@code askedNanos}. */
+  void recordReading(int node, String handle, long askedNanos, long atNanos, Long untilNanos, boolean readable) {
     List<Reading> list = readings.get(node).get(handles.indexOf(handle));
     synchronized (list) {
-      list.add(new Reading(atNanos, !readable ? UNREADABLE : untilNanos == null ? ABSENT : untilNanos));
+      list.add(new Reading(askedNanos, atNanos, !readable ? UNREADABLE : untilNanos == null ? ABSENT : untilNanos));
     }
   }
 
@@ -200,6 +216,7 @@ final class BeliefOracle implements AutoCloseable {
    * runner watched at once, a round trip per key would stretch the sampling interval.
    */
   private void read(RespClient client, List<List<Reading>> perHandle) throws IOException {
+    long asked = System.nanoTime();
     for (String handle : handles) {
       client.send("PTTL", keyByHandle.get(handle));
     }
@@ -210,7 +227,7 @@ final class BeliefOracle implements AutoCloseable {
       long until = ms >= 0 ? at + TimeUnit.MILLISECONDS.toNanos(ms) : ms == -1 ? Long.MAX_VALUE : ABSENT;
       List<Reading> list = perHandle.get(h);
       synchronized (list) {
-        list.add(new Reading(at, until));
+        list.add(new Reading(asked, at, until));
       }
     }
   }
@@ -353,8 +370,10 @@ final class BeliefOracle implements AutoCloseable {
   }
 
   /**
-   * A node's last reading at or before {@code at}, its first after {@code at} and before
-   * {@code endAt}, and its first failed read after that last reading (before {@code endAt}), or nulls.
+   * A node's last reading answered at or before {@code at}, its first asked for at or after
+   * {@code at} and answered before {@code endAt}, and its first failed read after that last
+   * reading (before {@code endAt}), or nulls. A reading asked for before {@code at} and dated
+   * after it may show the node from either side of {@code at}: it is neither.
    */
   private Reading[] around(List<Reading> list, long at, long endAt) {
     Reading before = null;
@@ -368,7 +387,7 @@ final class BeliefOracle implements AutoCloseable {
           if (before == null || r.atNanos() > before.atNanos()) {
             before = r;
           }
-        } else if (r.atNanos() < endAt && (after == null || r.atNanos() < after.atNanos())) {
+        } else if (r.askedNanos() >= at && r.atNanos() < endAt && (after == null || r.atNanos() < after.atNanos())) {
           after = r;
         }
       }
@@ -400,8 +419,11 @@ final class BeliefOracle implements AutoCloseable {
     }
     String hold = r.holdsUntilNanos() == ABSENT ? "absent"
         : String.format("%.1f", (r.holdsUntilNanos() - b.atNanos()) / 1e6);
-    return String.format("%s (read %.1f ms %s)", hold, Math.abs(r.atNanos() - b.atNanos()) / 1e6,
-        r.atNanos() <= b.atNanos() ? "earlier" : "later");
+    return String.format("%s (asked %s, answered %s)", hold, relative(r.askedNanos(), b), relative(r.atNanos(), b));
+  }
+
+  private static String relative(long nanos, Belief b) {
+    return String.format("%.1f ms %s", Math.abs(nanos - b.atNanos()) / 1e6, nanos <= b.atNanos() ? "earlier" : "later");
   }
 
   /**

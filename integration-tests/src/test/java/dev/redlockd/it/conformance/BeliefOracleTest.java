@@ -222,4 +222,60 @@ class BeliefOracleTest {
     assertThatThrownBy(() -> oracle.judge(beliefs, List.of("lease"), 1))
         .hasMessageContaining("longer than a quorum of nodes held its key");
   }
+  /**
+   * The fresh-clone run of c2de187 (replica-restart, four languages at once): a renewal lands on
+   * every node just before the client's belief; two nodes' samplers read it at once, and three
+   * nodes' samplers, descheduled between the node's answer and the clock reading, date their
+   * readings of the node before the renewal 81 ms late, after the belief. Those are not readings
+   * after the belief: the next ones, asked after it, show the renewal, and the belief passes.
+   * Taken as readings after it, they would have failed an honest client by about 470 ms.
+   */
+  @Test
+  void aReadingAskedBeforeTheBeliefButDatedAfterItIsNotAReadingAfterIt() {
+    BeliefOracle oracle = BeliefOracle.unsampled(5, 3, "lease");
+    long t = 1_000_000 * MS; // the belief
+    long renewedUntil = t + 2_954 * MS;
+    long oldHold = t + 2_197 * MS;
+    for (int n = 0; n < 5; n++) {
+      oracle.recordReading(n, "lease", t - 90 * MS, t - 85 * MS, oldHold, true);
+    }
+    for (int n : new int[] {1, 4}) {
+      oracle.recordReading(n, "lease", t + 17 * MS, t + 18 * MS, renewedUntil, true);
+    }
+    for (int n : new int[] {0, 2, 3}) {
+      // Asked 62 ms before the belief, before the renewal landed; dated 19 ms after the belief.
+      oracle.recordReading(n, "lease", t - 62 * MS, t + 19 * MS, oldHold + 81 * MS, true);
+      oracle.recordReading(n, "lease", t + 25 * MS, t + 26 * MS, renewedUntil, true);
+    }
+    List<BeliefOracle.Belief> beliefs = List.of(
+        new BeliefOracle.Belief(t, "lease", false, true, 2_752.2, null),
+        new BeliefOracle.Belief(t + 40 * MS, "lease", true, false, 0, null));
+    BeliefOracle.Verdict verdict = oracle.judge(beliefs, List.of("lease"), 1).get(0);
+    assertThat(verdict.judged()).isEqualTo(1);
+    assertThat(verdict.largestExcessMs()).as("the belief against the nodes' renewed holds").isLessThan(0);
+  }
+
+  /** The same readings without the renewal on nodes 0, 2 and 3: the readings asked after the belief show the excess. */
+  @Test
+  void aBeliefTheReadingsAskedAfterItDoNotBearOutFails() {
+    BeliefOracle oracle = BeliefOracle.unsampled(5, 3, "lease");
+    long t = 1_000_000 * MS;
+    long oldHold = t + 2_197 * MS;
+    for (int n = 0; n < 5; n++) {
+      oracle.recordReading(n, "lease", t - 90 * MS, t - 85 * MS, oldHold, true);
+    }
+    for (int n : new int[] {1, 4}) {
+      oracle.recordReading(n, "lease", t + 17 * MS, t + 18 * MS, t + 2_954 * MS, true);
+    }
+    for (int n : new int[] {0, 2, 3}) {
+      oracle.recordReading(n, "lease", t - 62 * MS, t + 19 * MS, oldHold + 81 * MS, true);
+      oracle.recordReading(n, "lease", t + 25 * MS, t + 26 * MS, oldHold, true);
+    }
+    List<BeliefOracle.Belief> beliefs = List.of(
+        new BeliefOracle.Belief(t, "lease", false, true, 2_752.2, null),
+        new BeliefOracle.Belief(t + 40 * MS, "lease", true, false, 0, null));
+    assertThatThrownBy(() -> oracle.judge(beliefs, List.of("lease"), 1))
+        .hasMessageContaining("longer than a quorum of nodes held its key")
+        .hasMessageContaining("asked 25.0 ms later");
+  }
 }
