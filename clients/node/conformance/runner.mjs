@@ -531,17 +531,25 @@ const scenarios = {
     const c = client();
     const leases = [];
     let leasesLost = 0;
+    // Each loss with when it came (ms after the "held" await point, negative before it) and why.
+    let heldAt = performance.now();
+    const losses = [];
+    const record = (kind) => (error) => {
+      losses.push(`${kind} +${Math.round(performance.now() - heldAt)} ms ${error?.codeName ?? ''}: ${String(error?.details ?? error?.message ?? error).slice(0, 160)}`);
+    };
     for (let i = 0; i < count; i += 1) {
       const lease = await c.acquire(`${resource}/${i}`, { ttlMs, waitMs: 10_000 });
-      lease.keepAlive().onLost(() => { leasesLost += 1; });
+      lease.keepAlive().onLost(() => { leasesLost += 1; }).onLost(record(`lease ${i}`));
       leases.push({ lease, fence: lease.fencingToken });
     }
     let leadershipsLost = 0;
     const leaderships = await Promise.all(Array.from({ length: electionCount }, async (_, i) => {
       const leadership = await c.campaign(`${resource}/e${i}`, 'node', { ttlMs });
       leadership.onLost(() => { leadershipsLost += 1; });
+      leadership.onLost(record(`leadership ${i}`));
       return { leadership, term: leadership.term };
     }));
+    heldAt = performance.now();
     await awaitPoint('held');
     const facts = {
       leases: leases.length,
@@ -552,6 +560,7 @@ const scenarios = {
       leading: leaderships.filter((l) => l.leadership.isLeader).length,
       leaderships_lost: leadershipsLost,
       terms_changed: leaderships.filter((l) => l.leadership.term !== l.term).length,
+      losses: [...losses],
     };
     facts.released = (await Promise.all(leases.map((l) => l.lease.release()))).filter(Boolean).length;
     facts.resigned = (await Promise.all(leaderships.map((l) => l.leadership.resign()))).filter(Boolean).length;

@@ -156,6 +156,30 @@ class Beliefs:
               "remaining_ms": ms(remaining) if valid else 0, "mono_ns": str(mono_ns)})
 
 
+class Losses:
+    """A hold-many run's loss callbacks, each with when it came (ms after the "held" await point,
+    negative before it) and its status, for the harness's report of where a rolling restart loses."""
+
+    def __init__(self) -> None:
+        self.since = time.monotonic()
+        self.seen: List[str] = []
+        self.lock = threading.Lock()
+
+    def held(self) -> None:
+        self.since = time.monotonic()
+
+    def record(self, kind: str) -> Callable[[LeaseLost], None]:
+        def on_lost(lost: LeaseLost) -> None:
+            at = (time.monotonic() - self.since) * 1000
+            with self.lock:
+                self.seen.append(f"{kind} +{at:.0f} ms {lost.code.name}: {lost.details[:160]}")
+        return on_lost
+
+    def facts(self) -> List[str]:
+        with self.lock:
+            return list(self.seen)
+
+
 class Runner:
     def __init__(self, servers: List[str], resource: str) -> None:
         self.servers = servers
@@ -591,9 +615,10 @@ class Runner:
         leases: List[Lease] = []
         fences: List[int] = []
         leases_lost: List[LeaseLost] = []
+        losses = Losses()
         for i in range(self.count):
             lease = client.acquire(f"{self.resource}/{i}", ttl=self.hold_ttl, wait=10)
-            lease.keep_alive().on_lost(leases_lost.append)
+            lease.keep_alive().on_lost(leases_lost.append).on_lost(losses.record(f"lease {i}"))
             leases.append(lease)
             fences.append(lease.fencing_token)
         leaderships: List[Leadership] = [None] * self.elections  # type: ignore[list-item]
@@ -614,8 +639,10 @@ class Runner:
             raise failures[0]
         terms = [p.term for p in leaderships]
         leaderships_lost: List[LeaseLost] = []
-        for p in leaderships:
+        for i, p in enumerate(leaderships):
             p.on_lost(leaderships_lost.append)
+            p.on_lost(losses.record(f"leadership {i}"))
+        losses.held()
         self.await_point("held")  # the harness restarts every replica in turn, several times
         facts: Facts = {
             "leases": len(leases),
@@ -626,6 +653,7 @@ class Runner:
             "leading": sum(1 for p in leaderships if p.is_leader),
             "leaderships_lost": len(leaderships_lost),
             "terms_changed": sum(1 for p, term in zip(leaderships, terms) if p.term != term),
+            "losses": losses.facts(),
         }
         facts["released"] = sum(1 for lease in leases if lease.release())
         facts["resigned"] = sum(1 for p in leaderships if p.resign())

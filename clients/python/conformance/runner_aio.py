@@ -24,7 +24,7 @@ from redlockd import LeaseLost, LockServiceError
 from redlockd._proto import lock_pb2
 from redlockd.aio import AsyncLease, AsyncLeadership, AsyncLockClient
 from redlockd.aio._tasks import run as run_procedure
-from runner import (PERMIT_WORKERS, PERMITS, PERMITS_FOR, RESTART_ROUNDS, Beliefs, Facts, describe,
+from runner import (Losses, PERMIT_WORKERS, PERMITS, PERMITS_FOR, RESTART_ROUNDS, Beliefs, Facts, describe,
                     emit, error_fact, failed, leader_fact, ms, not_released, parse_args,
                     permit_event, servers_of)
 
@@ -439,9 +439,10 @@ class AsyncRunner:
         leases: List[AsyncLease] = []
         fences: List[int] = []
         leases_lost: List[LeaseLost] = []
+        losses = Losses()
         for i in range(self.count):
             lease = await client.acquire(f"{self.resource}/{i}", ttl=self.hold_ttl, wait=10)
-            lease.keep_alive().on_lost(leases_lost.append)
+            lease.keep_alive().on_lost(leases_lost.append).on_lost(losses.record(f"lease {i}"))
             leases.append(lease)
             fences.append(lease.fencing_token)
         leaderships: List[AsyncLeadership] = list(await asyncio.gather(*(
@@ -449,8 +450,10 @@ class AsyncRunner:
             for i in range(self.elections))))
         terms = [p.term for p in leaderships]
         leaderships_lost: List[LeaseLost] = []
-        for p in leaderships:
+        for i, p in enumerate(leaderships):
             p.on_lost(leaderships_lost.append)
+            p.on_lost(losses.record(f"leadership {i}"))
+        losses.held()
         await self.await_point("held")
         facts: Facts = {
             "leases": len(leases),
@@ -462,6 +465,7 @@ class AsyncRunner:
             "leading": sum(1 for p in leaderships if p.is_leader),
             "leaderships_lost": len(leaderships_lost),
             "terms_changed": sum(1 for p, term in zip(leaderships, terms) if p.term != term),
+            "losses": losses.facts(),
         }
         facts["released"] = sum([1 for lease in leases if await lease.release()])
         facts["resigned"] = sum([1 for p in leaderships if await p.resign()])

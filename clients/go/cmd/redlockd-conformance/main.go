@@ -862,8 +862,22 @@ func holdMany(r string) (fact, error) {
 			return nil, err
 		}
 	}
+	heldAt := time.Now()
 	await("held")
 	f := fact{"leases": len(leases), "leaderships": len(leaderships)}
+	// Each loss with when it came (ms after the "held" await point) and why.
+	described := []string{}
+	for i, h := range leases {
+		if d := h.lost.describe(fmt.Sprintf("lease %d", i), heldAt); d != "" {
+			described = append(described, d)
+		}
+	}
+	for i, p := range leaderships {
+		if d := p.lost.describe(fmt.Sprintf("leadership %d", i), heldAt); d != "" {
+			described = append(described, d)
+		}
+	}
+	f["losses"] = described
 	valid, lost, changed, leading, lostLed, termsChanged := 0, 0, 0, 0, 0, 0
 	for _, h := range leases {
 		if h.lease.Valid() {
@@ -905,18 +919,35 @@ type losses struct {
 	mu    sync.Mutex
 	n     int
 	first chan struct{}
+	at    time.Time // when the first loss came
+	err   error     // what it said
 }
 
 func countLosses(onLost func(func(error))) *losses {
 	c := &losses{first: make(chan struct{})}
-	onLost(func(error) {
+	onLost(func(err error) {
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		if c.n++; c.n == 1 {
+			c.at, c.err = time.Now(), err
 			close(c.first)
 		}
 	})
 	return c
+}
+
+// describe is the first loss, as hold-many reports it: kind, ms after since, and why; "" if none.
+func (c *losses) describe(kind string, since time.Time) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n == 0 {
+		return ""
+	}
+	why := fmt.Sprint(c.err)
+	if len(why) > 160 {
+		why = why[:160]
+	}
+	return fmt.Sprintf("%s %+d ms %s", kind, c.at.Sub(since).Milliseconds(), why)
 }
 
 // wait waits up to d for the first call.

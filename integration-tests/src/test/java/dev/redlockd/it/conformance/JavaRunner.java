@@ -560,6 +560,33 @@ public final class JavaRunner {
     return facts;
   }
 
+  /**
+   * hold-many's loss callbacks, each with when it came (ms after the "held" await point, negative
+   * before it) and why, for the rolling-restart run's report of where a restart loses.
+   */
+  private static final class Losses {
+    private volatile long since = System.nanoTime();
+    private final List<String> seen = java.util.Collections.synchronizedList(new ArrayList<>());
+
+    void held() {
+      since = System.nanoTime();
+    }
+
+    void record(String kind, Throwable cause) {
+      String why = String.valueOf(cause.getMessage());
+      seen.add(kind + " +" + java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - since) + " ms "
+          + cause.getClass().getSimpleName() + ": " + why.substring(0, Math.min(160, why.length())));
+    }
+
+    com.google.gson.JsonArray facts() {
+      com.google.gson.JsonArray all = new com.google.gson.JsonArray();
+      synchronized (seen) {
+        seen.forEach(all::add);
+      }
+      return all;
+    }
+  }
+
   /** The rolling-restart run's load: many kept leases and leaderships on one client, no beliefs. */
   private JsonObject holdMany() throws Exception {
     LockClient c = client(Duration.ofSeconds(5));
@@ -567,9 +594,14 @@ public final class JavaRunner {
     List<Lease> leases = new ArrayList<>();
     List<Long> fences = new ArrayList<>();
     AtomicInteger leasesLost = new AtomicInteger();
+    Losses losses = new Losses();
     for (int i = 0; i < holdCount; i++) {
       Lease lease = c.acquire(resource + "/" + i, LockOptions.ttl(ttl).waitUpTo(Duration.ofSeconds(10)));
-      lease.keepAlive().onLost(e -> leasesLost.incrementAndGet());
+      String kind = "lease " + i;
+      lease.keepAlive().onLost(e -> {
+        leasesLost.incrementAndGet();
+        losses.record(kind, e);
+      });
       leases.add(lease);
       fences.add(lease.fencingToken());
     }
@@ -584,10 +616,15 @@ public final class JavaRunner {
     AtomicInteger leadershipsLost = new AtomicInteger();
     for (var campaign : campaigns) {
       Leadership leadership = campaign.join();
-      leadership.onLost(e -> leadershipsLost.incrementAndGet());
+      String kind = "leadership " + leaderships.size();
+      leadership.onLost(e -> {
+        leadershipsLost.incrementAndGet();
+        losses.record(kind, e);
+      });
       leaderships.add(leadership);
       terms.add(leadership.term());
     }
+    losses.held();
     await("held");
     JsonObject facts = new JsonObject();
     facts.addProperty("leases", leases.size());
@@ -606,6 +643,7 @@ public final class JavaRunner {
       termsChanged += leaderships.get(i).term() != terms.get(i) ? 1 : 0;
     }
     facts.addProperty("terms_changed", termsChanged);
+    facts.add("losses", losses.facts());
     facts.addProperty("released", leases.stream().filter(Lease::release).count());
     facts.addProperty("resigned", leaderships.stream().filter(Leadership::resign).count());
     return facts;

@@ -30,6 +30,8 @@ final class ReplicaSet implements AutoCloseable {
   private final List<Integer> ports;
   private final List<Integer> metricsPorts;
   private final List<ServerProcess> servers;
+  /** Logs of replicas stopped by {@link #restart}, in the order they stopped. */
+  private final List<String> pastLogs = new ArrayList<>();
   /** The proxies clients reach the replicas through, by replica; empty when they reach them directly. */
   private final List<BlackholeProxy> fronts;
   /** By replica, the proxies between it and the nodes it can be cut off from; empty lists when none. */
@@ -228,6 +230,7 @@ final class ReplicaSet implements AutoCloseable {
         if (old.waitFor(Duration.ofSeconds(20)).isEmpty()) {
           throw new AssertionError("replica " + i + " still running 20 s after its signal:\n" + old.log());
         }
+        keepLog(i, old);
         old.close();
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
@@ -251,9 +254,15 @@ final class ReplicaSet implements AutoCloseable {
     return restart;
   }
 
-  /** Every replica's log, for a failure report. */
+  /** The logs of replicas' earlier runs, stopped by a restart: a stream's end there explains a client's loss. */
+  private synchronized void keepLog(int i, ServerProcess stopped) {
+    pastLogs.add("== replica " + i + ", until its restart\n" + stopped.log() + "\n");
+  }
+
+  /** Every replica's log, earlier runs (before each restart) first, for a failure report. */
   synchronized String logs() {
     StringBuilder all = new StringBuilder();
+    pastLogs.forEach(all::append);
     for (int i = 0; i < servers.size(); i++) {
       all.append("== replica ").append(i).append('\n').append(servers.get(i).log()).append('\n');
     }
