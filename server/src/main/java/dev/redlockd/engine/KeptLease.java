@@ -44,6 +44,14 @@ public final class KeptLease {
      * for one ttl unless the holder {@link KeptLease#stop}s it first.
      */
     default void unconfirmed(LockEngineException cause, long mark) {}
+
+    /**
+     * The same holder keeps this lease on this server through a newer stream now (a client opens
+     * one only to supersede the one it has: rule 19 of clients/conformance/README.md). A
+     * listener that ends its own stream for it {@link KeptLease#stop}s this keeper; releasing
+     * nothing. By default both keepers go on renewing, until this one's reader is seen gone.
+     */
+    default void superseded() {}
   }
 
   /** In jeopardy, retry this many times per ttl, so a quorum that comes back is noticed fast. */
@@ -245,6 +253,13 @@ public final class KeptLease {
 
   synchronized boolean ended() {
     return ended;
+  }
+
+  /** A newer keeper of the same lease started on this server: see {@link Listener#superseded}. */
+  void superseded() {
+    if (!ended()) {
+      listener.superseded();
+    }
   }
 
   /**

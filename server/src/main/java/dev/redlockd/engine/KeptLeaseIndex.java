@@ -7,22 +7,26 @@ import java.util.function.Consumer;
 
 /**
  * The leases one space keeps alive on this server, by resource and token, so that a unary
- * Extend of a kept lease reaches its keeper. Usually one keeper per lease; two for a moment
- * when a holder resumed on this server before its old stream was seen to be gone. A concurrent
- * map of small immutable lists: keepers come and go on gRPC and engine threads alike, and the
- * lookup on every Extend takes no lock.
+ * Extend of a kept lease reaches its keeper, and a newer keeper of a lease finds the older ones.
+ * Usually one keeper per lease; two for a moment when a holder resumed on this server before its
+ * old stream was seen to be gone. A concurrent map of small immutable lists: keepers come and go
+ * on gRPC and engine threads alike, and the lookup on every Extend takes no lock.
  */
 final class KeptLeaseIndex {
   private record Key(String resource, String token) {}
 
   private final ConcurrentHashMap<Key, List<KeptLease>> byLease = new ConcurrentHashMap<>();
 
-  void add(KeptLease lease) {
+  /** Adds a keeper; returns the keepers of the same lease that were here before it. */
+  List<KeptLease> add(KeptLease lease) {
+    List<KeptLease> before = new ArrayList<>(0);
     byLease.compute(key(lease), (k, leases) -> {
       List<KeptLease> more = leases == null ? new ArrayList<>(1) : new ArrayList<>(leases);
+      before.addAll(more);
       more.add(lease);
       return List.copyOf(more);
     });
+    return before;
   }
 
   void remove(KeptLease lease) {

@@ -324,7 +324,8 @@ public final class Leases {
     rules.token(resource, token, true);
     rules.ttl(resource, ttl);
     KeptLease lease = new KeptLease(this, scheduler, renewals, nanoClock, resource, permit, token, ttl, listener);
-    kept.add(lease);
+    // Off the caller's thread: a stream's listener ends its stream, and the caller is another stream.
+    kept.add(lease).forEach(older -> scheduler.execute(older::superseded));
     return lease;
   }
 

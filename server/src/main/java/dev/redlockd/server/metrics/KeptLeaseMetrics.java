@@ -31,8 +31,9 @@ final class KeptLeaseMetrics implements LeaseMeter {
         .name("redlockd_kept_streams_stopped_total")
         .help("KeepAlive and Campaign streams the server ended without releasing what they keep, by reason: "
             + "reader_silent (no request from the client for longer than the ttl: renewals stop, the lease runs "
-            + "out at its ttl) or no_quorum (a renewal reached no quorum: the stream ends UNAVAILABLE so that the "
-            + "holder resumes through another replica)")
+            + "out at its ttl), no_quorum (a renewal reached no quorum: the stream ends UNAVAILABLE so that the "
+            + "holder resumes through another replica) or superseded (KeepAlive: the holder keeps the lease here "
+            + "through a newer stream; the older ends UNAVAILABLE)")
         .labelNames("stream", "reason")
         .withoutExemplars()
         .register(registry);
@@ -44,6 +45,7 @@ final class KeptLeaseMetrics implements LeaseMeter {
       lost.labelValues(stream, "UNAVAILABLE");
       stopped.labelValues(stream, READER_SILENT);
       stopped.labelValues(stream, NO_QUORUM);
+      stopped.labelValues(stream, SUPERSEDED);
     }
   }
 

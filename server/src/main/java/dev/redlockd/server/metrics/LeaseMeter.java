@@ -25,7 +25,8 @@ public interface LeaseMeter {
   /**
    * The server stopped renewing what a {@code stream} keeps and ended the stream, releasing
    * nothing: {@code reason} {@value #READER_SILENT} (no request from its client for longer than
-   * the ttl) or {@value #NO_QUORUM} (a renewal reached no quorum: handed on to another replica).
+   * the ttl), {@value #NO_QUORUM} (a renewal reached no quorum: handed on to another replica) or
+   * {@value #SUPERSEDED} (a newer stream of the same holder keeps it here now).
    */
   void stopped(String stream, String reason);
 
@@ -33,4 +34,6 @@ public interface LeaseMeter {
   String READER_SILENT = "reader_silent";
   /** {@link #stopped}: this replica reached no quorum; the holder resumes through another one. */
   String NO_QUORUM = "no_quorum";
+  /** {@link #stopped}: the holder keeps it on this replica through a newer stream now. */
+  String SUPERSEDED = "superseded";
 }

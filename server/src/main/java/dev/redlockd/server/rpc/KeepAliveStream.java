@@ -23,7 +23,8 @@ import org.slf4j.LoggerFactory;
  * run out (a partitioned holder looks exactly like a gone one); a lost lease ends the stream
  * with NOT_FOUND or UNAVAILABLE; server shutdown ends it with UNAVAILABLE and releases nothing,
  * so that the holder resumes the lease through another replica. So does a replica whose
- * renewals reach no quorum ({@link HandOn}). A client silent for longer than the ttl is gone
+ * renewals reach no quorum ({@link HandOn}), and one whose holder keeps the lease here through a
+ * newer stream ({@link #superseded}). A client silent for longer than the ttl is gone
  * ({@link ReaderSilence}): renewals stop, the stream ends DEADLINE_EXCEEDED, the lease runs out.
  * Only the holder's half-close releases here.
  */
@@ -163,6 +164,11 @@ final class KeepAliveStream extends KeptStream<KeepAliveResponse>
     leases().renewed("KeepAlive", false);
     send(lease, LeaseState.LEASE_STATE_JEOPARDY, sequence);
     inJeopardy(lease.validity(), cause);
+  }
+
+  @Override
+  public void superseded() {
+    endSuperseded();
   }
 
   /** A first renewal here missed the quorum: no validity to wait out; handed on once its retry misses too. */

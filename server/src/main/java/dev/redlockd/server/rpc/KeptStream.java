@@ -96,6 +96,22 @@ abstract class KeptStream<R> extends ServerStream<R> {
     }
   }
 
+  /**
+   * Its holder keeps the same thing through a newer stream on this replica: renewals stop here,
+   * nothing is released, and this stream ends UNAVAILABLE. A client opens a second stream for a
+   * grant only when it took the first for silent (rule 19 of clients/conformance/README.md), goes
+   * on reading the first and ignores how it ends; renewing both would double this replica's work
+   * for the grant until the old one's reader is seen gone, a whole ttl, and a restart storm of
+   * such streams (a replica just back answers slowly, every answer late makes one more stream)
+   * grew to two or three streams per grant.
+   */
+  protected final void endSuperseded() {
+    stopKeeping();
+    leases().stopped(kind, LeaseMeter.SUPERSEDED);
+    end(Status.UNAVAILABLE.withDescription("a newer " + kind + " stream of this " + kept
+        + "'s holder keeps it on this replica now; nothing was released"));
+  }
+
   /** Renewals stop, nothing is released, and the stream ends UNAVAILABLE: resume through another replica. */
   protected final void handOn(LockEngineException cause) {
     stopKeeping();
