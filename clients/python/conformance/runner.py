@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
+import os
 import random
 import sys
 import threading
@@ -710,7 +712,16 @@ def failed(scenario: str, e: BaseException) -> int:
     return 1
 
 
+def log_if_asked() -> None:
+    """The client's own log on standard error when REDLOCKD_RUNNER_LOG=debug (the rolling-restart
+    run keeps each runner's output: a loss's story is in its stream ends and reopens)."""
+    if os.environ.get("REDLOCKD_RUNNER_LOG") == "debug":
+        logging.basicConfig(level=logging.DEBUG, stream=sys.stderr,
+                            format="%(relativeCreated)d ms %(name)s %(message)s")
+
+
 def main() -> int:
+    log_if_asked()
     args = parse_args(__doc__.splitlines()[0], SCENARIOS)
     runner = Runner(servers_of(args), args.resource)
     runner.count = args.count

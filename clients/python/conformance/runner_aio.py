@@ -24,7 +24,7 @@ from redlockd import LeaseLost, LockServiceError
 from redlockd._proto import lock_pb2
 from redlockd.aio import AsyncLease, AsyncLeadership, AsyncLockClient
 from redlockd.aio._tasks import run as run_procedure
-from runner import (Losses, PERMIT_WORKERS, PERMITS, PERMITS_FOR, RESTART_ROUNDS, Beliefs, Facts, describe,
+from runner import (Losses, log_if_asked, PERMIT_WORKERS, PERMITS, PERMITS_FOR, RESTART_ROUNDS, Beliefs, Facts, describe,
                     emit, error_fact, failed, leader_fact, ms, not_released, parse_args,
                     permit_event, servers_of)
 
@@ -528,6 +528,7 @@ async def run(scenario: str, runner: AsyncRunner) -> Optional[Facts]:
 
 
 def main() -> int:
+    log_if_asked()
     args = parse_args(__doc__.splitlines()[0], SCENARIOS)
     runner = AsyncRunner(servers_of(args), args.resource)
     runner.count = args.count

@@ -129,7 +129,7 @@ class RollingRestartRun {
           Thread.sleep(SETTLE.toMillis());
           timeline.close();
           System.out.println("rolling restart: KeepAlive streams by replica, sampled every "
-              + TIMELINE_INTERVAL.toMillis() + " ms (open, handed on, reader gone, JEOPARDY answers since its start):\n"
+              + TIMELINE_INTERVAL.toMillis() + " ms (open, handed on, reader gone, superseded, JEOPARDY answers since its start):\n"
               + timeline.describe());
           changedHands = changedHands(holders, holders(cluster, keys));
           System.out.println("rolling restart: after the last restart, keys held by another token or by no quorum: "
@@ -177,10 +177,25 @@ class RollingRestartRun {
         if (timeline != null) {
           timeline.close();
         }
-        for (RunnerProcess runner : runners) {
-          runner.close();
+        for (int i = 0; i < runners.size(); i++) {
+          runners.get(i).close();
+          keepTranscript(languages.get(i), runners.get(i));
         }
       }
+    }
+  }
+
+  /**
+   * Each runner's output, kept under target/rolling/ for a loss's story (a client's own log
+   * lines, where its runner turns them on with REDLOCKD_RUNNER_LOG=debug).
+   */
+  private static void keepTranscript(Language language, RunnerProcess runner) {
+    try {
+      java.nio.file.Path dir = java.nio.file.Path.of("target", "rolling");
+      java.nio.file.Files.createDirectories(dir);
+      java.nio.file.Files.writeString(dir.resolve(language.id + ".log"), runner.transcript());
+    } catch (IOException e) {
+      System.out.println("rolling restart: " + language.id + "'s transcript not kept: " + e);
     }
   }
 

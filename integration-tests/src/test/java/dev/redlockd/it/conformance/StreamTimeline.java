@@ -9,7 +9,8 @@ import java.util.concurrent.TimeUnit;
 /**
  * Where the kept streams were, sampled in the background while a rolling restart runs: for each
  * replica, its KeepAlive streams open and, since its start, the streams it handed on (no quorum),
- * ended for a silent reader, and the renewals it answered JEOPARDY. Paced by readiness, the streams
+ * ended for a silent reader, ended for a newer stream of the same lease, and the renewals it
+ * answered JEOPARDY. Paced by readiness, the streams
  * one restart moves land where the clients can reach at that moment; this shows whether a replica
  * just restarted took none of them, or took them and let them go (issue 40).
  */
@@ -50,13 +51,14 @@ final class StreamTimeline implements AutoCloseable {
     for (int i = 0; i < replicas.size(); i++) {
       try {
         Scrape s = Scrape.of(replicas.metricsPort(i));
-        each.add(String.format("%4d open %3d handed on %3d reader gone %4d jeopardy",
+        each.add(String.format("%4d open %3d handed on %3d reader gone %3d superseded %4d jeopardy",
             (long) s.value("redlockd_streams_open", "kind", OpenStreams.KEEP_ALIVE),
             (long) s.value("redlockd_kept_streams_stopped_total", "stream", "KeepAlive", "reason", "no_quorum"),
             (long) s.value("redlockd_kept_streams_stopped_total", "stream", "KeepAlive", "reason", "reader_silent"),
+            (long) s.value("redlockd_kept_streams_stopped_total", "stream", "KeepAlive", "reason", "superseded"),
             (long) s.value("redlockd_kept_lease_renewals_total", "stream", "KeepAlive", "state", "JEOPARDY")));
       } catch (RuntimeException down) {
-        each.add(String.format("%-46s", "-"));
+        each.add(String.format("%-61s", "-"));
       }
     }
     mark(String.join(" | ", each));
