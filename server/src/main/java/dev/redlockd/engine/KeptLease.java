@@ -46,10 +46,12 @@ public final class KeptLease {
     default void unconfirmed(LockEngineException cause, long mark) {}
 
     /**
-     * The same holder keeps this lease on this server through a newer stream now (a client opens
-     * one only to supersede the one it has: rule 19 of clients/conformance/README.md). A
-     * listener that ends its own stream for it {@link KeptLease#stop}s this keeper; releasing
-     * nothing. By default both keepers go on renewing, until this one's reader is seen gone.
+     * The same holder keeps this lease on this server through a newer stream now, whose first
+     * renewal held (a client opens one only to supersede the one it has: rule 19 of
+     * clients/conformance/README.md). Not before that renewal held: until then this keeper's own
+     * renewal may be the one that answers first. A listener that ends its own stream for it
+     * {@link KeptLease#stop}s this keeper, releasing nothing. By default both keepers go on
+     * renewing, until this one's reader is seen gone.
      */
     default void superseded() {}
   }
@@ -98,6 +100,8 @@ public final class KeptLease {
   private boolean renewing;
   private boolean renewAgain;
   private boolean ended;
+  /** Whether a renewal by this keeper held yet: the first one takes over from older keepers here. */
+  private boolean heldOnce;
 
   KeptLease(Leases space, ScheduledExecutorService scheduler, RenewalBatch batch, LongSupplier nanoClock,
       String resource, int permit, String token, Duration ttl, Listener listener) {
@@ -255,7 +259,7 @@ public final class KeptLease {
     return ended;
   }
 
-  /** A newer keeper of the same lease started on this server: see {@link Listener#superseded}. */
+  /** A newer keeper of the same lease renewed it on this server: see {@link Listener#superseded}. */
   void superseded() {
     if (!ended()) {
       listener.superseded();
@@ -300,10 +304,13 @@ public final class KeptLease {
   }
 
   private void renewed(Grant lease, long sentNanos, Start start) {
+    boolean first;
     synchronized (this) {
       if (ended) {
         return;
       }
+      first = !heldOnce;
+      heldOnce = true;
       granted = true;
       lastFence = lease.fencingToken();
       long renewedUntil = sentNanos + lease.validity().toNanos();
@@ -316,6 +323,9 @@ public final class KeptLease {
       scheduleLocked(onGrid(nanoClock.getAsLong(), due.toNanos() / 3, due));
     }
     listener.held(lease, start.mark());
+    if (first) {
+      space.tookOver(this);
+    }
   }
 
   private void failed(Throwable cause, long markAtStart) {

@@ -17,16 +17,22 @@ final class KeptLeaseIndex {
 
   private final ConcurrentHashMap<Key, List<KeptLease>> byLease = new ConcurrentHashMap<>();
 
-  /** Adds a keeper; returns the keepers of the same lease that were here before it. */
-  List<KeptLease> add(KeptLease lease) {
-    List<KeptLease> before = new ArrayList<>(0);
+  void add(KeptLease lease) {
     byLease.compute(key(lease), (k, leases) -> {
       List<KeptLease> more = leases == null ? new ArrayList<>(1) : new ArrayList<>(leases);
-      before.addAll(more);
       more.add(lease);
       return List.copyOf(more);
     });
-    return before;
+  }
+
+  /** The keepers of the same lease added before {@code lease} and still here. */
+  List<KeptLease> before(KeptLease lease) {
+    List<KeptLease> leases = byLease.get(key(lease));
+    if (leases == null) {
+      return List.of();
+    }
+    int at = leases.indexOf(lease);
+    return at <= 0 ? List.of() : leases.subList(0, at);
   }
 
   void remove(KeptLease lease) {

@@ -324,14 +324,22 @@ public final class Leases {
     rules.token(resource, token, true);
     rules.ttl(resource, ttl);
     KeptLease lease = new KeptLease(this, scheduler, renewals, nanoClock, resource, permit, token, ttl, listener);
-    // Off the caller's thread: a stream's listener ends its stream, and the caller is another stream.
-    kept.add(lease).forEach(older -> scheduler.execute(older::superseded));
+    kept.add(lease);
     return lease;
   }
 
   /** The most a grant for {@code ttl} leaves to rely on, counted from when it was asked for. */
   Duration validityBound(Duration ttl) {
     return ttl.minus(config.drift(ttl));
+  }
+
+  /**
+   * A kept lease's first renewal held: the keepers of the same lease that were here before it
+   * (its holder's streams it replaced) are told, each on the scheduler (a stream's listener ends
+   * its stream; this runs on another stream's renewal).
+   */
+  void tookOver(KeptLease newer) {
+    kept.before(newer).forEach(older -> scheduler.execute(older::superseded));
   }
 
   /** A kept lease whose renewals ended: a unary Extend no longer concerns it. */

@@ -17,9 +17,10 @@ import org.junit.jupiter.api.Test;
 /**
  * A client opens a second KeepAlive stream for a lease only when it took the first for silent
  * (rule 19 of clients/conformance/README.md); when both reach the same replica, that replica
- * renews the lease for the newer one alone: the older ends UNAVAILABLE at once, releasing
- * nothing, instead of being renewed until its reader is seen gone a ttl later. Real server, real
- * sockets, real Redis: the nodes show the lease held and renewed through the newer stream.
+ * renews the lease for the newer one alone once the newer one's first renewal held: the older
+ * ends UNAVAILABLE, releasing nothing, instead of being renewed until its reader is seen gone a
+ * ttl later. Real server, real sockets, real Redis: the nodes show the lease held and renewed
+ * through the newer stream.
  */
 class SupersededStreamTest {
   private static final Duration TTL = Duration.ofSeconds(2);

@@ -97,13 +97,15 @@ abstract class KeptStream<R> extends ServerStream<R> {
   }
 
   /**
-   * Its holder keeps the same thing through a newer stream on this replica: renewals stop here,
-   * nothing is released, and this stream ends UNAVAILABLE. A client opens a second stream for a
-   * grant only when it took the first for silent (rule 19 of clients/conformance/README.md), goes
-   * on reading the first and ignores how it ends; renewing both would double this replica's work
-   * for the grant until the old one's reader is seen gone, a whole ttl, and a restart storm of
-   * such streams (a replica just back answers slowly, every answer late makes one more stream)
-   * grew to two or three streams per grant.
+   * Its holder keeps the same thing through a newer stream on this replica, whose first renewal
+   * held: renewals stop here, nothing is released, and this stream ends UNAVAILABLE. A client
+   * opens a second stream for a grant only when it took the first for silent (rule 19 of
+   * clients/conformance/README.md), goes on reading the first and ignores how it ends; renewing
+   * both would double this replica's work for the grant until the old one's reader is seen gone,
+   * a whole ttl (the clients cancel the old one once the new one answers, but Node cannot without
+   * releasing), and a restart storm of such streams (a replica just back answers slowly, every
+   * answer late makes one more stream) grew to two or three streams per grant. Not before the
+   * newer stream's renewal held: a slow replica's renewal for the older one may answer first.
    */
   protected final void endSuperseded() {
     stopKeeping();
