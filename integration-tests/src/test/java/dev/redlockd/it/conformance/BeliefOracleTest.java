@@ -233,7 +233,29 @@ class BeliefOracleTest {
   @Test
   void aReadingAskedBeforeTheBeliefButDatedAfterItIsNotAReadingAfterIt() {
     BeliefOracle oracle = BeliefOracle.unsampled(5, 3, "lease");
-    long t = 1_000_000 * MS; // the belief
+    BeliefOracle.Verdict verdict = oracle.judge(heldUpSamplers(oracle, true), List.of("lease"), 1).get(0);
+    assertThat(verdict.judged()).isEqualTo(1);
+    assertThat(verdict.largestExcessMs()).as("the belief against the nodes' renewed holds").isLessThan(0);
+  }
+
+  /** The same readings without the renewal on nodes 0, 2 and 3: the readings asked after the belief show the excess. */
+  @Test
+  void aBeliefTheReadingsAskedAfterItDoNotBearOutFails() {
+    BeliefOracle oracle = BeliefOracle.unsampled(5, 3, "lease");
+    List<BeliefOracle.Belief> beliefs = heldUpSamplers(oracle, false);
+    assertThatThrownBy(() -> oracle.judge(beliefs, List.of("lease"), 1))
+        .hasMessageContaining("longer than a quorum of nodes held its key")
+        .hasMessageContaining("asked 25.0 ms later");
+  }
+
+  /**
+   * That run's readings around a belief at t (2,752.2 ms left): every node read 85 ms before it;
+   * nodes 1 and 4 read renewed 18 ms after it; nodes 0, 2 and 3 read before the renewal landed and
+   * dated 81 ms late, then read again 25 ms after the belief, renewed or not as {@code renewedEverywhere}
+   * says. Returns the belief and its belief-end.
+   */
+  private static List<BeliefOracle.Belief> heldUpSamplers(BeliefOracle oracle, boolean renewedEverywhere) {
+    long t = 1_000_000 * MS;
     long renewedUntil = t + 2_954 * MS;
     long oldHold = t + 2_197 * MS;
     for (int n = 0; n < 5; n++) {
@@ -245,37 +267,10 @@ class BeliefOracleTest {
     for (int n : new int[] {0, 2, 3}) {
       // Asked 62 ms before the belief, before the renewal landed; dated 19 ms after the belief.
       oracle.recordReading(n, "lease", t - 62 * MS, t + 19 * MS, oldHold + 81 * MS, true);
-      oracle.recordReading(n, "lease", t + 25 * MS, t + 26 * MS, renewedUntil, true);
+      oracle.recordReading(n, "lease", t + 25 * MS, t + 26 * MS, renewedEverywhere ? renewedUntil : oldHold, true);
     }
-    List<BeliefOracle.Belief> beliefs = List.of(
+    return List.of(
         new BeliefOracle.Belief(t, "lease", false, true, 2_752.2, null),
         new BeliefOracle.Belief(t + 40 * MS, "lease", true, false, 0, null));
-    BeliefOracle.Verdict verdict = oracle.judge(beliefs, List.of("lease"), 1).get(0);
-    assertThat(verdict.judged()).isEqualTo(1);
-    assertThat(verdict.largestExcessMs()).as("the belief against the nodes' renewed holds").isLessThan(0);
-  }
-
-  /** The same readings without the renewal on nodes 0, 2 and 3: the readings asked after the belief show the excess. */
-  @Test
-  void aBeliefTheReadingsAskedAfterItDoNotBearOutFails() {
-    BeliefOracle oracle = BeliefOracle.unsampled(5, 3, "lease");
-    long t = 1_000_000 * MS;
-    long oldHold = t + 2_197 * MS;
-    for (int n = 0; n < 5; n++) {
-      oracle.recordReading(n, "lease", t - 90 * MS, t - 85 * MS, oldHold, true);
-    }
-    for (int n : new int[] {1, 4}) {
-      oracle.recordReading(n, "lease", t + 17 * MS, t + 18 * MS, t + 2_954 * MS, true);
-    }
-    for (int n : new int[] {0, 2, 3}) {
-      oracle.recordReading(n, "lease", t - 62 * MS, t + 19 * MS, oldHold + 81 * MS, true);
-      oracle.recordReading(n, "lease", t + 25 * MS, t + 26 * MS, oldHold, true);
-    }
-    List<BeliefOracle.Belief> beliefs = List.of(
-        new BeliefOracle.Belief(t, "lease", false, true, 2_752.2, null),
-        new BeliefOracle.Belief(t + 40 * MS, "lease", true, false, 0, null));
-    assertThatThrownBy(() -> oracle.judge(beliefs, List.of("lease"), 1))
-        .hasMessageContaining("longer than a quorum of nodes held its key")
-        .hasMessageContaining("asked 25.0 ms later");
   }
 }
