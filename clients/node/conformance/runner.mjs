@@ -535,7 +535,8 @@ const scenarios = {
     let heldAt = performance.now();
     const losses = [];
     const record = (kind) => (error) => {
-      losses.push(`${kind} +${Math.round(performance.now() - heldAt)} ms ${error?.codeName ?? ''}: ${String(error?.details ?? error?.message ?? error).slice(0, 160)}`);
+      const at = Math.round(performance.now() - heldAt);
+      losses.push(`${kind} ${at < 0 ? '' : '+'}${at} ms ${error?.codeName ?? ''}: ${String(error?.details ?? error?.message ?? error).slice(0, 160)}`);
     };
     for (let i = 0; i < count; i += 1) {
       const lease = await c.acquire(`${resource}/${i}`, { ttlMs, waitMs: 10_000 });

@@ -174,7 +174,7 @@ class Losses:
         def on_lost(lost: LeaseLost) -> None:
             at = (time.monotonic() - self.since) * 1000
             with self.lock:
-                self.seen.append(f"{kind} +{at:.0f} ms {lost.code.name}: {lost.details[:160]}")
+                self.seen.append(f"{kind} {at:+.0f} ms {lost.code.name}: {lost.details[:160]}")
         return on_lost
 
     def facts(self) -> List[str]:

@@ -574,8 +574,9 @@ public final class JavaRunner {
 
     void record(String kind, Throwable cause) {
       String why = String.valueOf(cause.getMessage());
-      seen.add(kind + " +" + java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - since) + " ms "
-          + cause.getClass().getSimpleName() + ": " + why.substring(0, Math.min(160, why.length())));
+      seen.add(String.format("%s %+d ms %s: %s", kind,
+          java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - since), cause.getClass().getSimpleName(),
+          why.substring(0, Math.min(160, why.length()))));
     }
 
     com.google.gson.JsonArray facts() {
