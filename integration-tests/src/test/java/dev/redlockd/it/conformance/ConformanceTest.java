@@ -472,7 +472,15 @@ class ConformanceTest {
         + acquires(after, "CANCELLED") - acquires(before, "CANCELLED");
     assertThat(gaveUp).as("Acquire calls whose answer the client gave up on").isGreaterThanOrEqualTo(1);
     assertThat(acquires(after, "OK") - acquires(before, "OK")).as("Acquire calls granted").isGreaterThanOrEqualTo(1);
-    assertThat(r.get("released").getAsBoolean()).as("one lease, released once").isTrue();
+    // The release runs on the same 300 ms client: each attempt gets half of it (rule 22), and on
+    // a loaded machine one that timed out may have released the lease before its retry asked
+    // again and heard "not held". So "released" must be true when one Release reached the server;
+    // either way the resource must be free afterwards.
+    long releases = calls(Scrape.of(lane.patientMetricsPort), "Release") - calls(after, "Release");
+    if (releases <= 1) {
+      assertThat(r.get("released").getAsBoolean()).as("one lease, released once (%d Release call(s) reached the server)",
+          releases).isTrue();
+    }
     assertFree(resource);
     awaitQuorum(lane, server, lane.patient); // the pause may have cost the servers' probes their answers
   }
@@ -1019,6 +1027,11 @@ class ConformanceTest {
 
   private long acquires(Scrape scrape, String code) {
     return (long) scrape.value("redlockd_rpc_calls_total", "method", "Acquire", "code", code);
+  }
+
+  /** Calls of {@code method} the server finished, whatever their status (the series of every code, summed). */
+  private static long calls(Scrape scrape, String method) {
+    return (long) scrape.value("redlockd_rpc_calls_total", "method", method);
   }
 
   /** A majority of nodes hold the same token for the lane's resource; remembers it for the output check. */
