@@ -54,10 +54,11 @@ const beliefs = new Map();
 let beliefTimer;
 
 function reportBelief(handle, read) {
+  // CLOCK_MONOTONIC before and after the remaining time: the client read its clock between.
+  const beforeNs = process.hrtime.bigint().toString();
   const { valid, remaining } = read();
-  // CLOCK_MONOTONIC, read after the remaining time: dated by it, the belief can only look longer.
   const monoNs = process.hrtime.bigint().toString();
-  emit({ event: 'belief', handle, valid, remaining_ms: valid ? remaining : 0, mono_ns: monoNs });
+  emit({ event: 'belief', handle, valid, remaining_ms: valid ? remaining : 0, mono_ns: monoNs, mono_before_ns: beforeNs });
 }
 
 /** Starts reporting `handle` ('lease' or 'leadership'): `read()` gives { valid, remaining }. */

@@ -150,12 +150,14 @@ class Beliefs:
 
     @staticmethod
     def _report(name: str, read: Callable[[], Any]) -> None:  # under the lock
+        # CLOCK_MONOTONIC before and after the remaining time: the client read its clock between.
+        before_ns = time.monotonic_ns()
         valid, remaining = read()
-        # CLOCK_MONOTONIC, read after the remaining time: dated by it, the belief can only look longer.
         mono_ns = time.monotonic_ns()
         valid = bool(valid) and remaining > 0
         emit({"event": "belief", "handle": name, "valid": valid,
-              "remaining_ms": ms(remaining) if valid else 0, "mono_ns": str(mono_ns)})
+              "remaining_ms": ms(remaining) if valid else 0, "mono_ns": str(mono_ns),
+              "mono_before_ns": str(before_ns)})
 
 
 class Losses:

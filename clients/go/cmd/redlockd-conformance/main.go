@@ -988,16 +988,17 @@ func believe(handle string, valid func() bool, remaining func() time.Duration) *
 		tick := time.NewTicker(20 * time.Millisecond)
 		defer tick.Stop()
 		for {
+			// CLOCK_MONOTONIC before and after: the client read its clock between the two.
+			before := monoNanos()
 			// Validity first: the remaining time read after it can only be smaller.
 			v := valid()
 			rem := remaining()
-			// Read after the remaining time: dated this way the belief can only look longer.
 			mono := monoNanos()
 			if !v {
 				rem = 0
 			}
 			emit(fact{"event": "belief", "handle": handle, "valid": v, "remaining_ms": ms(rem),
-				"mono_ns": strconv.FormatInt(mono, 10)})
+				"mono_ns": strconv.FormatInt(mono, 10), "mono_before_ns": strconv.FormatInt(before, 10)})
 			select {
 			case <-b.stop:
 				return

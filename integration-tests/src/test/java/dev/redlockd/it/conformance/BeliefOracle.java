@@ -20,7 +20,10 @@ import java.util.concurrent.TimeUnit;
  * Java's {@code System.nanoTime()} on Linux, which dates the nodes' readings here), taken after
  * it read the remaining time: counting the remaining time from then can only make the belief
  * look longer, never hide an excess, and the time a line spends in the pipe or waiting for the
- * reader does not count. A node's hold is read as (time of the reply + PTTL), which can only
+ * reader does not count. The runner reads the clock before the remaining time too
+ * ({@code mono_before_ns}): a runner held up between the two (a fresh-clone run's Java runner, for
+ * 230 ms) made an honest belief look 230 ms longer, so a belief that fails only when counted from
+ * the later reading, with more than 1 ms between the two, is not judged. A node's hold is read as (time of the reply + PTTL), which can only
  * make the node look longer-holding by the time between the node's answer and the reading of the
  * clock. A reading is dated both ways: the node answered after its request was sent and before
  * its reply was dated. A belief is held against each node's last reading answered before it and
@@ -42,6 +45,11 @@ import java.util.concurrent.TimeUnit;
 final class BeliefOracle implements AutoCloseable {
   static final double TOLERANCE_MS = 10;
   private static final long SAMPLE_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
+  /**
+   * A runner whose two clock readings around its client's remaining time lie further apart was
+   * held up between them (a healthy read takes microseconds); see {@link #excessMs}.
+   */
+  private static final long HELD_UP_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
   private static final long ABSENT = Long.MIN_VALUE;
   /** A read that failed (the node frozen, restarting or gone): nothing was written to it since its last reading. */
   private static final long UNREADABLE = Long.MIN_VALUE + 1;
@@ -52,7 +60,13 @@ final class BeliefOracle implements AutoCloseable {
    * One belief or belief-end line of a runner, dated by the runner's CLOCK_MONOTONIC reading
    * ({@code atNanos}; a belief-end by when the harness read it).
    */
-  record Belief(long atNanos, String handle, boolean end, boolean valid, double remainingMs, String defect) {
+  record Belief(long atNanos, long beforeNanos, String handle, boolean end, boolean valid, double remainingMs,
+      String defect) {
+    /** A belief whose remaining time was read at {@code atNanos} exactly. */
+    Belief(long atNanos, String handle, boolean end, boolean valid, double remainingMs, String defect) {
+      this(atNanos, atNanos, handle, end, valid, remainingMs, defect);
+    }
+
     /**
      * The belief in a runner's event, or null for any other event. A belief dated wrongly is kept
      * with its {@code defect}, which {@link #judge} fails on (this runs on the runner's reader thread).
@@ -73,7 +87,11 @@ final class BeliefOracle implements AutoCloseable {
                   + "its mono_ns is not CLOCK_MONOTONIC (" + event + ")";
             }
           }
-          yield new Belief(at, handle, false, event.get("valid").getAsBoolean(),
+          long before = event.has("mono_before_ns") ? event.get("mono_before_ns").getAsLong() : at;
+          if (before > at) {
+            defect = "a belief whose mono_before_ns comes after its mono_ns: " + event;
+          }
+          yield new Belief(at, before, handle, false, event.get("valid").getAsBoolean(),
               event.get("remaining_ms").getAsDouble(), defect);
         }
         case "belief-end" -> event.has("mono_ns")
@@ -86,7 +104,7 @@ final class BeliefOracle implements AutoCloseable {
 
     /** This belief under its runner's name, as an oracle watching several runners at once keys its handles. */
     Belief of(String runner) {
-      return new Belief(atNanos, runner + " " + handle, end, valid, remainingMs, defect);
+      return new Belief(atNanos, beforeNanos, runner + " " + handle, end, valid, remainingMs, defect);
     }
   }
 
@@ -459,7 +477,15 @@ final class BeliefOracle implements AutoCloseable {
         return Double.POSITIVE_INFINITY;
       }
     }
-    return (believedUntil - quorumHolds) / 1e6;
+    double excess = (believedUntil - quorumHolds) / 1e6;
+    if (excess > TOLERANCE_MS && b.atNanos() - b.beforeNanos() > HELD_UP_NANOS) {
+      // The runner was held up around its client's clock reading: the client read it no earlier
+      // than beforeNanos. Counted from then the belief may be within the nodes' hold; if so it
+      // cannot be told apart from an honest one (not judged), and if not it fails by that much.
+      double atTheEarliest = (b.beforeNanos() + (long) (b.remainingMs() * 1e6) - quorumHolds) / 1e6;
+      return atTheEarliest <= TOLERANCE_MS ? Double.NaN : atTheEarliest;
+    }
+    return excess;
   }
 
   @Override

@@ -273,4 +273,36 @@ class BeliefOracleTest {
         new BeliefOracle.Belief(t, "lease", false, true, 2_752.2, null),
         new BeliefOracle.Belief(t + 40 * MS, "lease", true, false, 0, null));
   }
+  /**
+   * The fresh-clone run of 17d5dda (rolling-restart-fast, Java): the runner read its client's
+   * remaining time (2,475.6 ms), was held up 230 ms, then read the clock that dates the belief, so
+   * the belief read as 2,705.6 ms from then, 85 ms past the nodes' hold. Counted from the clock
+   * reading before it, it is 145 ms inside: not judged, rather than failed.
+   */
+  @Test
+  void aBeliefThatFailsOnlyBecauseItsRunnerWasHeldUpIsNotJudged() {
+    BeliefOracle.Verdict verdict = heldUpRunner(230).get(0);
+    assertThat(verdict.judged()).isZero();
+    assertThat(verdict.unjudged()).isEqualTo(1);
+  }
+
+  /** The same belief with the runner held up only 50 ms: it fails, by what it runs past the nodes counted from the earlier reading. */
+  @Test
+  void aHeldUpRunnerHidesNoExcessLongerThanItWasHeldUp() {
+    assertThatThrownBy(() -> heldUpRunner(50)).hasMessageContaining("valid 35.6 ms longer");
+  }
+
+  /** Every node holds the key until t + 2,620 ms; the runner reports 2,705.6 ms left at t, read {@code heldUpMs} before. */
+  private static List<BeliefOracle.Verdict> heldUpRunner(long heldUpMs) {
+    BeliefOracle oracle = BeliefOracle.unsampled(5, 3, "lease");
+    long t = 1_000_000 * MS;
+    for (int n = 0; n < 5; n++) {
+      oracle.recordReading(n, "lease", t - 7 * MS, t - 6 * MS, t + 2_620 * MS, true);
+      oracle.recordReading(n, "lease", t + 16 * MS, t + 17 * MS, t + 2_620 * MS, true);
+    }
+    List<BeliefOracle.Belief> beliefs = List.of(
+        new BeliefOracle.Belief(t, t - heldUpMs * MS, "lease", false, true, 2_705.6, null),
+        new BeliefOracle.Belief(t + 40 * MS, "lease", true, false, 0, null));
+    return oracle.judge(beliefs, List.of("lease"), 0);
+  }
 }

@@ -865,15 +865,18 @@ public final class JavaRunner {
     }
 
     private void reportOne(String name, Handle handle) {
+      // CLOCK_MONOTONIC on Linux, before and after the remaining time: the client read its clock between.
+      long before = System.nanoTime();
       boolean valid = handle.valid.getAsBoolean();
       double remainingMs = valid ? handle.remaining.get().toNanos() / 1e6 : 0;
+      long after = System.nanoTime();
       JsonObject belief = new JsonObject();
       belief.addProperty("event", "belief");
       belief.addProperty("handle", name);
       belief.addProperty("valid", valid);
       belief.addProperty("remaining_ms", remainingMs);
-      // CLOCK_MONOTONIC on Linux, read after the remaining time: dated by it, the belief can only look longer.
-      belief.addProperty("mono_ns", Long.toString(System.nanoTime()));
+      belief.addProperty("mono_ns", Long.toString(after));
+      belief.addProperty("mono_before_ns", Long.toString(before));
       emit(belief);
       handle.reported++;
       notifyAll();
