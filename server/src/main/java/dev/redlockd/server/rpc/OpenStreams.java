@@ -37,6 +37,8 @@ public final class OpenStreams {
   /** Whether this replica reaches a quorum of nodes now, as its node monitor last saw: see {@link #quorum()}. */
   private volatile BooleanSupplier quorum = () -> true;
   private final Set<OpenStream> open = ConcurrentHashMap.newKeySet();
+  /** Set before a shutdown takes its list of streams: a stream opened after that is ended on arrival. */
+  private volatile boolean shuttingDown;
 
   public OpenStreams(int max) {
     this(max, LeaseMeter.NONE);
@@ -77,7 +79,13 @@ public final class OpenStreams {
     return nanoClock;
   }
 
-  /** Registers a stream, or throws when the limit is reached. */
+  /**
+   * Registers a stream, or throws when the limit is reached. A stream that arrives once a
+   * shutdown has begun is ended at once, as the shutdown ends the others (UNAVAILABLE, nothing
+   * released): a client that opened it before the server's GOAWAY reached it resumes elsewhere
+   * now, and the shutdown does not wait out its grace period for a stream it never listed (a
+   * replica took 11 s to stop under a rolling restart for one such stream).
+   */
   void opened(OpenStream stream) {
     // Checked before adding: a burst may overshoot by the number of racing calls, which is
     // harmless for a limit that protects memory.
@@ -85,6 +93,11 @@ public final class OpenStreams {
       throw new LimitExceededException(max + " streams are already open on this server");
     }
     open.add(stream);
+    // Added before the flag is read, and the flag set before a shutdown copies the set: each
+    // stream is either in the shutdown's list or sees the flag here (or both: ending is idempotent).
+    if (shuttingDown) {
+      stream.shutdown();
+    }
   }
 
   void closed(OpenStream stream) {
@@ -117,6 +130,7 @@ public final class OpenStreams {
 
   /** Ends every open stream with UNAVAILABLE at once; what they hold runs out at its validity unless resumed elsewhere. */
   public CompletableFuture<Void> shutdown() {
+    shuttingDown = true;
     return end(List.copyOf(open));
   }
 
@@ -134,6 +148,7 @@ public final class OpenStreams {
    * were kept. The waves take no more than half of {@code within} (the shutdown's grace).
    */
   public CompletableFuture<Void> shutdown(ScheduledExecutorService scheduler, Duration within) {
+    shuttingDown = true;
     List<OpenStream> all = new ArrayList<>(open);
     int waves = Math.min(MAX_WAVES, Math.max(1, (all.size() + WAVE - 1) / WAVE));
     long gapNanos = waves == 1 ? 0 : Math.min(WAVE_GAP.toNanos(), within.toNanos() / 2 / (waves - 1));

@@ -78,4 +78,31 @@ class OpenStreamsShutdownTest {
 
     assertThat(scheduled.get(scheduled.size() - 1).delayNanos()).isEqualTo(180_000_000L);
   }
+
+  @Test
+  void aStreamOpenedOnceTheShutdownBeganIsEndedOnArrival() {
+    open(3);
+    streams.shutdown(timers, Duration.ofSeconds(10));
+    List<String> late = new ArrayList<>();
+
+    streams.opened(() -> {
+      late.add("ended");
+      return CompletableFuture.completedFuture(null);
+    });
+
+    assertThat(late).as("a stream the client opened before the GOAWAY reached it").containsExactly("ended");
+    assertThat(ended).as("the others, once each").hasSize(3).doesNotHaveDuplicates();
+  }
+
+  @Test
+  void beforeAShutdownAStreamIsOnlyRegistered() {
+    List<String> calls = new ArrayList<>();
+    streams.opened(() -> {
+      calls.add("ended");
+      return CompletableFuture.completedFuture(null);
+    });
+
+    assertThat(calls).isEmpty();
+    assertThat(streams.size()).isEqualTo(1);
+  }
 }
