@@ -36,6 +36,17 @@ enum Language {
     };
   }
 
+  /** What only this language's runner has in its command line. */
+  String runnerMarker() {
+    return switch (this) {
+      case JAVA -> JavaRunner.class.getName();
+      case PYTHON -> "conformance/runner.py";
+      case PYTHON_AIO -> "conformance/runner_aio.py";
+      case NODE -> "conformance/runner.mjs";
+      case GO -> "redlockd-conformance";
+    };
+  }
+
   /** The command that runs this language's example (the one its README section quotes). */
   List<String> example(Path root, String server) {
     List<String> command = new ArrayList<>(switch (this) {

@@ -52,6 +52,8 @@ class RollingRestartRun {
   private static final Duration SETTLE = Duration.ofSeconds(2);
   /** How often, paced by readiness, where the KeepAlive streams are is sampled ({@link StreamTimeline}). */
   private static final Duration TIMELINE_INTERVAL = Duration.ofMillis(200);
+  /** How long the held leases are watched before the first restart, for the CPU they cost alone. */
+  private static final Duration STEADY = Duration.ofSeconds(5);
 
   @Test
   void everyKeptLeaseAndLeadershipOutlivesEveryReplicaRestart() throws Exception {
@@ -98,6 +100,11 @@ class RollingRestartRun {
             + LEASES + " KeepAlive, " + ELECTIONS + " Campaign)");
         assertThat(notHeld).as("every lease and leadership held by a quorum at the start").isEmpty();
 
+        CpuAccount steadyFrom = CpuAccount.now();
+        Thread.sleep(STEADY.toMillis());
+        CpuAccount restartsFrom = CpuAccount.now();
+        System.out.println("rolling restart: CPU while the grants are kept, before any restart, "
+            + restartsFrom.since(steadyFrom));
         List<String> restarts = new ArrayList<>();
         int changedHands = 0;
         timeline = READINESS_PACED ? new StreamTimeline(replicas, TIMELINE_INTERVAL) : null;
@@ -112,8 +119,9 @@ class RollingRestartRun {
             long listening = System.nanoTime();
             if (READINESS_PACED) {
               timeline.mark("replica " + i + " listens again");
-              restarts.add(String.format("%s replica %d (KeepAlive streams by replica %s): back in %d ms", signal, i,
-                  carried, TimeUnit.NANOSECONDS.toMillis(listening - start)));
+              restarts.add(String.format("%s replica %d (KeepAlive streams by replica %s): back in %d ms, "
+                      + "having used %d ms of CPU to start", signal, i, carried,
+                  TimeUnit.NANOSECONDS.toMillis(listening - start), startCpuMillis(replicas, i)));
               System.out.println("rolling restart: " + restarts.get(restarts.size() - 1));
               continue; // the next restart at once
             }
@@ -125,6 +133,8 @@ class RollingRestartRun {
             System.out.println("rolling restart: " + restarts.get(restarts.size() - 1));
           }
         }
+        System.out.println("rolling restart: CPU during the restarts (a restarted replica's own CPU is gone with it), "
+            + CpuAccount.now().since(restartsFrom));
         if (READINESS_PACED) {
           Thread.sleep(SETTLE.toMillis());
           timeline.close();
@@ -241,6 +251,12 @@ class RollingRestartRun {
       }
     }
     return counts.toString();
+  }
+
+  /** The CPU replica {@code i}'s JVM has used since it started (-1 if not known). */
+  private static long startCpuMillis(ReplicaSet replicas, int i) {
+    return ProcessHandle.of(replicas.server(i).pid()).flatMap(p -> p.info().totalCpuDuration())
+        .map(Duration::toMillis).orElse(-1L);
   }
 
   /** How many keys a quorum no longer holds under the token it held them with at the start. */
