@@ -32,7 +32,7 @@ import java.util.function.BiConsumer;
  *     [--seconds-per-point 10] [--warmup-seconds 3] [--system-warmup-seconds 10]
  *     [--system-warmup-max-seconds 60] [--levels 1,32,128]
  *     [--channels 4] [--handoff-clients 8] [--handoff-hold-us 1000] [--keepalive] [--frozen-node 1]
- *     [--handoff-only 3]
+ *     [--handoff-only 3] [--pairs 5]
  *     [--systems echo,floor,redlockd,redlockd-thrifty,jedis-redlock,redisson-redlock,redisson-lock,etcd]
  *     [--server-jar server/target/redlockd-server.jar] [--write docs/performance.md]</pre>
  *
@@ -58,6 +58,10 @@ import java.util.function.BiConsumer;
  *
  * <p>{@code --handoff-only N} measures no points: each redlockd server's warm-up, then its
  * one-server hand-off N times, the servers in turn, and the p50 of each run.
+ *
+ * <p>{@code --pairs N} measures the two redlockd servers only, N turns at each level, the one
+ * going first changing from turn to turn, and prints the median of the turns' ratios with each
+ * turn's ({@link PairedTurns}); no hand-off, no page.
  */
 public final class LockCycleBench {
   private static final String USAGE = """
@@ -65,7 +69,7 @@ public final class LockCycleBench {
           [--seconds-per-point 10] [--warmup-seconds 3] [--system-warmup-seconds 10]
           [--system-warmup-max-seconds 60] [--levels 1,32,128]
           [--channels 4] [--handoff-clients 8] [--handoff-hold-us 1000] [--keepalive] [--frozen-node 1]
-          [--handoff-only 3]
+          [--handoff-only 3] [--pairs 5]
           [--systems echo,floor,redlockd,redlockd-thrifty,jedis-redlock,redisson-redlock,redisson-lock,etcd]
           [--server-jar server/target/redlockd-server.jar] [--quiet-wait-seconds 900] [--write docs/performance.md]
           (--write also draws docs/performance-*.svg from the tables; --charts-only docs/performance.md redraws
@@ -74,6 +78,8 @@ public final class LockCycleBench {
       within 5 % and the JIT compilers are quiet, or --system-warmup-max-seconds have passed.
       --frozen-node K: node K (1..5) SIGSTOPped for the measured points; redlockd rows only, no hand-off, no --write.
       --handoff-only N: each redlockd server's warm-up, then its one-server hand-off N times, in turn; no --write.
+      --pairs N: redlockd and redlockd-thrifty only, N turns at each level, the first of each turn alternating;
+          the median ratio and each turn's; no hand-off, no --write.
       -Dbench.serverJvm="..." adds JVM flags to the redlockd server, -Dbench.serverFlags="..." server flags.""";
   private static final int NODES = 5;
   /** Warm-up points for each system run at this many in flight, so both JVMs compile the hot path. */
@@ -90,6 +96,8 @@ public final class LockCycleBench {
   /** The node (1..NODES) SIGSTOPped for the measured points; 0: none. */
   private int frozenNode;
   private final List<FrozenNode.Row> frozenRows = new ArrayList<>();
+  /** With N > 0: the two redlockd servers only, N turns at each level ({@link PairedTurns}). */
+  private int pairs;
   private List<Integer> levels = List.of(1, 32, 128);
   private int channels = 4;
   private int handOffClients = 8;
@@ -128,6 +136,7 @@ public final class LockCycleBench {
         case "--system-warmup-max-seconds" -> bench.systemWarmUpMaxSeconds = Integer.parseInt(value);
         case "--frozen-node" -> bench.frozenNode = Integer.parseInt(value);
         case "--handoff-only" -> bench.handOffOnly = Integer.parseInt(value);
+        case "--pairs" -> bench.pairs = Integer.parseInt(value);
         case "--levels" -> bench.levels = Arrays.stream(value.split(",")).map(String::trim).map(Integer::parseInt).toList();
         case "--channels" -> bench.channels = Integer.parseInt(value);
         case "--handoff-clients" -> bench.handOffClients = Integer.parseInt(value);
@@ -152,6 +161,9 @@ public final class LockCycleBench {
     }
     if (bench.frozenNode > 0 && bench.handOffOnly > 0) {
       throw new IllegalArgumentException("--frozen-node measures no hand-off: give one of them");
+    }
+    if (bench.pairs > 0 && (bench.frozenNode > 0 || bench.handOffOnly > 0 || bench.write != null)) {
+      throw new IllegalArgumentException("--pairs is a mode of its own: no --frozen-node, --handoff-only or --write");
     }
     bench.run.commandLine = "java -cp bench/target/redlockd-bench.jar " + LockCycleBench.class.getName()
         + (args.length == 0 ? "" : " " + String.join(" ", args));
@@ -193,6 +205,10 @@ public final class LockCycleBench {
       if (handOffOnly > 0) {
         // The servers' own warm-ups, then their hand-offs: the lines it prints are the result.
         measureRedlockd();
+        return;
+      }
+      if (pairs > 0) {
+        measurePaired(start);
         return;
       }
       if (systems.contains("echo")) {
@@ -284,6 +300,59 @@ public final class LockCycleBench {
         System.out.println("== SIGCONT node " + frozenNode);
       }
     }
+  }
+
+  /** The two redlockd servers on the same nodes, {@code pairs} turns at each level; prints the medians. */
+  private void measurePaired(long start) throws Exception {
+    List<String> left = systems.stream().filter(s -> !s.startsWith("redlockd")).sorted().toList();
+    if (!left.isEmpty()) {
+      System.out.println("pairs: only the two redlockd servers are measured; left out: " + String.join(", ", left));
+    }
+    RedisAdmin.flushAll(redisUris);
+    int port = freePort();
+    int thriftyPort = freePort();
+    systems = Set.of("redlockd", "redlockd-thrifty");
+    PairedTurns turns = new PairedTurns("every node", "thrifty");
+    try (RedlockdServers servers = new RedlockdServers(List.of("--metrics-port", Integer.toString(port)),
+        List.of("--metrics-port", Integer.toString(thriftyPort)))) {
+      Measured everyNode = new Measured(new RedlockdGrpc(servers.pool),
+          new CpuProbe(servers.everyNode.pid(), redisPids, redisUris));
+      Measured thrifty = new Measured(new RedlockdGrpc(servers.thriftyPool, 0, true),
+          new CpuProbe(servers.thrifty.pid(), redisPids, redisUris));
+      warmUp(List.of(everyNode, thrifty));
+      for (int level : levels) {
+        for (int turn = 0; turn < pairs; turn++) {
+          boolean everyNodeFirst = turn % 2 == 0;
+          ClosedLoop.Point first = point(everyNodeFirst ? everyNode : thrifty, level);
+          ClosedLoop.Point second = point(everyNodeFirst ? thrifty : everyNode, level);
+          turns.add(everyNodeFirst ? new PairedTurns.Turn(level, first, second)
+              : new PairedTurns.Turn(level, second, first));
+        }
+      }
+    }
+    System.out.println();
+    System.out.printf(Locale.ROOT, "%s, commit %s; %d cores (%s), %s; %s; %s; load average before %s, after %s; "
+            + "CPU steal %.2f %%; total runtime %s%n", run.date, run.commit, run.cores, run.cpuModel, run.os, run.jvm,
+        run.redis, run.loadBefore, Machine.loadAverage(),
+        100 * MachineCpu.stealShare(stealAtStart, MachineCpu.readSteal()),
+        Report.duration((System.nanoTime() - start) / 1e9));
+    System.out.printf("%d turns at each level, each point %d s warm-up and %d s measured after the cores settled%n",
+        pairs, warmUpSeconds, secondsPerPoint);
+    run.notes.forEach(note -> System.out.println("- " + note));
+    System.out.println();
+    System.out.print(turns.markdown());
+  }
+
+  /** One point of {@code m} at {@code level}, after the cores settled; printed as the run's other points. */
+  private ClosedLoop.Point point(Measured m, int level) throws InterruptedException {
+    double settled = Machine.settle(SETTLE_MAX_SECONDS);
+    ClosedLoop.Point p = ClosedLoop.run(m.contender(), level, Duration.ofSeconds(warmUpSeconds),
+        Duration.ofSeconds(secondsPerPoint), "run", m.cpu());
+    System.out.printf(Locale.ROOT, "   %-10s %3d in flight: %,9.0f cycles/s, p50 %s ms, p99 %s ms, %d errors, "
+            + "Redis %.2f cores, machine %.2f (settled %.1f s before)%n", m.contender().name(), level,
+        p.cyclesPerSecond(), Report.ms(p.latencies().percentile(50)), Report.ms(p.latencies().percentile(99)),
+        p.errors(), p.cpu().redis(), p.cpu().machine(), settled);
+    return p;
   }
 
   private void printFrozen(long start) {
