@@ -27,7 +27,7 @@ final class PairedTurns {
     }
 
     double p50Ratio() {
-      return b.latencies().percentile(50) / a.latencies().percentile(50);
+      return (double) b.latencies().percentile(50) / a.latencies().percentile(50);
     }
   }
 
