@@ -348,7 +348,7 @@ public final class LockCycleBench {
     double settled = Machine.settle(SETTLE_MAX_SECONDS);
     ClosedLoop.Point p = ClosedLoop.run(m.contender(), level, Duration.ofSeconds(warmUpSeconds),
         Duration.ofSeconds(secondsPerPoint), "run", m.cpu());
-    System.out.printf(Locale.ROOT, "   %-10s %3d in flight: %,9.0f cycles/s, p50 %s ms, p99 %s ms, %d errors, "
+    System.out.printf(Locale.ROOT, "   %-24s %3d in flight: %,9.0f cycles/s, p50 %s ms, p99 %s ms, %d errors, "
             + "Redis %.2f cores, machine %.2f (settled %.1f s before)%n", m.contender().name(), level,
         p.cyclesPerSecond(), Report.ms(p.latencies().percentile(50)), Report.ms(p.latencies().percentile(99)),
         p.errors(), p.cpu().redis(), p.cpu().machine(), settled);

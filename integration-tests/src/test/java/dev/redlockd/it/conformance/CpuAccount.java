@@ -18,6 +18,8 @@ import java.util.stream.Collectors;
  * idle share still counts it. Linux only (/proc).
  */
 final class CpuAccount {
+  private static final String HARNESS = "harness";
+
   private final long at;
   private final Map<Long, Kept> byPid;
   private final long[] machine; // {all jiffies, idle + iowait jiffies}, or null off Linux
@@ -40,8 +42,8 @@ final class CpuAccount {
   }
 
   /**
-   * "over 5.0 s: replicas 1.02 cores, redis 0.14, python 0.31, ...; machine idle 0.04 of 2 cores":
-   * each kind's CPU since {@code earlier} in cores, busiest first.
+   * "over 5.0 s, in cores: replicas 0.51, redis 0.20, python 0.15, ...; machine idle 0.71 of 2
+   * cores": each kind's CPU since {@code earlier}, busiest first.
    */
   String since(CpuAccount earlier) {
     double seconds = (at - earlier.at) / 1e9;
@@ -62,9 +64,7 @@ final class CpuAccount {
     return String.format("over %.1f s, in cores: %s; machine idle %.2f of %d cores", seconds, kinds, idle, cpus);
   }
 
-  private static final String HARNESS = "harness";
-
-  /** From /proc: ProcessHandle gives no command line for a long one (a class path) or one rewritten (Redis). */
+  /** From /proc: ProcessHandle gives no command line for a process that rewrote its own (Redis). */
   private static String kind(long pid) {
     String command;
     try {
