@@ -146,6 +146,7 @@ public final class KeptLease {
    * the highest one seen before its renewal began.
    */
   public void renewNow(Duration newTtl, long mark) {
+    Duration gatherFor;
     synchronized (this) {
       if (ended) {
         return;
@@ -173,10 +174,11 @@ public final class KeptLease {
       }
       renewing = true;
       dueNanos = now;
+      gatherFor = ttl;
     }
-    // Through the batch too: it sends at once, and holders asking at the same moment (Java
-    // clients ask every ttl/4) then share each node's pipeline.
-    batch.add(this);
+    // Through the batch too: the holders' requests that come within its gathering window share
+    // each node's call.
+    batch.add(this, gatherFor);
   }
 
   /** Stops renewing; the lease runs out at its validity. Idempotent. */
@@ -297,7 +299,7 @@ public final class KeptLease {
           }
         }
         if (again) {
-          batch.add(this);
+          batch.add(this, ttlNow());
         }
       }
     });
@@ -399,7 +401,11 @@ public final class KeptLease {
       }
       renewing = true;
     }
-    batch.add(this);
+    batch.add(this, ttlNow());
+  }
+
+  private synchronized Duration ttlNow() {
+    return ttl;
   }
 
   private LockEngineException asEngineException(Throwable cause, long leftNanos) {

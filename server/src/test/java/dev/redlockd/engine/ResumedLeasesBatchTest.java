@@ -118,7 +118,7 @@ class ResumedLeasesBatchTest {
   }
 
   /** Calls of the engine's scripts per node so far (the extends among them): INFO commandstats. */
-  private static long[] extendCalls(EngineHarness h) {
+  static long[] extendCalls(EngineHarness h) {
     long[] calls = new long[h.cluster.size()];
     for (int n = 0; n < calls.length; n++) {
       String stats = String.valueOf(h.cluster.call(n, "INFO", "commandstats"));
