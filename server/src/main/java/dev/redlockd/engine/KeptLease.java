@@ -161,6 +161,10 @@ public final class KeptLease {
         ttl = newTtl;
       }
       this.mark = Math.max(this.mark, mark);
+      // A lease's first renewal goes at once: it is a new stream's first answer (a resumed lease,
+      // a new leader's) that someone waits for; so does one that changes the ttl (an extend).
+      // The periodic ones wait for others (RenewalBatch).
+      gatherFor = startedNanos < 0 || newTtl != null ? Duration.ZERO : ttl;
       if (startedNanos < 0) {
         startedNanos = now;
       }
@@ -174,7 +178,6 @@ public final class KeptLease {
       }
       renewing = true;
       dueNanos = now;
-      gatherFor = ttl;
     }
     // Through the batch too: the holders' requests that come within its gathering window share
     // each node's call.
