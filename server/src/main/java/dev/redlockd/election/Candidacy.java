@@ -243,7 +243,7 @@ public final class Candidacy {
     // The caller hears it leads from the first renewal, at once: its answer is dated by a mark
     // from before it began, which the grant's cannot be. It also confirms the grant on the nodes
     // the grant did not wait for.
-    lease.renewNow(null, at);
+    lease.renewNowAtOnce(at);
   }
 
   /**

@@ -32,6 +32,11 @@ interface ElectionSpace {
   interface Kept {
     void renewNow(Duration newTtl, long mark);
 
+    /** A renewal sent without waiting for others to join it: a new leader's first, which announces it. */
+    default void renewNowAtOnce(long mark) {
+      renewNow(null, mark);
+    }
+
     void stop();
 
     CompletableFuture<Boolean> release();

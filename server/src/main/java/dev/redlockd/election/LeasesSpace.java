@@ -40,6 +40,11 @@ final class LeasesSpace implements ElectionSpace {
       }
 
       @Override
+      public void renewNowAtOnce(long mark) {
+        lease.renewNow(null, mark, true);
+      }
+
+      @Override
       public void stop() {
         lease.stop();
       }

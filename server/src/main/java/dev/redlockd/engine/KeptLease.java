@@ -146,12 +146,21 @@ public final class KeptLease {
    * the highest one seen before its renewal began.
    */
   public void renewNow(Duration newTtl, long mark) {
+    renewNow(newTtl, mark, false);
+  }
+
+  /**
+   * As {@link #renewNow(Duration, long)}; {@code atOnce} sends it without waiting for other
+   * renewals to join it, for an answer that announces something (a new leader's first).
+   */
+  public void renewNow(Duration newTtl, long mark, boolean atOnce) {
     Duration gatherFor;
     synchronized (this) {
       if (ended) {
         return;
       }
       long now = nanoClock.getAsLong();
+      boolean ttlChanged = newTtl != null && !newTtl.equals(ttl);
       if (newTtl != null) {
         if (newTtl.compareTo(ttl) < 0 && granted) {
           // The shorter renewal may land on some nodes and still miss the quorum: from now on the
@@ -161,10 +170,10 @@ public final class KeptLease {
         ttl = newTtl;
       }
       this.mark = Math.max(this.mark, mark);
-      // A lease's first renewal goes at once: it is a new stream's first answer (a resumed lease,
-      // a new leader's) that someone waits for; so does one that changes the ttl (an extend).
-      // The periodic ones wait for others (RenewalBatch).
-      gatherFor = startedNanos < 0 || newTtl != null ? Duration.ZERO : ttl;
+      // One that changes the ttl (an extend) goes at once, as does one asked to; the others wait
+      // for others (RenewalBatch), a resumed stream's first too: hundreds of them come together
+      // when a replica stops (every client sends its ttl with each request: only a change counts).
+      gatherFor = atOnce || ttlChanged ? Duration.ZERO : ttl;
       if (startedNanos < 0) {
         startedNanos = now;
       }
