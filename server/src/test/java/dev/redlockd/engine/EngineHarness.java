@@ -52,6 +52,21 @@ final class EngineHarness implements AutoCloseable {
     return lease;
   }
 
+  /** Calls of the engine's scripts per node so far (INFO commandstats): what a batch saved is counted, not timed. */
+  long[] scriptCalls() {
+    long[] calls = new long[cluster.size()];
+    for (int n = 0; n < calls.length; n++) {
+      String stats = String.valueOf(cluster.call(n, "INFO", "commandstats"));
+      for (String line : stats.split("\r?\n")) {
+        if (line.startsWith("cmdstat_evalsha:") || line.startsWith("cmdstat_eval:") || line.startsWith("cmdstat_fcall:")) {
+          String c = line.substring(line.indexOf("calls=") + 6);
+          calls[n] += Long.parseLong(c.substring(0, c.indexOf(',')));
+        }
+      }
+    }
+    return calls;
+  }
+
   static EngineConfig testConfig() {
     return EngineConfig.defaults().withProbeInterval(Duration.ofMillis(100));
   }

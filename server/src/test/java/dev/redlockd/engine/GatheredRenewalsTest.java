@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
@@ -22,15 +21,15 @@ class GatheredRenewalsTest {
   void renewalsAskedAMillisecondApartShareANodesCall() throws Exception {
     try (EngineHarness h = EngineHarness.start(5, EngineHarness.testConfig())) {
       List<KeptLease> kept = new ArrayList<>();
-      List<CompletableFuture<Long>> answered = new ArrayList<>();
+      List<FirstRenewal> answered = new ArrayList<>();
       try {
         for (int i = 0; i < LEASES; i++) {
           String token = h.engine.acquire("gathered/" + i, TTL, Duration.ZERO, "").get(10, TimeUnit.SECONDS).token();
-          CompletableFuture<Long> firstAnswer = new CompletableFuture<>();
+          FirstRenewal firstAnswer = new FirstRenewal();
           answered.add(firstAnswer);
-          kept.add(h.engine.keep("gathered/" + i, token, TTL, new Answers(firstAnswer)));
+          kept.add(h.engine.keep("gathered/" + i, token, TTL, firstAnswer));
         }
-        long[] before = ResumedLeasesBatchTest.extendCalls(h);
+        long[] before = h.scriptCalls();
         long[] askedAt = new long[LEASES];
         long askingFrom = System.nanoTime();
         for (int i = 0; i < LEASES; i++) {
@@ -41,9 +40,9 @@ class GatheredRenewalsTest {
         long askingMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - askingFrom);
         long slowest = 0;
         for (int i = 0; i < LEASES; i++) {
-          slowest = Math.max(slowest, answered.get(i).get(TTL.toMillis(), TimeUnit.MILLISECONDS) - askedAt[i]);
+          slowest = Math.max(slowest, answered.get(i).heldAt.get(TTL.toMillis(), TimeUnit.MILLISECONDS) - askedAt[i]);
         }
-        long[] after = ResumedLeasesBatchTest.extendCalls(h);
+        long[] after = h.scriptCalls();
         long calls = 0;
         for (int n = 0; n < after.length; n++) {
           calls = Math.max(calls, after[n] - before[n]);
@@ -69,23 +68,5 @@ class GatheredRenewalsTest {
     assertThat(RenewalBatch.gatherNanos(Duration.ofSeconds(3))).isEqualTo(RenewalBatch.GATHER_NANOS);
     assertThat(RenewalBatch.gatherNanos(Duration.ofMillis(30))).isEqualTo(TimeUnit.MILLISECONDS.toNanos(1));
     assertThat(RenewalBatch.gatherNanos(Duration.ofMillis(10))).isLessThan(TimeUnit.MILLISECONDS.toNanos(1));
-  }
-
-  /** Completes with the time of the first answer (a lease held); fails on anything else. */
-  private record Answers(CompletableFuture<Long> first) implements KeptLease.Listener {
-    @Override
-    public void held(Grant lease, long mark) {
-      first.complete(System.nanoTime());
-    }
-
-    @Override
-    public void jeopardy(Grant lease, LockEngineException cause, long mark) {
-      first.completeExceptionally(cause);
-    }
-
-    @Override
-    public void lost(LockEngineException cause) {
-      first.completeExceptionally(cause);
-    }
   }
 }
