@@ -165,6 +165,9 @@ public final class LockCycleBench {
     if (bench.pairs > 0 && (bench.frozenNode > 0 || bench.handOffOnly > 0 || bench.write != null)) {
       throw new IllegalArgumentException("--pairs is a mode of its own: no --frozen-node, --handoff-only or --write");
     }
+    if (bench.pairs > 0 && !bench.systems.containsAll(Set.of("redlockd", "redlockd-thrifty"))) {
+      throw new IllegalArgumentException("--pairs compares the two servers: --systems redlockd,redlockd-thrifty");
+    }
     bench.run.commandLine = "java -cp bench/target/redlockd-bench.jar " + LockCycleBench.class.getName()
         + (args.length == 0 ? "" : " " + String.join(" ", args));
     bench.runAll();
@@ -302,6 +305,19 @@ public final class LockCycleBench {
     }
   }
 
+  /** A row for each redlockd server started: every-node first, then thrifty. */
+  private List<Measured> rows(RedlockdServers servers) {
+    List<Measured> rows = new ArrayList<>();
+    if (servers.everyNode != null) {
+      rows.add(new Measured(new RedlockdGrpc(servers.pool), new CpuProbe(servers.everyNode.pid(), redisPids, redisUris)));
+    }
+    if (servers.thrifty != null) {
+      rows.add(new Measured(new RedlockdGrpc(servers.thriftyPool, 0, true),
+          new CpuProbe(servers.thrifty.pid(), redisPids, redisUris)));
+    }
+    return rows;
+  }
+
   /** The two redlockd servers on the same nodes, {@code pairs} turns at each level; prints the medians. */
   private void measurePaired(long start) throws Exception {
     List<String> left = systems.stream().filter(s -> !s.startsWith("redlockd")).sorted().toList();
@@ -311,15 +327,13 @@ public final class LockCycleBench {
     RedisAdmin.flushAll(redisUris);
     int port = freePort();
     int thriftyPort = freePort();
-    systems = Set.of("redlockd", "redlockd-thrifty");
     PairedTurns turns = new PairedTurns("every node", "thrifty");
     try (RedlockdServers servers = new RedlockdServers(List.of("--metrics-port", Integer.toString(port)),
         List.of("--metrics-port", Integer.toString(thriftyPort)))) {
-      Measured everyNode = new Measured(new RedlockdGrpc(servers.pool),
-          new CpuProbe(servers.everyNode.pid(), redisPids, redisUris));
-      Measured thrifty = new Measured(new RedlockdGrpc(servers.thriftyPool, 0, true),
-          new CpuProbe(servers.thrifty.pid(), redisPids, redisUris));
-      warmUp(List.of(everyNode, thrifty));
+      List<Measured> rows = rows(servers);
+      Measured everyNode = rows.get(0);
+      Measured thrifty = rows.get(1);
+      warmUp(rows);
       for (int level : levels) {
         for (int turn = 0; turn < pairs; turn++) {
           boolean everyNodeFirst = turn % 2 == 0;
@@ -409,14 +423,7 @@ public final class LockCycleBench {
       ServerUnderTest thriftyServer = servers.thrifty;
       List<ManagedChannel> pool = servers.pool;
       List<ManagedChannel> thriftyPool = servers.thriftyPool;
-      List<Measured> rows = new ArrayList<>();
-      if (server != null) {
-        rows.add(new Measured(new RedlockdGrpc(pool), new CpuProbe(server.pid(), redisPids, redisUris)));
-      }
-      if (thriftyServer != null) {
-        rows.add(new Measured(new RedlockdGrpc(thriftyPool, 0, true),
-            new CpuProbe(thriftyServer.pid(), redisPids, redisUris)));
-      }
+      List<Measured> rows = rows(servers);
       if (handOffOnly > 0) {
         warmUp(rows);
       } else {
