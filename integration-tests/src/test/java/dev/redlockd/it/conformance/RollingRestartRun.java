@@ -50,8 +50,14 @@ class RollingRestartRun {
   private static final int READ_BATCH = 500;
   /** Time for the clients to resume and renew through the replicas left before the next restart. */
   private static final Duration SETTLE = Duration.ofSeconds(2);
-  /** How often, paced by readiness, where the KeepAlive streams are is sampled ({@link StreamTimeline}). */
-  private static final Duration TIMELINE_INTERVAL = Duration.ofMillis(200);
+  /**
+   * How often, paced by readiness, where the KeepAlive streams are is sampled ({@link StreamTimeline}),
+   * 0 for never ({@code -Drolling.timeline-ms}). Each sample scrapes every replica's /metrics: 4-5 ms
+   * of a loaded replica's CPU, and the harness's own HTTP, parsing and compiling besides. Every 200 ms
+   * that came to 0.15-0.2 of the run's 2 cores while replicas restarted, taken from the very
+   * renewals the run measures (a Prometheus server scrapes every 15 s).
+   */
+  private static final Duration TIMELINE_INTERVAL = Duration.ofMillis(Long.getLong("rolling.timeline-ms", 1_000));
   /** How long the held leases are watched before the first restart, for the CPU they cost alone. */
   private static final Duration STEADY = Duration.ofSeconds(5);
 
@@ -107,7 +113,7 @@ class RollingRestartRun {
             + restartsFrom.since(steadyFrom));
         List<String> restarts = new ArrayList<>();
         int changedHands = 0;
-        timeline = READINESS_PACED ? new StreamTimeline(replicas, TIMELINE_INTERVAL) : null;
+        timeline = READINESS_PACED && !TIMELINE_INTERVAL.isZero() ? new StreamTimeline(replicas, TIMELINE_INTERVAL) : null;
         for (String signal : List.of("SIGTERM", "SIGTERM", "SIGKILL")) {
           for (int i = 0; i < 3; i++) {
             String carried = keepAliveByReplica(replicas);
@@ -118,7 +124,9 @@ class RollingRestartRun {
             replicas.restart(i, signal.equals("SIGKILL")).get(2, TimeUnit.MINUTES);
             long listening = System.nanoTime();
             if (READINESS_PACED) {
-              timeline.mark("replica " + i + " listens again");
+              if (timeline != null) {
+                timeline.mark("replica " + i + " listens again");
+              }
               restarts.add(String.format("%s replica %d (KeepAlive streams by replica %s): back in %d ms, "
                       + "having used %d ms of CPU to start", signal, i, carried,
                   TimeUnit.NANOSECONDS.toMillis(listening - start), startCpuMillis(replicas, i)));
@@ -137,10 +145,12 @@ class RollingRestartRun {
             + CpuAccount.now().since(restartsFrom));
         if (READINESS_PACED) {
           Thread.sleep(SETTLE.toMillis());
-          timeline.close();
-          System.out.println("rolling restart: KeepAlive streams by replica, sampled every "
-              + TIMELINE_INTERVAL.toMillis() + " ms (open, handed on, reader gone, superseded, JEOPARDY answers since its start):\n"
-              + timeline.describe());
+          if (timeline != null) {
+            timeline.close();
+            System.out.println("rolling restart: KeepAlive streams by replica, sampled every "
+                + TIMELINE_INTERVAL.toMillis() + " ms (open, handed on, reader gone, superseded, JEOPARDY answers since its start):\n"
+                + timeline.describe());
+          }
           changedHands = changedHands(holders, holders(cluster, keys));
           System.out.println("rolling restart: after the last restart, keys held by another token or by no quorum: "
               + changedHands);
