@@ -52,7 +52,7 @@ class RollingRestartRun {
   private static final Duration SETTLE = Duration.ofSeconds(2);
   /**
    * How often, paced by readiness, where the KeepAlive streams are is sampled ({@link StreamTimeline}),
-   * 0 for never ({@code -Drolling.timeline-ms}). Each sample scrapes every replica's /metrics: 4-5 ms
+   * 0 for never ({@code -Drolling.timeline-ms}). Each sample scrapes every replica's /metrics: 3-6 ms
    * of a loaded replica's CPU, and the harness's own HTTP, parsing and compiling besides. Every 200 ms
    * that came to 0.15-0.2 of the run's 2 cores while replicas restarted, taken from the very
    * renewals the run measures (a Prometheus server scrapes every 15 s).
