@@ -18,11 +18,18 @@ public final class Replicas implements AutoCloseable {
 
   /** {@code nodes} Redis nodes and {@code count} servers with default flags over all of them. */
   public static Replicas start(int nodes, int count) {
+    return start(nodes, count, new String[0]);
+  }
+
+  /** {@code nodes} Redis nodes and {@code count} servers over all of them, each with {@code flags} besides. */
+  public static Replicas start(int nodes, int count, String... flags) {
     RedisCluster cluster = RedisCluster.start(nodes);
     List<ServerProcess> servers = new ArrayList<>();
     try {
       for (int i = 0; i < count; i++) {
-        servers.add(ServerProcess.start("--redis", cluster.redisFlag()));
+        List<String> args = new ArrayList<>(List.of("--redis", cluster.redisFlag()));
+        args.addAll(List.of(flags));
+        servers.add(ServerProcess.start(args.toArray(String[]::new)));
       }
     } catch (RuntimeException e) {
       new Replicas(cluster, servers).closeQuietly(e);
