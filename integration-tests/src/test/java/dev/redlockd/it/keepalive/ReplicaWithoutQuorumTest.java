@@ -24,7 +24,10 @@ import io.grpc.StatusRuntimeException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -126,7 +129,7 @@ class ReplicaWithoutQuorumTest {
         leader.send(election, "a", TTL, candidate, false, sequence);
       }
       sequence++;
-      Thread.sleep(TTL.toMillis() / 4);
+      endOrPeriod(kept.end, leader.end, TTL.dividedBy(4));
     }
     long keptEnded = kept.endedAt;
     long leaderEnded = leader.endedAt;
@@ -146,33 +149,35 @@ class ReplicaWithoutQuorumTest {
     // node monitor sees no quorum, nothing released: without that, only after the retry missed too
     // (a node timeout, a tenth of the ttl, a node timeout), time the holder needs to reach B.
     Duration retried = NODE_TIMEOUT.multipliedBy(2).plus(TTL.dividedBy(10));
+    // Both grants at once, each through A and then on to B, as their holders would: a test that
+    // took them one after the other put the leadership's attempt through A into the lease's time to
+    // B, and on a slow machine the lease reached B 12 ms after its deadline.
     StreamProbe again = StreamProbe.open(LockServiceGrpc.newStub(toA));
+    CampaignProbe leaderAgain = CampaignProbe.open(ElectionServiceGrpc.newStub(toA));
     long resentAt = System.nanoTime();
     again.send(r, lease.getToken(), TTL, sequence);
+    leaderAgain.send(election, "a", TTL, candidate, true, sequence);
     Status handedOn = again.awaitEnd(Duration.ofSeconds(2));
+    Status leaderHandedOn = leaderAgain.end.get(2, TimeUnit.SECONDS);
+    StreamProbe resumed = StreamProbe.open(LockServiceGrpc.newStub(toB));
+    CampaignProbe back = CampaignProbe.open(ElectionServiceGrpc.newStub(toB));
+    resumed.send(r, lease.getToken(), TTL, sequence);
+    back.send(election, "a", TTL, candidate, true, sequence);
+    KeepAliveResponse renewed = resumed.next(Duration.ofSeconds(2));
+    assertThat(System.nanoTime()).isLessThan(leaseDeadline);
+    CampaignResponse leadingAgain = back.next(Duration.ofSeconds(2));
+    assertThat(System.nanoTime()).isLessThan(leadershipDeadline);
+
     assertThat(handedOn.getCode()).isEqualTo(Status.Code.UNAVAILABLE);
     assertThat(handedOn.getDescription()).contains("no quorum").contains("nothing was released");
     assertThat(again.endedAt - resentAt).isLessThan(retried.toNanos());
     assertThat(again.responses).isEmpty();
-    CampaignProbe leaderAgain = CampaignProbe.open(ElectionServiceGrpc.newStub(toA));
-    resentAt = System.nanoTime();
-    leaderAgain.send(election, "a", TTL, candidate, true, sequence);
-    Status leaderHandedOn = leaderAgain.end.get(2, TimeUnit.SECONDS);
     assertThat(leaderHandedOn.getCode()).isEqualTo(Status.Code.UNAVAILABLE);
     assertThat(leaderHandedOn.getDescription()).contains("no quorum");
     assertThat(leaderAgain.endedAt - resentAt).isLessThan(retried.toNanos());
 
-    StreamProbe resumed = StreamProbe.open(LockServiceGrpc.newStub(toB));
-    resumed.send(r, lease.getToken(), TTL, sequence);
-    KeepAliveResponse renewed = resumed.next(Duration.ofSeconds(2));
-    assertThat(System.nanoTime()).isLessThan(leaseDeadline);
     assertThat(renewed.getState()).isEqualTo(LeaseState.LEASE_STATE_HELD);
     assertThat(renewed.getLease().getFencingToken()).isEqualTo(lease.getFencingToken());
-
-    CampaignProbe back = CampaignProbe.open(ElectionServiceGrpc.newStub(toB));
-    back.send(election, "a", TTL, candidate, true, sequence);
-    CampaignResponse leadingAgain = back.next(Duration.ofSeconds(2));
-    assertThat(System.nanoTime()).isLessThan(leadershipDeadline);
     assertThat(leadingAgain.getTerm()).isEqualTo(term);
     assertThat(leadingAgain.getState()).isEqualTo(LeaseState.LEASE_STATE_HELD);
 
@@ -206,5 +211,20 @@ class ReplicaWithoutQuorumTest {
 
   private static ManagedChannel channel(RedlockdServer server) {
     return Grpc.newChannelBuilder("127.0.0.1:" + server.port(), InsecureChannelCredentials.create()).build();
+  }
+
+  /**
+   * Until {@code period} has passed or one of the streams not ended yet ends: a client sends its
+   * next request a period on, but resumes a stream that ended at once.
+   */
+  private static void endOrPeriod(CompletableFuture<Status> first, CompletableFuture<Status> second, Duration period)
+      throws InterruptedException {
+    CompletableFuture<?>[] open = java.util.stream.Stream.of(first, second).filter(f -> !f.isDone())
+        .toArray(CompletableFuture[]::new);
+    try {
+      CompletableFuture.anyOf(open).get(period.toNanos(), TimeUnit.NANOSECONDS);
+    } catch (TimeoutException | ExecutionException e) {
+      // the period is over, or a stream ended (how is checked by the caller)
+    }
   }
 }
