@@ -33,9 +33,7 @@ interface ElectionSpace {
     void renewNow(Duration newTtl, long mark);
 
     /** A renewal sent without waiting for others to join it: a new leader's first, which announces it. */
-    default void renewNowAtOnce(long mark) {
-      renewNow(null, mark);
-    }
+    void renewNowAtOnce(long mark);
 
     void stop();
 

@@ -14,7 +14,7 @@ import java.util.function.LongSupplier;
  * extend per node. A lease that falls due adds itself; the first of a batch schedules the send
  * {@link #GATHER_NANOS} later (less for a short ttl, none for a new leader's first), so that
  * the renewals due by then, on the renewal grid or asked for by the holders' own requests (each
- * KeepAlive request renews at once), share each node's call. Sent one by one, 133 renewals a
+ * KeepAlive request asks for one, off the grid), share each node's call. Sent one by one, 133 renewals a
  * second for 100 kept leases cost a replica about 20 system calls and 8 context switches each
  * on the CI kind of machine, where a system call costs the hypervisor's time too; gathered over
  * 10 ms, 40 % fewer of both and 40 % less CPU (issue 40: a rolling restart of three replicas on

@@ -47,6 +47,11 @@ final class FakeElectionSpace implements ElectionSpace {
     }
 
     @Override
+    public void renewNowAtOnce(long mark) {
+      renewMarks.add(mark);
+    }
+
+    @Override
     public void stop() {
       stopped = true;
     }
