@@ -21,8 +21,9 @@ type Client struct {
 	callTimeout time.Duration
 	retry       retryPolicy
 	owner       string
-	reconnect   func() // wakes the connection's subchannels that back off (a *grpc.ClientConn); may be nil
-	clock       clock  // what deadlines are read on and their timers armed by
+	reconnect   func()        // wakes the connection's subchannels that back off (a *grpc.ClientConn); may be nil
+	clock       clock         // what deadlines are read on and their timers armed by
+	answerTimes sharedAnswers // every kept grant's answer times (keptstream.go)
 
 	testAnswered func() // tests: called after each KeepAlive, Campaign or Observe answer is taken in
 }

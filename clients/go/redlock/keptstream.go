@@ -52,6 +52,29 @@ func (a *slowestAnswer) faded(now time.Time, period time.Duration) time.Duration
 	return time.Duration(float64(a.slowest) * math.Pow(0.5, ttls))
 }
 
+// sharedAnswers is the slowest recent answer of every kept grant of a Client, which each grant's
+// silence bound follows as it follows its own. A stream that just moved (its replica shut down)
+// has no answer of its own yet, and its first one is late when hundreds of streams moved with it
+// to replicas busy starting: the other grants' answers say so. A silent replica leaves it as it
+// was (it answers nothing), and the replicas still answering keep it short. Safe for concurrent
+// use (taken under a keptStream's lock, never the other way round).
+type sharedAnswers struct {
+	mu sync.Mutex
+	a  slowestAnswer
+}
+
+func (s *sharedAnswers) answered(latency time.Duration, now time.Time, period time.Duration) {
+	s.mu.Lock()
+	s.a.answered(latency, now, period)
+	s.mu.Unlock()
+}
+
+func (s *sharedAnswers) faded(now time.Time, period time.Duration) time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.a.faded(now, period)
+}
+
 // silenceBound is the silence bound of a stream: period (ttl/4), a third of it for one replacing
 // a silent one that has not answered yet, never less than twice the slowest recent answer, up to
 // twice period.
@@ -264,9 +287,14 @@ func (ks *keptStream[Req, Resp]) oldestUnansweredLocked() uint64 {
 
 // silenceBoundLocked is how long the open stream's oldest request may wait for an answer: a
 // quarter of the ttl, a third of that for a replacement that has not answered yet, or twice the
-// slowest recent answer, up to half the ttl (silenceBound).
+// slowest recent answer of the grant or its client, up to half the ttl (silenceBound).
 func (ks *keptStream[Req, Resp]) silenceBoundLocked() time.Duration {
-	return silenceBound(ks.period(), ks.replacing, ks.slowest.faded(ks.c.clock.Now(), ks.period()))
+	now, period := ks.c.clock.Now(), ks.period()
+	slowest := ks.slowest.faded(now, period)
+	if shared := ks.c.answerTimes.faded(now, period); shared > slowest {
+		slowest = shared
+	}
+	return silenceBound(period, ks.replacing, slowest)
 }
 
 // armSilenceLocked arms the check that the open stream's oldest unanswered request is answered
@@ -583,6 +611,7 @@ func (ks *keptStream[Req, Resp]) take(s bidi[Req, Resp], resp Resp) bool {
 	if ok && (ks.spec.awaitsAnswers == nil || ks.spec.awaitsAnswers()) {
 		now := ks.c.clock.Now()
 		ks.slowest.answered(now.Sub(sent), now, ks.period())
+		ks.c.answerTimes.answered(now.Sub(sent), now, ks.period())
 	}
 	ok = ok && seq >= ks.minSeq
 	var woken []*seqWait

@@ -207,6 +207,59 @@ func TestAReplacementIsHeldToAThirdOfTheBoundAndEveryReopenAfterASilenceGoesAtOn
 	}
 }
 
+// Issue 40: a stream that just moved (its replica shut down) has no answer of its own, and
+// hundreds moved with it to replicas busy starting, which answer each of them late. Held to a
+// quarter of its ttl, every one was replaced, and each replacement made the replicas slower still.
+// The answers the client's other grants get say how slow.
+func TestTheBoundFollowsTheSlowAnswersOfTheClientsOtherGrants(t *testing.T) {
+	clk := newFakeClock()
+	f := newFake()
+	f.acquire = grants(silenceTTL)
+	k := newKeptStreams(f)
+	c := start(t, f, withClock(clk))
+	var leases []*Lease
+	for _, resource := range []string{"orders/slow", "orders/moved"} {
+		l, err := c.Acquire(context.Background(), resource, silenceTTL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		recv(t, f.acquires, "Acquire of "+resource)
+		l.OnLost(func(err error) { t.Errorf("lost: %v", err) })
+		leases = append(leases, l)
+	}
+	slow, moved := leases[0], leases[1]
+	if err := slow.KeepAlive(); err != nil {
+		t.Fatal(err)
+	}
+	slowStream, _ := k.next(t, "the slow lease's stream")
+	sent := clk.Now()
+	clk.set(sent.Add(silenceTTL * 9 / 40)) // 0.9 of its bound (a quarter of the ttl)
+	send(t, slowStream.answers, answer(1, silenceTTL), "the slow answer")
+	for i := 0; !slow.Deadline().Equal(sent.Add(silenceTTL)); i++ {
+		if i == 500 {
+			t.Fatal("the slow answer was not taken in")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := moved.KeepAlive(); err != nil {
+		t.Fatal(err)
+	}
+	k.next(t, "the moved lease's stream")
+	at := clk.Now()
+	// Past its own bound, within twice the client's slowest answer (faded by half every ttl).
+	clk.set(at.Add(silenceTTL * 12 / 40))
+	k.noneOpened(t, "within twice the client's slowest answer")
+	clk.set(at.Add(silenceTTL * 19 / 40)) // the slowest faded to 0.65 of the bound
+	replacement, r := k.next(t, "the replacement")
+	if r.Resource != "orders/moved" {
+		t.Fatalf("replaced %q", r.Resource)
+	}
+	send(t, replacement.answers, answer(r.Sequence, silenceTTL), "the replacement's answer")
+	if !moved.Valid() {
+		t.Fatal("the moved lease went")
+	}
+}
+
 func TestAStreamThatEndsAfterASilenceStillBacksOff(t *testing.T) {
 	x := supersededOnce(t, slowRetry)
 	x.replacement.end <- status.Error(codes.Unavailable, "the replica is shutting down")

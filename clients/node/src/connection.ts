@@ -14,6 +14,7 @@
 import * as grpc from '@grpc/grpc-js';
 import type { ElectionServiceClient } from './proto/redlock/v1/ElectionService';
 import type { LockServiceClient } from './proto/redlock/v1/LockService';
+import { SlowestAnswer } from './kept';
 import { loadProto } from './service';
 import { ROUND_ROBIN } from './target';
 import { traceContextInterceptors } from './tracecontext';
@@ -52,6 +53,8 @@ export class Connection {
   #elections: ElectionServiceClient;
   #generation = 0;
   #closed = false;
+  /** Every kept grant's answer times, which each grant's silence bound follows (kept.ts). */
+  readonly answerTimes = new SlowestAnswer();
 
   constructor(address: string, credentials: grpc.ChannelCredentials, options: grpc.ChannelOptions) {
     this.#address = address;

@@ -88,6 +88,7 @@ export class CampaignStream {
       // A candidate still waiting gets no answers until it leads: it has none to miss.
       silenceMs: () => (this.leading ? silenceMs(ttlMs) : undefined),
       connection,
+      shared: connection.answerTimes,
     }, {
       answered: (response, sentAt) => this.listener.answered(response, sentAt),
       ended: (end) => this.listener.ended(end),

@@ -78,8 +78,8 @@ export const REPLACEMENT_BOUND = 1 / 3;
 /**
  * The silence bound of the open stream: `wholeMs` (ttl/4), or a part of it
  * ({@link REPLACEMENT_BOUND}) for a stream `replacing` a silent one that has not answered yet;
- * never less than twice the grant's slowest recent answer ({@link SlowestAnswer}), up to twice
- * `wholeMs`. A replica that is slow, not silent, must not be taken for a silent one: each stream
+ * never less than twice the slowest recent answer of the grant or its client ({@link SlowestAnswer}),
+ * up to twice `wholeMs`. A replica that is slow, not silent, must not be taken for a silent one: each stream
  * opened is one more renewal on the replicas (the superseded ones are renewed until they end),
  * so with hundreds of grants a burst of late answers (a replica just restarted, a loaded host)
  * became thousands of new streams a second, which made every answer later still, until none came
@@ -91,8 +91,8 @@ export function boundMs(wholeMs: number, replacing: boolean, slowestMs: number):
 }
 
 /**
- * The slowest recent answer of one kept grant's streams (from the send of a request to the
- * answer that echoes it), faded by half every ttl (four periods), so that a replica slow for a
+ * The slowest recent answer of one kept grant's streams, or of all of a client's (from the send
+ * of a request to the answer that echoes it), faded by half every ttl (four periods), so that a replica slow for a
  * while and fast again is soon held to the usual bound. An answer later than the ttl is left
  * out: its replica was stopped (a frozen host that woke up), not slow, and what it would teach is
  * to wait for a silent replica.
@@ -343,6 +343,14 @@ export interface KeptStreamSpec<Req, Res> {
   silenceMs(): number | undefined;
   /** Where `open` gets its stubs: made anew when a stream is found silent. */
   connection?: { readonly generation: number; renew(generation: number): void };
+  /**
+   * The slowest recent answer of every kept grant of the client, which the silence bound follows
+   * as it follows the grant's own. A stream that just moved (its replica shut down) has no answer
+   * of its own yet, and its first one is late when hundreds of streams moved with it to replicas
+   * busy starting: the other grants' answers say so. A silent replica leaves it as it was (it
+   * answers nothing), and the replicas still answering keep it short.
+   */
+  shared?: SlowestAnswer;
 }
 
 /** When the last requests were sent, by sequence; older ones are too old to move a deadline. */
@@ -591,6 +599,7 @@ export class KeptStream<Req, Res> {
     if (sentAt !== undefined && this.#spec.silenceMs() !== undefined) {
       const at = now();
       this.#slowest.answered(at - sentAt, at, this.#periodMs);
+      this.#spec.shared?.answered(at - sentAt, at, this.#periodMs);
     }
     // Not an answer this client can date (a sequence it never sent, or sent on another
     // stream), or one dated before a change its owner made: it moves nothing.
@@ -672,7 +681,9 @@ export class KeptStream<Req, Res> {
     if (whole === undefined) {
       return undefined;
     }
-    const bound = boundMs(whole, this.#replacing, this.#slowest.ms(now(), this.#periodMs));
+    const at = now();
+    const slowestMs = Math.max(this.#slowest.ms(at, this.#periodMs), this.#spec.shared?.ms(at, this.#periodMs) ?? 0);
+    const bound = boundMs(whole, this.#replacing, slowestMs);
     // The oldest request of this stream that no answer echoed (one too old to be remembered
     // was sent earlier still: a later send time only delays the silence by a period).
     for (let sequence = Math.max(this.#firstOfCall, this.#echoed + 1); sequence < this.#nextSequence; sequence++) {

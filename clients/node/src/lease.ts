@@ -290,6 +290,7 @@ export class Lease {
         retry: this.#transport.retry,
         silenceMs: () => silenceMs(this.#ttlMs),
         connection: this.#transport.connection,
+        shared: this.#transport.connection.answerTimes,
       }, {
         answered: (response, sentAt, sequence) => {
           if (response.lease === null) {

@@ -153,6 +153,45 @@ test('a replacement is held to a third of the bound until it answers, and every 
   assert.equal(await held.release(), true);
 });
 
+// Issue 40: a stream that just moved (its replica shut down) has no answer of its own, and
+// hundreds moved with it to replicas busy starting, which answer each of them late. Held to a
+// quarter of its ttl, every one was replaced, and each replacement made the replicas slower
+// still. The answers the client's other grants get say how slow.
+test('the bound follows the slow answers of the client\'s other grants', async (t) => {
+  const clock = manualClock(t);
+  const slowAnswers = [];
+  const streamsOf = (resource) => fake.seen.streams.filter((s) => s.requests[0]?.request.resource === resource);
+  const { fake, client } = await setup(t, {
+    acquire: (call, cb) => cb(null, { lease: lease(call.request.resource, call.request.token, 0.99 * millis(call.request.ttl)) }),
+    keepAlive(stream, request) {
+      if (request.resource === 'orders/slow') {
+        slowAnswers.push(() => answer(stream, request));
+      } else if (streamsOf('orders/moved').indexOf(stream) > 0) {
+        answer(stream, request); // the first stream of orders/moved says nothing
+      }
+    },
+  });
+  const slow = await client.acquire('orders/slow', { ttlMs: 4000 }); // silence bound 1 s (on the test's clock)
+  const moved = await client.acquire('orders/moved', { ttlMs: 4000 });
+  slow.keepAlive();
+  assert.ok(await eventually(() => fake.seen.keepAlive.length === 1));
+  clock.advance(900);
+  const answered = recordAnswers(t);
+  slowAnswers[0](); // answered 0.9 s after its request: within its own bound
+  await answered.processed(1);
+  moved.keepAlive();
+  assert.ok(await eventually(() => fake.seen.keepAlive.length === 2));
+  clock.advance(1200); // past its own 1 s, within twice the client's slowest (0.9 s)
+  await settled();
+  assert.equal(streamsOf('orders/moved').length, 1);
+  clock.advance(700); // (the slowest fades by half every ttl: here to 0.65 s)
+  assert.ok(await eventually(() => streamsOf('orders/moved').length === 2), 'replaced once twice the slowest passed');
+  assert.ok(await eventually(() => moved.deadline > clock.now() + 3000), 'renewed through the new stream');
+  assert.equal(moved.valid, true);
+  assert.equal(await moved.release(), true);
+  assert.equal(await slow.release(), true);
+});
+
 test('a leader\'s silent stream is resumed with its term; a candidate still waiting is not held to the bound', async (t) => {
   const clock = manualClock(t);
   let leadNow = false;

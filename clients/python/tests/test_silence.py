@@ -181,6 +181,47 @@ class SyncSilenceTest(FakeServerCase, unittest.TestCase):
         self.assertTrue(lease.valid)
         self.assertTrue(lease.release())
 
+    def test_the_bound_follows_the_slow_answers_of_the_clients_other_grants(self):
+        # Issue 40: a stream that just moved (its replica shut down) has no answer of its own,
+        # and hundreds moved with it to replicas busy starting, which answer each of them late.
+        # Held to a quarter of its ttl, every one was replaced, and each replacement made the
+        # replicas slower still. The answers the client's other grants get say how slow.
+        slow_may_answer = threading.Event()
+        quiet = Streams()
+
+        def script(requests, context):
+            first = next(requests)
+            if first.resource == "orders/slow":
+                slow_may_answer.wait(5)
+                yield answer(first, 3.96)
+                for request in requests:
+                    yield answer(request, 3.96)
+            elif quiet.next() > 1:
+                yield answer(first, 3.96)
+                for request in requests:
+                    yield answer(request, 3.96)
+            else:
+                until_ended(requests)  # a replica that takes the requests in and answers none
+
+        self.fake.on_keep_alive = script
+        client = self.make_client(_clock=self.clock, retry=SLOW_BACKOFF)
+        slow = client.acquire("orders/slow", ttl=4)  # silence bound 1 s (on the test's clock)
+        moved = client.acquire("orders/quiet", ttl=4)
+        slow.keep_alive()
+        self.assertTrue(self.fake.wait_for(lambda: len(self.fake.keep_alive_requests) == 1))
+        self.clock.advance(0.9)
+        slow_may_answer.set()  # answered 0.9 s after its request: within its own bound
+        self.assertTrue(slow._keeper.wait_answers(1, 5))
+        moved.keep_alive()
+        self.assertTrue(self.fake.wait_for(lambda: len(self.fake.keep_alive_requests) == 2))
+        self.clock.advance(1.2)  # past its own 1 s, within twice the client's slowest (0.9 s)
+        self.assertEqual(moved._keeper.streams, 1)
+        self.clock.advance(0.7)  # (the slowest fades by half every ttl: here to 0.65 s)
+        self.assertTrue(moved._keeper.wait_answers(1, 5))  # replaced, and answered
+        self.assertEqual((moved._keeper.streams, quiet.count), (2, 2))
+        self.assertTrue(moved.valid)
+        self.assertTrue(moved.release() and slow.release())
+
     def test_a_late_answer_of_the_silent_stream_still_counts(self):
         streams = Streams()
         late = threading.Event()

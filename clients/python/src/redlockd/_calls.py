@@ -17,7 +17,7 @@ import grpc
 
 from . import _tracecontext
 from ._clock import SYSTEM, Clock
-from ._kept import KeptCore, KeptStreams
+from ._kept import KeptCore, KeptStreams, SlowestAnswer
 from ._lifetime import on_a_thread
 from ._ops import Call, Procedure, Sleep, T
 from ._proto import election_pb2_grpc, lock_pb2, lock_pb2_grpc
@@ -43,6 +43,8 @@ class CallSettings:
         self.retry = retry
         self.clock: Clock = SYSTEM if clock is None else clock
         self.answered = answered
+        #: Every kept grant's answer times, which each grant's silence bound follows.
+        self.answer_times = SlowestAnswer()
         # The generated stubs serve grpc and grpc.aio channels alike. They are untyped (grpc has
         # no type stubs): the calls on them are Any.
         self.lock_stub: Any = lock_pb2_grpc.LockServiceStub(channel)  # type: ignore[no-untyped-call]

@@ -90,7 +90,8 @@ def bound_of(bound: Optional[float], replacing: bool, answered: bool,
     superseded ones are renewed until they end), so with hundreds of grants a burst of late
     answers (a replica just restarted, a loaded host) became thousands of new streams a second,
     which made every answer later still, until none came before its deadline (issue 40). A
-    silent replica answers nothing and leaves the bound as it was."""
+    silent replica answers nothing and leaves the bound as it was. ``slowest`` is the larger of
+    the grant's own and its client's (:class:`KeptCore`'s ``shared``)."""
     if bound is None:
         return None
     base = bound if not replacing or answered else bound * REPLACEMENT_BOUND
@@ -98,8 +99,8 @@ def bound_of(bound: Optional[float], replacing: bool, answered: bool,
 
 
 class SlowestAnswer:
-    """The slowest recent answer of one kept grant's streams (from the send of a request to the
-    answer that echoes it), faded by half every ttl (four periods), so that a replica slow for a
+    """The slowest recent answer of one kept grant's streams, or of all of a client's (from the
+    send of a request to the answer that echoes it), faded by half every ttl (four periods), so that a replica slow for a
     while and fast again is soon held to the usual bound. An answer later than the ttl is left
     out: its replica was stopped (a frozen host that woke up), not slow, and what it would teach
     is to wait for a silent replica."""
@@ -375,6 +376,13 @@ class KeptCore:
     and, called outside the lock: ``on_end(code, details, gave_up)``, once, when the stream ends
     for good without the owner asking (a final status, OK, or ``gave_up`` when ``may_resume``
     said no); ``answered(response)``, the test-only hook, after each answer was processed.
+
+    ``shared``: the slowest recent answer of every kept grant of the client, which the silence
+    bound follows as it follows the grant's own. A stream that just moved (its replica shut
+    down) has no answer of its own yet, and its first one is late when hundreds of streams
+    moved with it to replicas that are busy starting: the other grants' answers say so. A
+    silent replica leaves it as it was (it answers nothing), and the replicas still answering
+    keep it short.
     """
 
     def __init__(self, name: str, clock: Clock,
@@ -385,7 +393,8 @@ class KeptCore:
                  may_resume: Callable[[int], bool],
                  backoff: Callable[[int], float],
                  silence: Callable[[], Optional[float]] = lambda: None,
-                 answered: Optional[Callable[[Any], None]] = None) -> None:
+                 answered: Optional[Callable[[Any], None]] = None,
+                 shared: Optional[SlowestAnswer] = None) -> None:
         self.name = name
         self._clock = clock
         self._build = build
@@ -396,6 +405,7 @@ class KeptCore:
         self._answered = answered
         self._seq = Sequencer(clock)
         self._slowest = SlowestAnswer()
+        self._shared = SlowestAnswer() if shared is None else shared
         self._reopening = Reopening(may_resume, backoff)
         self._ids = itertools.count(1)
         self._generations = itertools.count(1)
@@ -486,6 +496,7 @@ class KeptCore:
         if echoed is not None and self._silence() is not None:
             now = self._clock.now()
             self._slowest.answered(now - echoed, now, self._period())
+            self._shared.answered(now - echoed, now, self._period())
         self._on_answer(response, sent)
         self._seq.accepted(response.sequence, sent)
         actions: Actions = [NOTIFY]
@@ -590,8 +601,9 @@ class KeptCore:
         stream = self._current
         if stream is None or self._closing or self._cancelled:
             return None
-        bound = bound_of(self._silence(), stream.replacing, stream.answered,
-                         self._slowest.seconds(self._clock.now(), self._period()))
+        now, period = self._clock.now(), self._period()
+        slowest = max(self._slowest.seconds(now, period), self._shared.seconds(now, period))
+        bound = bound_of(self._silence(), stream.replacing, stream.answered, slowest)
         return None if bound is None else self._seq.silent_at(bound)
 
     def _arm_silence(self) -> Actions:

@@ -80,7 +80,8 @@ class Candidacy:
         self._withdrawn = False
         core = KeptCore(f"Campaign of election '{election}'", calls.clock, self._request,
                         self._period, self._answer, self._end, self._may_resume,
-                        calls.resume_backoff, self._silence, calls.answered)
+                        calls.resume_backoff, self._silence, calls.answered,
+                        calls.answer_times)
         self._stream = calls.streams(core, self._lock, self._waiter, calls.election_stub.Campaign)
         self._stream.start()
 

@@ -115,7 +115,7 @@ class LeaseState:
             core = KeptCore(f"KeepAlive of resource '{self._resource}'", self._calls.clock,
                             self._request, self._period, self._answer, self._stream_ended,
                             lambda failures: self._life.valid(), self._calls.resume_backoff,
-                            self._silence, self._calls.answered)
+                            self._silence, self._calls.answered, self._calls.answer_times)
             keeper = self._keeper = self._calls.streams(core, self._lock, self._waiter,
                                                         self._calls.lock_stub.KeepAlive)
         keeper.start()

@@ -36,7 +36,7 @@ final class Campaigner extends RenewalStream<CampaignRequest, CampaignResponse> 
   private final List<Proclaimed> proclaimed = new ArrayList<>(); // guarded by this
 
   Campaigner(LockClient client, String election, String value, Duration ttl) {
-    super(client::nanoTime, client.scheduler(), client::keptStreamMoving);
+    super(client::nanoTime, client.scheduler(), client::keptStreamMoving, client.answerTimes());
     this.client = client;
     this.election = election;
     this.ttl = ttl;

@@ -31,7 +31,7 @@ final class LeaseKeeper extends RenewalStream<KeepAliveRequest, KeepAliveRespons
   private final List<TtlChange> changes = new ArrayList<>(); // guarded by this
 
   LeaseKeeper(Lease lease, LockClient client, String token, Duration ttl) {
-    super(client::nanoTime, client.scheduler(), client::keptStreamMoving);
+    super(client::nanoTime, client.scheduler(), client::keptStreamMoving, client.answerTimes());
     this.lease = lease;
     this.stub = client.streamingStub();
     this.token = token;

@@ -75,6 +75,8 @@ public final class LockClient {
   private final Duration defaultTtl;
   private final String owner;
   private final LongSupplier nanoClock;
+  /** Every kept grant's answer times, which each grant's silence bound follows (RenewalStream). */
+  private final SlowestAnswer answerTimes = new SlowestAnswer();
 
   private LockClient(Builder b) {
     this.channel = b.channel;
@@ -486,6 +488,10 @@ public final class LockClient {
 
   ScheduledExecutorService scheduler() {
     return scheduler;
+  }
+
+  SlowestAnswer answerTimes() {
+    return answerTimes;
   }
 
   long nanoTime() {

@@ -81,6 +81,14 @@ abstract class RenewalStream<Req, Resp> {
   private final CompletableFuture<Status> ended = new CompletableFuture<>();
   private final SentRequests sent = new SentRequests();
   private final SlowestAnswer slowest = new SlowestAnswer();
+  /**
+   * The slowest recent answer of every kept grant of the client, which the silence bound follows
+   * as it follows the grant's own. A stream that just moved (its replica shut down) has no answer
+   * of its own yet, and its first one is late when hundreds of streams moved with it to replicas
+   * busy starting: the other grants' answers say so. A silent replica leaves it as it was (it
+   * answers nothing), and the replicas still answering keep it short.
+   */
+  private final SlowestAnswer shared;
   private volatile boolean closing;
   private boolean over; // guarded by this
   private Call current; // guarded by this; null while no stream is up
@@ -107,8 +115,10 @@ abstract class RenewalStream<Req, Resp> {
   /** The server refused a reopen with "do not retry": no stream is left to give the grant back by. */
   private boolean refusedForGood; // guarded by this
 
-  RenewalStream(LongSupplier nanoClock, ScheduledExecutorService scheduler, Runnable reconnect) {
+  RenewalStream(LongSupplier nanoClock, ScheduledExecutorService scheduler, Runnable reconnect,
+      SlowestAnswer shared) {
     this.nanoClock = nanoClock;
+    this.shared = shared;
     this.scheduler = scheduler;
     this.reconnect = reconnect;
   }
@@ -278,11 +288,14 @@ abstract class RenewalStream<Req, Resp> {
 
   /**
    * How long the current stream's oldest request may wait for an answer: the period (a third of
-   * it for a replacement), or twice the slowest recent answer, up to twice the period.
+   * it for a replacement), or twice the slowest recent answer of the grant or its client, up to
+   * twice the period.
    */
   private long silenceBoundLocked() {
     long base = replacing ? periodNanos / REPLACEMENT_DIVISOR : periodNanos;
-    long measured = Math.min(2 * slowest.nanos(nanoClock.getAsLong(), periodNanos), 2 * periodNanos);
+    long now = nanoClock.getAsLong();
+    long slowestNanos = Math.max(slowest.nanos(now, periodNanos), shared.nanos(now, periodNanos));
+    long measured = Math.min(2 * slowestNanos, 2 * periodNanos);
     return Math.max(base, measured);
   }
 
@@ -350,7 +363,9 @@ abstract class RenewalStream<Req, Resp> {
       long echoedSent = sent.sentAt(sequence);
       // Only while answers are due: a candidate's first answer comes when it leads, not late.
       if (echoedSent != SentRequests.UNKNOWN && awaitsAnswers()) {
-        slowest.answered(nanoClock.getAsLong() - echoedSent, nanoClock.getAsLong(), periodNanos);
+        long now = nanoClock.getAsLong();
+        slowest.answered(now - echoedSent, now, periodNanos);
+        shared.answered(now - echoedSent, now, periodNanos);
       }
       if (onCurrent) {
         // Any answer shows the stream works, even one dated before a change (ignored below):

@@ -202,6 +202,44 @@ class SilentStreamTest {
     assertThat(losses).isEmpty();
   }
 
+  /** The first requests of the KeepAlive streams of {@code resource}, in the order they were opened. */
+  private List<KeepAliveRequest> streamsOf(String resource) {
+    return fake.keepAliveFirsts.stream().filter(r -> r.getResource().equals(resource)).toList();
+  }
+
+  /**
+   * Issue 40: a stream that just moved (its replica shut down) has no answer of its own, and
+   * hundreds moved with it to replicas busy starting, which answer each of them late. Held to a
+   * quarter of its ttl, every one was replaced, and each replacement made the replicas slower
+   * still. The answers the client's other grants get say how slow.
+   */
+  @Test
+  void theBoundFollowsTheSlowAnswersOfTheClientsOtherGrants() {
+    fake.keepAliveSilent = true; // every answer is the test's
+    Lease slow = client.acquire("orders/slow", LockOptions.ttl(TTL));
+    Lease moved = client.acquire("orders/moved", LockOptions.ttl(TTL));
+    moved.onLost(losses::add);
+    long sent = timers.nanoTime();
+    slow.keepAlive();
+    KeepAliveRequest first = firstRequestOfStream(0);
+    timers.advance(QUARTER.multipliedBy(9).dividedBy(10)); // 0.9 of its bound
+    fake.answerKeepAliveOn(0, "orders/slow", first.getSequence(), TTL);
+    await().atMost(Duration.ofSeconds(5)).until(() -> slow.deadlineNanos() == sent + TTL.toNanos());
+
+    moved.keepAlive();
+    firstRequestOfStream(1);
+    // Past its own bound, within twice the client's slowest answer (faded by half every ttl).
+    timers.advance(QUARTER.multipliedBy(12).dividedBy(10));
+    assertThat(channel.calls("KeepAlive")).as("within twice the client's slowest answer").isEqualTo(2);
+    timers.advance(QUARTER.multipliedBy(7).dividedBy(10)); // the slowest faded to 0.65 of the bound
+    await().atMost(Duration.ofSeconds(5)).until(() -> streamsOf("orders/moved").size() == 2);
+    KeepAliveRequest resumed = streamsOf("orders/moved").get(1);
+    fake.answerKeepAliveOn(fake.keepAliveFirsts.indexOf(resumed), "orders/moved", resumed.getSequence(), TTL);
+    await().atMost(Duration.ofSeconds(5)).until(() -> moved.deadlineNanos() > timers.nanoTime());
+    assertThat(moved.isValid()).isTrue();
+    assertThat(losses).isEmpty();
+  }
+
   @Test
   void anAnswerWithinAQuarterOfTheTtlKeepsTheStream() {
     Lease lease = keptLease();
