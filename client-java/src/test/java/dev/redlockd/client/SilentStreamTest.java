@@ -223,8 +223,9 @@ class SilentStreamTest {
     slow.keepAlive();
     KeepAliveRequest first = firstRequestOfStream(0);
     timers.advance(QUARTER.multipliedBy(9).dividedBy(10)); // 0.9 of its bound
-    fake.answerKeepAliveOn(0, "orders/slow", first.getSequence(), TTL);
-    await().atMost(Duration.ofSeconds(5)).until(() -> slow.deadlineNanos() == sent + TTL.toNanos());
+    // A validity of two ttls: a deadline the Acquire's could not have been.
+    fake.answerKeepAliveOn(0, "orders/slow", first.getSequence(), TTL.multipliedBy(2));
+    await().atMost(Duration.ofSeconds(5)).until(() -> slow.deadlineNanos() == sent + 2 * TTL.toNanos());
 
     moved.keepAlive();
     firstRequestOfStream(1);
