@@ -55,9 +55,12 @@ func (a *slowestAnswer) faded(now time.Time, period time.Duration) time.Duration
 // sharedAnswers is the slowest recent answer of every kept grant of a Client, which each grant's
 // silence bound follows as it follows its own. A stream that just moved (its replica shut down)
 // has no answer of its own yet, and its first one is late when hundreds of streams moved with it
-// to replicas busy starting: the other grants' answers say so. A silent replica leaves it as it
-// was (it answers nothing), and the replicas still answering keep it short. Safe for concurrent
-// use (taken under a keptStream's lock, never the other way round).
+// to replicas busy starting: the other grants' answers say so. Only answers on a grant's open
+// stream count there: a late answer on a stream left for its silence is a replica that stopped and
+// woke (a frozen host), which says nothing of the others, and the other grants must still leave a
+// silent replica within the bound. A silent replica leaves it as it was (it answers nothing), and
+// the replicas still answering keep it short. Safe for concurrent use (taken under a keptStream's
+// lock, never the other way round).
 type sharedAnswers struct {
 	mu sync.Mutex
 	a  slowestAnswer
@@ -611,7 +614,9 @@ func (ks *keptStream[Req, Resp]) take(s bidi[Req, Resp], resp Resp) bool {
 	if ok && (ks.spec.awaitsAnswers == nil || ks.spec.awaitsAnswers()) {
 		now := ks.c.clock.Now()
 		ks.slowest.answered(now.Sub(sent), now, ks.period())
-		ks.c.answerTimes.answered(now.Sub(sent), now, ks.period())
+		if ks.conn == s {
+			ks.c.answerTimes.answered(now.Sub(sent), now, ks.period())
+		}
 	}
 	ok = ok && seq >= ks.minSeq
 	var woken []*seqWait

@@ -347,8 +347,11 @@ export interface KeptStreamSpec<Req, Res> {
    * The slowest recent answer of every kept grant of the client, which the silence bound follows
    * as it follows the grant's own. A stream that just moved (its replica shut down) has no answer
    * of its own yet, and its first one is late when hundreds of streams moved with it to replicas
-   * busy starting: the other grants' answers say so. A silent replica leaves it as it was (it
-   * answers nothing), and the replicas still answering keep it short.
+   * busy starting: the other grants' answers say so. Only answers on a grant's open stream count
+   * there: a late answer on a stream left for its silence is a replica that stopped and woke (a
+   * frozen host), which says nothing of the others, and the other grants must still leave a
+   * silent replica within the bound. A silent replica leaves it as it was (it answers nothing),
+   * and the replicas still answering keep it short.
    */
   shared?: SlowestAnswer;
 }
@@ -599,7 +602,9 @@ export class KeptStream<Req, Res> {
     if (sentAt !== undefined && this.#spec.silenceMs() !== undefined) {
       const at = now();
       this.#slowest.answered(at - sentAt, at, this.#periodMs);
-      this.#spec.shared?.answered(at - sentAt, at, this.#periodMs);
+      if (current) {
+        this.#spec.shared?.answered(at - sentAt, at, this.#periodMs);
+      }
     }
     // Not an answer this client can date (a sequence it never sent, or sent on another
     // stream), or one dated before a change its owner made: it moves nothing.

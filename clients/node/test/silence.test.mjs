@@ -192,6 +192,44 @@ test('the bound follows the slow answers of the client\'s other grants', async (
   assert.equal(await slow.release(), true);
 });
 
+// A frozen replica that woke answers late on the streams left on it (this client keeps them open
+// until the grant is over): that says the replica stopped, not that every replica is slow.
+// Counted for the other grants, it held them on the next silent replica for twice as long
+// (replica-silent lost a Node lease so).
+test('a late answer on a stream left for its silence does not lift the other grants\' bound', async (t) => {
+  const clock = manualClock(t);
+  const frozenAnswers = [];
+  const streamsOf = (resource) => fake.seen.streams.filter((s) => s.requests[0]?.request.resource === resource);
+  const { fake, client } = await setup(t, {
+    acquire: (call, cb) => cb(null, { lease: lease(call.request.resource, call.request.token, 0.99 * millis(call.request.ttl)) }),
+    keepAlive(stream, request) {
+      const first = streamsOf(request.resource).indexOf(stream) === 0;
+      if (first && request.resource === 'orders/woke') {
+        frozenAnswers.push(() => answer(stream, request)); // a frozen replica: answers once it wakes
+      } else if (!first) {
+        answer(stream, request); // the first stream of orders/moved says nothing
+      }
+    },
+  });
+  const frozen = await client.acquire('orders/woke', { ttlMs: 4000 }); // silence bound 1 s (on the test's clock)
+  const moved = await client.acquire('orders/moved', { ttlMs: 4000 });
+  frozen.keepAlive();
+  assert.ok(await eventually(() => fake.seen.keepAlive.length === 1));
+  clock.advance(1001); // silent: a second stream, which answers
+  assert.ok(await eventually(() => frozen.deadline > clock.now() + 3000), 'renewed through the second stream');
+  clock.advance(500);
+  const answered = recordAnswers(t);
+  frozenAnswers[0](); // the first stream's answer, 1.5 s after its request
+  await answered.processed(1);
+  moved.keepAlive();
+  assert.ok(await eventually(() => streamsOf('orders/moved').length === 1));
+  clock.advance(1001); // its own bound: replaced, as if no grant had been slow
+  assert.ok(await eventually(() => streamsOf('orders/moved').length === 2), 'replaced within its own bound');
+  assert.equal(moved.valid, true);
+  assert.equal(await moved.release(), true);
+  assert.equal(await frozen.release(), true);
+});
+
 test('a leader\'s silent stream is resumed with its term; a candidate still waiting is not held to the bound', async (t) => {
   const clock = manualClock(t);
   let leadNow = false;

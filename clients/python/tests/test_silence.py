@@ -222,6 +222,55 @@ class SyncSilenceTest(FakeServerCase, unittest.TestCase):
         self.assertTrue(moved.valid)
         self.assertTrue(moved.release() and slow.release())
 
+    def test_a_late_answer_on_a_stream_left_for_its_silence_does_not_lift_the_other_grants_bound(self):
+        # A frozen replica that woke answers late on the streams left on it: that says the
+        # replica stopped, not that every replica is slow. Counted for the other grants, it
+        # held them on the next silent replica for twice as long (replica-silent failed so
+        # for Node, which keeps such streams open until the grant is over).
+        late = threading.Event()
+        replacement_may_answer = threading.Event()
+        woke = Streams()
+        moved = Streams()
+
+        def script(requests, context):
+            first = next(requests)
+            if first.resource == "orders/woke":
+                n = woke.next()
+                (late if n == 1 else replacement_may_answer).wait(5)
+                if n == 1:  # a frozen replica, answering once it wakes; read on to its cancel
+                    reading = threading.Thread(target=until_ended, args=(requests,))
+                    reading.start()
+                    yield answer(first, 3.96)
+                    reading.join(5)
+                    return
+            elif moved.next() == 1:
+                until_ended(requests)  # silent
+                return
+            yield answer(first, 3.96)
+            for request in requests:
+                yield answer(request, 3.96)
+
+        self.fake.on_keep_alive = script
+        client = self.make_client(_clock=self.clock, retry=SLOW_BACKOFF)
+        frozen = client.acquire("orders/woke", ttl=4)  # silence bound 1 s (on the test's clock)
+        other = client.acquire("orders/moved", ttl=4)
+        frozen.keep_alive()
+        self.assertTrue(self.fake.wait_for(lambda: len(self.fake.keep_alive_requests) == 1))
+        self.clock.advance(1.001)  # silent: a second stream
+        self.assertTrue(self.fake.wait_for(lambda: woke.count == 2))
+        self.clock.advance(0.5)
+        late.set()  # the first stream's answer, 1.5 s after its request
+        self.assertTrue(frozen._keeper.wait_answers(1, 5))
+        replacement_may_answer.set()
+        self.assertTrue(frozen._keeper.wait_answers(2, 5))
+        other.keep_alive()
+        self.assertTrue(self.fake.wait_for(lambda: moved.count == 1))
+        self.clock.advance(1.001)  # its own bound: superseded, as if no grant had been slow
+        self.assertTrue(other._keeper.wait_answers(1, 5))
+        self.assertEqual(moved.count, 2)
+        self.assertTrue(other.valid and frozen.valid)
+        self.assertTrue(other.release() and frozen.release())
+
     def test_a_late_answer_of_the_silent_stream_still_counts(self):
         streams = Streams()
         late = threading.Event()

@@ -380,9 +380,12 @@ class KeptCore:
     ``shared``: the slowest recent answer of every kept grant of the client, which the silence
     bound follows as it follows the grant's own. A stream that just moved (its replica shut
     down) has no answer of its own yet, and its first one is late when hundreds of streams
-    moved with it to replicas that are busy starting: the other grants' answers say so. A
-    silent replica leaves it as it was (it answers nothing), and the replicas still answering
-    keep it short.
+    moved with it to replicas that are busy starting: the other grants' answers say so. Only
+    answers on a grant's open stream count there: a late answer on a stream left for its
+    silence is a replica that stopped and woke (a frozen host), which says nothing of the
+    others, and the other grants must still leave a silent replica within the bound. A silent
+    replica leaves it as it was (it answers nothing), and the replicas still answering keep it
+    short.
     """
 
     def __init__(self, name: str, clock: Clock,
@@ -496,7 +499,8 @@ class KeptCore:
         if echoed is not None and self._silence() is not None:
             now = self._clock.now()
             self._slowest.answered(now - echoed, now, self._period())
-            self._shared.answered(now - echoed, now, self._period())
+            if stream is not None and stream is self._current:
+                self._shared.answered(now - echoed, now, self._period())
         self._on_answer(response, sent)
         self._seq.accepted(response.sequence, sent)
         actions: Actions = [NOTIFY]

@@ -85,8 +85,11 @@ abstract class RenewalStream<Req, Resp> {
    * The slowest recent answer of every kept grant of the client, which the silence bound follows
    * as it follows the grant's own. A stream that just moved (its replica shut down) has no answer
    * of its own yet, and its first one is late when hundreds of streams moved with it to replicas
-   * busy starting: the other grants' answers say so. A silent replica leaves it as it was (it
-   * answers nothing), and the replicas still answering keep it short.
+   * busy starting: the other grants' answers say so. Only answers on a grant's open stream count
+   * there: a late answer on a stream left for its silence is a replica that stopped and woke (a
+   * frozen host), which says nothing of the others, and the other grants must still leave a
+   * silent replica within the bound. A silent replica leaves it as it was (it answers nothing),
+   * and the replicas still answering keep it short.
    */
   private final SlowestAnswer shared;
   private volatile boolean closing;
@@ -365,7 +368,9 @@ abstract class RenewalStream<Req, Resp> {
       if (echoedSent != SentRequests.UNKNOWN && awaitsAnswers()) {
         long now = nanoClock.getAsLong();
         slowest.answered(now - echoedSent, now, periodNanos);
-        shared.answered(now - echoedSent, now, periodNanos);
+        if (onCurrent) {
+          shared.answered(now - echoedSent, now, periodNanos);
+        }
       }
       if (onCurrent) {
         // Any answer shows the stream works, even one dated before a change (ignored below):
