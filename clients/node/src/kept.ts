@@ -78,12 +78,13 @@ export const REPLACEMENT_BOUND = 1 / 3;
 /**
  * The silence bound of the open stream: `wholeMs` (ttl/4), or a part of it
  * ({@link REPLACEMENT_BOUND}) for a stream `replacing` a silent one that has not answered yet;
- * never less than twice the slowest recent answer of the grant or its client ({@link SlowestAnswer}),
- * up to twice `wholeMs`. A replica that is slow, not silent, must not be taken for a silent one: each stream
- * opened is one more renewal on the replicas (the superseded ones are renewed until they end),
- * so with hundreds of grants a burst of late answers (a replica just restarted, a loaded host)
- * became thousands of new streams a second, which made every answer later still, until none came
- * before its deadline (issue 40). A silent replica answers nothing and leaves the bound as it was.
+ * never less than twice the slowest recent answer of the grant or its client
+ * ({@link SlowestAnswer}), up to twice `wholeMs`. A replica that is slow, not silent, must not be
+ * taken for a silent one: each stream opened is one more renewal on the replicas (the superseded
+ * ones are renewed until they end), so with hundreds of grants a burst of late answers (a replica
+ * just restarted, a loaded host) became thousands of new streams a second, which made every answer
+ * later still, until none came before its deadline (issue 40). A silent replica answers nothing
+ * and leaves the bound as it was.
  */
 export function boundMs(wholeMs: number, replacing: boolean, slowestMs: number): number {
   const base = replacing ? wholeMs * REPLACEMENT_BOUND : wholeMs;
@@ -92,10 +93,10 @@ export function boundMs(wholeMs: number, replacing: boolean, slowestMs: number):
 
 /**
  * The slowest recent answer of one kept grant's streams, or of all of a client's (from the send
- * of a request to the answer that echoes it), faded by half every ttl (four periods), so that a replica slow for a
- * while and fast again is soon held to the usual bound. An answer later than the ttl is left
- * out: its replica was stopped (a frozen host that woke up), not slow, and what it would teach is
- * to wait for a silent replica.
+ * of a request to the answer that echoes it), faded by half every ttl (four periods), so that a
+ * replica slow for a while and fast again is soon held to the usual bound. An answer later than
+ * the ttl is left out: its replica was stopped (a frozen host that woke up), not slow, and what it
+ * would teach is to wait for a silent replica.
  */
 export class SlowestAnswer {
   #slowestMs = 0;
@@ -687,7 +688,8 @@ export class KeptStream<Req, Res> {
       return undefined;
     }
     const at = now();
-    const slowestMs = Math.max(this.#slowest.ms(at, this.#periodMs), this.#spec.shared?.ms(at, this.#periodMs) ?? 0);
+    const shared = this.#spec.shared?.ms(at, this.#periodMs) ?? 0;
+    const slowestMs = Math.max(this.#slowest.ms(at, this.#periodMs), shared);
     const bound = boundMs(whole, this.#replacing, slowestMs);
     // The oldest request of this stream that no answer echoed (one too old to be remembered
     // was sent earlier still: a later send time only delays the silence by a period).

@@ -36,6 +36,7 @@ import collections
 import functools
 import itertools
 import logging
+import threading
 from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Tuple, Union
 
 import grpc
@@ -100,26 +101,33 @@ def bound_of(bound: Optional[float], replacing: bool, answered: bool,
 
 class SlowestAnswer:
     """The slowest recent answer of one kept grant's streams, or of all of a client's (from the
-    send of a request to the answer that echoes it), faded by half every ttl (four periods), so that a replica slow for a
-    while and fast again is soon held to the usual bound. An answer later than the ttl is left
-    out: its replica was stopped (a frozen host that woke up), not slow, and what it would teach
-    is to wait for a silent replica."""
+    send of a request to the answer that echoes it), faded by half every ttl (four periods), so
+    that a replica slow for a while and fast again is soon held to the usual bound. An answer
+    later than the ttl is left out: its replica was stopped (a frozen host that woke up), not
+    slow, and what it would teach is to wait for a silent replica. Thread-safe: the sync
+    client's grants share one from their own threads."""
 
-    __slots__ = ("_slowest", "_at")
+    __slots__ = ("_slowest", "_at", "_lock")
 
     def __init__(self) -> None:
         self._slowest = 0.0
         self._at = 0.0
+        self._lock = threading.Lock()
 
     def answered(self, latency: float, now: float, period: float) -> None:
         """An answer came ``latency`` seconds after its request was sent, at ``now``."""
         if latency > 4 * period:
             return
-        if latency >= self.seconds(now, period):
-            self._slowest, self._at = latency, now
+        with self._lock:
+            if latency >= self._faded(now, period):
+                self._slowest, self._at = latency, now
 
     def seconds(self, now: float, period: float) -> float:
         """The slowest recent answer's time, faded by half for every ttl since it came."""
+        with self._lock:
+            return self._faded(now, period)
+
+    def _faded(self, now: float, period: float) -> float:
         if self._slowest == 0.0:
             return 0.0
         faded: float = self._slowest * 0.5 ** ((now - self._at) / (4 * period))

@@ -2,8 +2,8 @@ package dev.redlockd.client;
 
 /**
  * The slowest recent answer of one kept grant's streams, or of all of a client's (from the send of
- * a request to the answer that echoes it), which the silence bound grows with ({@link RenewalStream}). It fades
- * by half every ttl (four periods), so that a replica that was slow for a while and is fast again
+ * a request to the answer that echoes it), which the silence bound grows with
+ * ({@link RenewalStream}). It fades by half every ttl (four periods), so that a replica that was slow for a while and is fast again
  * is soon held to the usual bound. An answer later than the ttl is left out: its replica was
  * stopped (a frozen host that woke up), not slow, and what it would teach is to wait for a
  * silent replica.

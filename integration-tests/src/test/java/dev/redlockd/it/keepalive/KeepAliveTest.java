@@ -95,7 +95,9 @@ class KeepAliveTest {
     long sequence = 0;
     while (System.nanoTime() < until) {
       probe.send(r, lease.getToken(), TTL, ++sequence);
-      assertThat(competitor(r, Duration.ZERO)).isEqualTo(Status.Code.ABORTED);
+      // Never granted. UNAVAILABLE: on a busy machine one of the twenty rounds had nodes miss the
+      // node timeout and reached no quorum either way (a fresh-clone run saw it once).
+      assertThat(competitor(r, Duration.ZERO)).isIn(Status.Code.ABORTED, Status.Code.UNAVAILABLE);
       Thread.sleep(TTL.toMillis() / 4);
     }
     List<KeepAliveResponse> seen = new ArrayList<>();
