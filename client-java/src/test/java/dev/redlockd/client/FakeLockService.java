@@ -67,6 +67,11 @@ final class FakeLockService extends LockServiceGrpc.LockServiceImplBase {
   final List<KeepAliveRequest> keepAliveLog = new CopyOnWriteArrayList<>();
   /** The first request of each KeepAlive stream, in order. */
   final List<KeepAliveRequest> keepAliveFirsts = new CopyOnWriteArrayList<>();
+  /**
+   * The stream each of {@link #keepAliveFirsts} came on: streams opened together may send their
+   * first requests in another order than they opened.
+   */
+  private final Map<KeepAliveRequest, StreamObserver<KeepAliveResponse>> streamOfFirst = new ConcurrentHashMap<>();
   final AtomicInteger extendCalls = new AtomicInteger();
   /** Set: each new KeepAlive stream is ended with this status at its first request (a replica going away). */
   volatile Status refuseKeepAlive;
@@ -216,6 +221,7 @@ final class FakeLockService extends LockServiceGrpc.LockServiceImplBase {
         token = request.getToken();
         keepAliveLog.add(request);
         if (first) {
+          streamOfFirst.put(request, responses);
           keepAliveFirsts.add(request);
           Status refused = refuseKeepAlive;
           if (refused != null) {
@@ -284,7 +290,15 @@ final class FakeLockService extends LockServiceGrpc.LockServiceImplBase {
 
   /** Sends an answer echoing {@code sequence} on the {@code index}-th KeepAlive stream opened, if it is live. */
   void answerKeepAliveOn(int index, String resource, long sequence, Duration valid) {
-    StreamObserver<KeepAliveResponse> s = opened.get(index);
+    answerKeepAlive(opened.get(index), resource, sequence, valid);
+  }
+
+  /** Answers {@code first} (one of {@link #keepAliveFirsts}) on the stream it came on, if that is live. */
+  void answerFirstKeepAlive(KeepAliveRequest first, Duration valid) {
+    answerKeepAlive(streamOfFirst.get(first), first.getResource(), first.getSequence(), valid);
+  }
+
+  private void answerKeepAlive(StreamObserver<KeepAliveResponse> s, String resource, long sequence, Duration valid) {
     synchronized (s) {
       if (streams.contains(s)) {
         s.onNext(keepAliveAnswer(resource, 0, locks.get(resource), sequence, valid));

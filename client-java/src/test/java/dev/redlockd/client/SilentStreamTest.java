@@ -235,7 +235,10 @@ class SilentStreamTest {
     timers.advance(QUARTER.multipliedBy(7).dividedBy(10)); // the slowest faded to 0.65 of the bound
     await().atMost(Duration.ofSeconds(5)).until(() -> streamsOf("orders/moved").size() == 2);
     KeepAliveRequest resumed = streamsOf("orders/moved").get(1);
-    fake.answerKeepAliveOn(fake.keepAliveFirsts.indexOf(resumed), "orders/moved", resumed.getSequence(), TTL);
+    fake.answerFirstKeepAlive(resumed, TTL);
+    System.err.println("DBG sent=" + sent + " now=" + timers.nanoTime() + " dl=" + moved.deadlineNanos() + " seq=" + resumed.getSequence() + " ttl=" + TTL.toNanos() + " idx=" + fake.keepAliveFirsts.indexOf(resumed) + " firsts=" + fake.keepAliveFirsts.size());
+    try { Thread.sleep(1000); } catch (InterruptedException e) { }
+    System.err.println("DBG dl2=" + moved.deadlineNanos());
     // Past the Acquire's deadline: renewed through the replacement.
     await().atMost(Duration.ofSeconds(5)).until(() -> moved.deadlineNanos() > sent + TTL.toNanos());
     assertThat(moved.isValid()).isTrue();

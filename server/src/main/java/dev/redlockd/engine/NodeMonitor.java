@@ -65,6 +65,11 @@ final class NodeMonitor implements AutoCloseable {
   private final List<Consumer<Boolean>> quorumListeners = new CopyOnWriteArrayList<>();
   private volatile ScheduledFuture<?> schedule;
   /**
+   * Set by {@link #close}: the node connections close next, and a round still under way would
+   * read their closing as nodes gone down and say so.
+   */
+  private volatile boolean closed;
+  /**
    * Nodes that answered at least once. Until then a silent node is only logged quietly: first
    * connections may miss the node timeout, and {@link #start} warns about one still silent.
    */
@@ -206,6 +211,9 @@ final class NodeMonitor implements AutoCloseable {
   }
 
   private CompletableFuture<Void> probeRound() {
+    if (closed) {
+      return CompletableFuture.completedFuture(null);
+    }
     if (!probing.compareAndSet(false, true)) {
       probeAgain.set(true);
       return CompletableFuture.completedFuture(null);
@@ -233,6 +241,9 @@ final class NodeMonitor implements AutoCloseable {
   }
 
   private CompletableFuture<Void> settle(long sent, List<NodeResult<Replies.Probe>> results) {
+    if (closed) {
+      return CompletableFuture.completedFuture(null);
+    }
     List<ClockWatch.ProbeSample> samples = new ArrayList<>();
     for (NodeResult<Replies.Probe> r : results) {
       if (r.answered()) {
@@ -504,6 +515,7 @@ final class NodeMonitor implements AutoCloseable {
 
   @Override
   public void close() {
+    closed = true;
     ScheduledFuture<?> s = schedule;
     if (s != null) {
       s.cancel(false);
