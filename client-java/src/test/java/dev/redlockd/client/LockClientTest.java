@@ -424,7 +424,9 @@ class LockClientTest {
 
   @Test
   void keepAliveMovesTheDeadlineAndReportsTheStreamEndingAsLost() throws Exception {
-    fake.validity = Duration.ofMillis(300);
+    // Long enough for the first renewal's answer to come before it runs out, in a JVM taking
+    // its first KeepAlive while other modules build beside it (300 ms was not, in a fresh-clone run).
+    fake.validity = Duration.ofSeconds(3);
     Lease lease = client.acquire("orders/1", LockOptions.ttl(TTL));
     fake.validity = Duration.ofSeconds(30);
     CountDownLatch lost = new CountDownLatch(1);
@@ -435,9 +437,9 @@ class LockClientTest {
     });
 
     lease.keepAlive();
-    org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(2))
+    // More than 20 s left, of a grant valid for 3 s: the renewal moved the deadline.
+    org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5))
         .until(() -> lease.remaining().compareTo(Duration.ofSeconds(20)) > 0);
-    Thread.sleep(400); // past the first validity: the renewal moved the deadline
     assertThat(lease.isValid()).isTrue();
 
     fake.endStreams(Status.NOT_FOUND.withDescription("lease on resource 'orders/1' is not held"));
@@ -565,11 +567,14 @@ class LockClientTest {
     await().atMost(Duration.ofSeconds(5)).until(() -> fake.keepAliveRequests.get() >= 2);
     long lastBefore = lastSequence(fake.keepAliveLog);
     long deadlineBefore = lease.deadlineNanos();
+    // One stream so far, unless a slow answer (a busy machine) made the client take it for
+    // silent and open a second beside it (rule 19): the streams opened after the end are counted.
+    int streamsBefore = fake.keepAliveFirsts.size();
 
     fake.endStreams(Status.UNAVAILABLE.withDescription("the server is shutting down"));
 
-    await().atMost(Duration.ofSeconds(5)).until(() -> fake.keepAliveFirsts.size() == 2);
-    KeepAliveRequest reopened = fake.keepAliveFirsts.get(1);
+    await().atMost(Duration.ofSeconds(5)).until(() -> fake.keepAliveFirsts.size() > streamsBefore);
+    KeepAliveRequest reopened = fake.keepAliveFirsts.get(streamsBefore);
     assertThat(reopened.getToken()).isEqualTo(token);
     assertThat(reopened.getResource()).isEqualTo("orders/1");
     assertThat(ProtoTime.fromProto(reopened.getTtl())).isEqualTo(Duration.ofSeconds(2));
