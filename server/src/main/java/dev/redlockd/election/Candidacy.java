@@ -126,6 +126,11 @@ public final class Candidacy {
     return election;
   }
 
+  /** Still in line: not leading, not resuming, not ended. */
+  public synchronized boolean waiting() {
+    return !ended && kept == null;
+  }
+
   /**
    * A later request of the caller: a new value is proclaimed (at once when leading, else when
    * elected), a new ttl applies from the next renewal, and a leader renews at once.

@@ -56,6 +56,8 @@ public final class RedlockdServer implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(RedlockdServer.class);
   /** How often the redlockd clients ping a replica while a call is open (clients/conformance/README.md). */
   private static final Duration CLIENT_KEEPALIVE_TIME = Duration.ofSeconds(2);
+  /** How often the open streams are looked at for a waiting candidate whose client is gone (OpenStreams#sweepEvery). */
+  private static final Duration STREAM_SWEEP = Duration.ofSeconds(1);
 
   private final Server server;
   private final LockEngine engine;
@@ -206,6 +208,7 @@ public final class RedlockdServer implements AutoCloseable {
       new HealthPublisher(health, engine);
       OpenStreams streams = new OpenStreams(config.maxStreams, metrics.leases());
       streams.quorumFrom(engine::quorumAvailable);
+      streams.sweepEvery(io.group(), STREAM_SWEEP);
       elections = new Elections(engine);
       metrics.watch(engine, streams::size, streams::byKind, config.nodeTimeout);
       metrics.serve(config.bindAddress(), config.metricsPort);

@@ -98,6 +98,50 @@ class SilentReaderTest {
   }
 
   /**
+   * A candidate still in line has nothing renewed whose reports could notice that its client is
+   * gone, but its client sends a request every ttl/4 while it waits. One silent for longer than
+   * the ttl is withdrawn (its stream ends DEADLINE_EXCEEDED), and is not elected for nobody when
+   * the leader resigns; one that keeps talking waits on, and is the one elected.
+   */
+  @Test
+  void aWaitingCandidateSilentForLongerThanTheTtlIsWithdrawnAndOneThatTalksWaitsOn() throws Exception {
+    String election = "silent-reader-waiting";
+    ElectionServiceGrpc.ElectionServiceStub elections = ElectionServiceGrpc.newStub(h.channel);
+    double stoppedBefore = stopped("Campaign");
+    CampaignProbe leader = CampaignProbe.open(elections);
+    leader.send(election, "a", TTL, "", false, 1);
+    assertThat(leader.next(Duration.ofSeconds(5)).getValue()).isEqualTo("a");
+    CampaignProbe silent = CampaignProbe.open(elections);
+    silent.send(election, "b", TTL, "", false, 1);
+    long silentSince = System.nanoTime();
+    CampaignProbe talking = CampaignProbe.open(elections);
+
+    // Three ttls in which the leader and the talking candidate send on the clients' period.
+    for (int sequence = 1; sequence <= 12; sequence++) {
+      if (sequence > 1) {
+        leader.send(election, "a", TTL, "", false, sequence);
+      }
+      talking.send(election, "d", TTL, "", false, sequence);
+      Thread.sleep(PERIOD.toMillis());
+    }
+    Status end = silent.end.get(5, TimeUnit.SECONDS);
+    assertThat(end.getCode()).isEqualTo(Status.Code.DEADLINE_EXCEEDED);
+    assertThat(end.getDescription()).contains("withdrawn");
+    assertThat(silent.answers).as("the silent candidate never led").isEmpty();
+    assertThat(talking.end).as("the talking candidate still waits").isNotDone();
+    assertThat(talking.answers).isEmpty();
+    assertThat(leader.end).isNotDone();
+    assertThat(stopped("Campaign") - stoppedBefore).isEqualTo(1);
+
+    leader.halfClose();
+    assertThat(leader.end.get(5, TimeUnit.SECONDS).getCode()).isEqualTo(Status.Code.OK);
+    assertThat(talking.next(Duration.ofSeconds(5)).getValue()).as("the next leader").isEqualTo("d");
+    assertThat(System.nanoTime() - silentSince).isGreaterThan(TTL.toNanos());
+    talking.halfClose();
+    assertThat(talking.end.get(5, TimeUnit.SECONDS).getCode()).isEqualTo(Status.Code.OK);
+  }
+
+  /**
    * Right after the stream ended, a quorum still holds the key under the old token with a
    * positive PTTL of at most the ttl (renewals stopped; nothing deleted it), and it stays held
    * until that runs out; then no node holds it.

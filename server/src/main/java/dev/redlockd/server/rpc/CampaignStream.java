@@ -24,7 +24,8 @@ import org.slf4j.LoggerFactory;
  * with UNAVAILABLE and resigns nothing, so that the leader resumes through another replica
  * (CampaignRequest.resume) with the same term, and so does a replica whose renewals of the
  * leadership reach no quorum ({@link HandOn}). A leader silent for longer than the ttl is gone
- * ({@link ReaderSilence}): renewals stop, the stream ends DEADLINE_EXCEEDED, the leadership runs out.
+ * ({@link ReaderSilence}): renewals stop, the stream ends DEADLINE_EXCEEDED, the leadership runs out;
+ * so is a candidate still waiting in line ({@link #sweep}): it is withdrawn.
  */
 final class CampaignStream extends KeptStream<CampaignResponse>
     implements StreamObserver<CampaignRequest>, Candidacy.Listener {
@@ -117,6 +118,18 @@ final class CampaignStream extends KeptStream<CampaignResponse>
     abandon();
     end(StatusMapper.shuttingDown());
     return CompletableFuture.completedFuture(null);
+  }
+
+  /** A candidate still waiting to lead, whose client has gone silent, is withdrawn ({@link OpenStreams#sweepEvery}). */
+  @Override
+  public void sweep() {
+    Candidacy running;
+    synchronized (this) {
+      running = candidacy;
+    }
+    if (running != null && running.waiting()) {
+      waitingReaderGone();
+    }
   }
 
   private void abandon() {

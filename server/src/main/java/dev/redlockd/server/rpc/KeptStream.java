@@ -69,10 +69,31 @@ abstract class KeptStream<R> extends ServerStream<R> {
     }
     stopKeeping();
     leases().stopped(kind, LeaseMeter.READER_SILENT);
-    Status gone = Status.DEADLINE_EXCEEDED.withDescription(reader.describe(asked, kept));
+    endSilent(asked, "renewals stopped; nothing was released, the " + kept + " runs out at its ttl");
+    return true;
+  }
+
+  /**
+   * For a stream with nothing to renew (a candidate waiting to lead): whether its client has
+   * been silent for longer than the ttl, although it sends a request every ttl/4 while it waits
+   * (rule 10 of clients/conformance/README.md). If so, nothing is kept any more, the stream ends
+   * DEADLINE_EXCEEDED, and true.
+   */
+  protected final boolean waitingReaderGone() {
+    Duration asked = ttl;
+    if (!reader.longerThan(asked)) {
+      return false;
+    }
+    stopKeeping();
+    leases().stopped(kind, LeaseMeter.READER_SILENT);
+    endSilent(asked, "withdrawn from the line; it held nothing");
+    return true;
+  }
+
+  private void endSilent(Duration asked, String what) {
+    Status gone = Status.DEADLINE_EXCEEDED.withDescription(reader.describe(asked, what));
     log.debug("{} stream ends: {}", kind, gone.getDescription());
     end(gone);
-    return true;
   }
 
   /** After a JEOPARDY answer went out: hands the stream on once too little of {@code left} remains. */

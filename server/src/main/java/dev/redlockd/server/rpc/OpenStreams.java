@@ -9,6 +9,7 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import java.util.function.LongSupplier;
@@ -22,6 +23,9 @@ public final class OpenStreams {
   /** A stream that shutdown must end: it stops renewing what it holds (releasing nothing) and ends with UNAVAILABLE. */
   interface OpenStream {
     public CompletableFuture<Void> shutdown();
+
+    /** A periodic look ({@link #sweepEvery}): a stream whose client is gone, and that nothing else checks, ends here. */
+    default void sweep() {}
   }
 
   /** The fewest streams a shutdown ends at once ({@link #shutdown(ScheduledExecutorService, Duration)}). */
@@ -37,6 +41,7 @@ public final class OpenStreams {
   /** Whether this replica reaches a quorum of nodes now, as its node monitor last saw: see {@link #quorum()}. */
   private volatile BooleanSupplier quorum = () -> true;
   private final Set<OpenStream> open = ConcurrentHashMap.newKeySet();
+  private volatile ScheduledFuture<?> sweeping;
   /** Set before a shutdown takes its list of streams: a stream opened after that is ended on arrival. */
   private volatile boolean shuttingDown;
 
@@ -100,6 +105,30 @@ public final class OpenStreams {
     }
   }
 
+  /**
+   * Looks at every open stream every {@code every} ({@link OpenStream#sweep}) until shutdown. A
+   * kept stream's renewals check its client's silence each time they report; a candidate still
+   * waiting to lead has no renewals, and a client that left it over a connection that stays open
+   * (a proxy that stopped forwarding) would otherwise keep it in line, to be elected for nobody.
+   */
+  public void sweepEvery(ScheduledExecutorService scheduler, Duration every) {
+    long nanos = every.toNanos();
+    sweeping = scheduler.scheduleWithFixedDelay(this::sweep, nanos, nanos, TimeUnit.NANOSECONDS);
+  }
+
+  void sweep() {
+    for (OpenStream stream : open) {
+      stream.sweep();
+    }
+  }
+
+  private void stopSweeping() {
+    ScheduledFuture<?> s = sweeping;
+    if (s != null) {
+      s.cancel(false);
+    }
+  }
+
   void closed(OpenStream stream) {
     open.remove(stream);
   }
@@ -130,6 +159,7 @@ public final class OpenStreams {
 
   /** Ends every open stream with UNAVAILABLE at once; what they hold runs out at its validity unless resumed elsewhere. */
   public CompletableFuture<Void> shutdown() {
+    stopSweeping();
     shuttingDown = true;
     return end(List.copyOf(open));
   }
@@ -148,6 +178,7 @@ public final class OpenStreams {
    * were kept. The waves take no more than half of {@code within} (the shutdown's grace).
    */
   public CompletableFuture<Void> shutdown(ScheduledExecutorService scheduler, Duration within) {
+    stopSweeping();
     shuttingDown = true;
     List<OpenStream> all = new ArrayList<>(open);
     int waves = Math.min(MAX_WAVES, Math.max(1, (all.size() + WAVE - 1) / WAVE));

@@ -32,11 +32,10 @@ final class ReaderSilence {
     return ttl != null && silentNanos() > ttl.toNanos();
   }
 
-  /** For the stream's end status: how long the client has been silent, against what; {@code kept}: "lease". */
-  String describe(Duration ttl, String kept) {
+  /** For the stream's end status: how long the client has been silent, against what, and {@code what} followed. */
+  String describe(Duration ttl, String what) {
     return "no request from the client for " + TimeUnit.NANOSECONDS.toMillis(silentNanos())
-        + " ms, longer than the ttl (" + ttl.toMillis() + " ms): renewals stopped; nothing was released, the "
-        + kept + " runs out at its ttl";
+        + " ms, longer than the ttl (" + ttl.toMillis() + " ms): " + what;
   }
 
   private long silentNanos() {
