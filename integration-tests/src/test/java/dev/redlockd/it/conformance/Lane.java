@@ -29,6 +29,8 @@ final class Lane {
   int patientMetricsPort;
   /** How long the harness waited for the runner's client to reach a replica before stopping another. */
   long waitedForConnections;
+  /** How long replica-restart waited for the replica left up to answer promptly (ConformanceTest#awaitPrompt). */
+  long waitedForPrompt;
 
   Lane(Language language, String scenario, Schedule schedule, ReplicaSet replicas, Set<String> tokens) {
     this.language = language;
