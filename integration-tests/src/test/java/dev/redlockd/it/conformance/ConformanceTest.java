@@ -75,8 +75,6 @@ import org.opentest4j.TestAbortedException;
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class ConformanceTest {
   private static final Duration STEP = Duration.ofSeconds(30);
-  /** An answer this quick shows a replica running warm code with CPU to spare ({@link #awaitPrompt}). */
-  private static final Duration PROMPT = Duration.ofMillis(200);
   /**
    * {@code replica-minority} has been in the suite since a replica whose node monitor sees no
    * quorum hands a stream on at its first missed renewal when that stream was opened there (a
@@ -1113,36 +1111,9 @@ class ConformanceTest {
     lane.waitedForConnections += System.nanoTime() - start;
   }
 
-  /**
-   * Waits until replica {@code i} answers a Describe within {@link #PROMPT}. On the suite's
-   * 2 cores, with modules building and simulating beside it, a replica's JVM took 4 s from start
-   * to listening, and the one that had listened for 0.6 s when the other was stopped did not renew
-   * two of the five lanes' leases (ttl 3 s) in time: all ten kept streams moved to a JVM still
-   * running cold code. Continuity through restarts is this scenario's claim; readiness alone is
-   * rolling-restart-fast's. A replica that never answers promptly within a step fails the lane.
-   */
+  /** Waits until replica {@code i} answers promptly ({@link ReplicaSet#awaitPrompt}). */
   private static void awaitPrompt(Lane lane, int i) throws InterruptedException {
-    long start = System.nanoTime();
-    DescribeRequest describe = DescribeRequest.newBuilder().setResource(lane.resource).build();
-    while (true) {
-      LockServiceGrpc.LockServiceBlockingStub stub = LockServiceGrpc.newBlockingStub(lane.replicas.server(i).channel())
-          .withDeadlineAfter(5, TimeUnit.SECONDS);
-      long sent = System.nanoTime();
-      try {
-        stub.describe(describe);
-        if (System.nanoTime() - sent <= PROMPT.toNanos()) {
-          break;
-        }
-      } catch (io.grpc.StatusRuntimeException notYet) {
-        // still starting, or too slow for the deadline: asked again below
-      }
-      if (System.nanoTime() - start > STEP.toNanos()) {
-        throw new AssertionError("replica " + i + " did not answer a Describe within " + PROMPT.toMillis()
-            + " ms in " + STEP.toSeconds() + " s after it served");
-      }
-      Thread.sleep(50);
-    }
-    lane.waitedForPrompt += System.nanoTime() - start;
+    lane.waitedForPrompt += lane.replicas.awaitPrompt(i, STEP);
   }
 
   /** Runs {@code call} in a thread of its own: the lanes' blocking calls must not queue behind one another. */
