@@ -13,6 +13,8 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import java.util.function.LongSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The open streams of this server (KeepAlive, Campaign, Observe): enforces --max-streams and,
@@ -20,6 +22,8 @@ import java.util.function.LongSupplier;
  * gRPC and engine threads alike.
  */
 public final class OpenStreams {
+  private static final Logger log = LoggerFactory.getLogger(OpenStreams.class);
+
   /** A stream that shutdown must end: it stops renewing what it holds (releasing nothing) and ends with UNAVAILABLE. */
   interface OpenStream {
     public CompletableFuture<Void> shutdown();
@@ -118,7 +122,12 @@ public final class OpenStreams {
 
   void sweep() {
     for (OpenStream stream : open) {
-      stream.sweep();
+      try {
+        stream.sweep();
+      } catch (RuntimeException e) {
+        // One stream's failure must not end the schedule (a periodic task that throws is not run again).
+        log.warn("looking at an open stream failed", e);
+      }
     }
   }
 
