@@ -80,7 +80,7 @@ class KeepAliveTest {
   }
 
   @Test
-  void keepAliveHoldsA600msLeaseForFiveSecondsAndHalfCloseHandsItOnWithin100ms() throws Exception {
+  void keepAliveHoldsA600msLeaseForFiveSecondsAndHalfCloseHandsItOnBeforeItsTtlCouldRunOut() throws Exception {
     String r = resource();
     Lease lease = h.acquire(r, TTL);
     StreamProbe probe = keep(r, lease, TTL);
@@ -93,8 +93,10 @@ class KeepAliveTest {
     // The holder asks every ttl/4, as the clients do; each request renews at once.
     long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
     long sequence = 0;
+    long lastSent = 0;
     while (System.nanoTime() < until) {
       probe.send(r, lease.getToken(), TTL, ++sequence);
+      lastSent = System.nanoTime();
       // Never granted. UNAVAILABLE: on a busy machine one of the twenty rounds had nodes miss the
       // node timeout and reached no quorum either way (a fresh-clone run saw it once).
       assertThat(competitor(r, Duration.ZERO)).isIn(Status.Code.ABORTED, Status.Code.UNAVAILABLE);
@@ -109,11 +111,13 @@ class KeepAliveTest {
     assertThat(seen).hasSizeGreaterThanOrEqualTo((int) sequence / 2)
         .allSatisfy(r2 -> assertThat(r2.getState()).isEqualTo(LeaseState.LEASE_STATE_HELD));
 
-    long halfClosed = System.nanoTime();
     probe.halfClose();
     assertThat(probe.awaitEnd(Duration.ofSeconds(2)).getCode()).isEqualTo(Status.Code.OK);
     assertThat(competitor(r, Duration.ZERO)).isEqualTo(Status.Code.OK);
-    assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - halfClosed)).isLessThan(100);
+    // Handed on by the half-close's release, not by the ttl: the last renewal, made after its
+    // request was sent, kept the key for a ttl from then. (A bound of 100 ms from the half-close
+    // was missed by 21 ms in a fresh-clone run, with modules building beside it.)
+    assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - lastSent)).isLessThan(TTL.toMillis());
   }
 
   @Test
