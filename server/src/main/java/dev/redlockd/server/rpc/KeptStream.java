@@ -63,14 +63,7 @@ abstract class KeptStream<R> extends ServerStream<R> {
    * ttl, renewals stop and the stream ends; true then, and nothing is to be sent.
    */
   protected final boolean readerGone() {
-    Duration asked = ttl;
-    if (!reader.longerThan(asked)) {
-      return false;
-    }
-    stopKeeping();
-    leases().stopped(kind, LeaseMeter.READER_SILENT);
-    endSilent(asked, "renewals stopped; nothing was released, the " + kept + " runs out at its ttl");
-    return true;
+    return endIfReaderSilent(false);
   }
 
   /**
@@ -80,20 +73,23 @@ abstract class KeptStream<R> extends ServerStream<R> {
    * DEADLINE_EXCEEDED, and true.
    */
   protected final boolean waitingReaderGone() {
+    return endIfReaderSilent(true);
+  }
+
+  /** {@code waiting}: the stream holds nothing yet, which its end status says. */
+  private boolean endIfReaderSilent(boolean waiting) {
     Duration asked = ttl;
     if (!reader.longerThan(asked)) {
       return false;
     }
     stopKeeping();
     leases().stopped(kind, LeaseMeter.READER_SILENT);
-    endSilent(asked, "withdrawn from the line; it held nothing");
-    return true;
-  }
-
-  private void endSilent(Duration asked, String what) {
-    Status gone = Status.DEADLINE_EXCEEDED.withDescription(reader.describe(asked, what));
+    Status gone = Status.DEADLINE_EXCEEDED.withDescription(reader.describe(asked, waiting
+        ? "withdrawn from the line; it held nothing"
+        : "renewals stopped; nothing was released, the " + kept + " runs out at its ttl"));
     log.debug("{} stream ends: {}", kind, gone.getDescription());
     end(gone);
+    return true;
   }
 
   /** After a JEOPARDY answer went out: hands the stream on once too little of {@code left} remains. */
