@@ -385,7 +385,7 @@ const scenarios = {
     const leaderB = await second.campaign(resource, 'b', { ttlMs: 2000 });
     await sleep(300);
     await leaderB.resign();
-    await until(() => events.length >= 5, 5000);
+    await until(() => events.length >= 5 && events[events.length - 1] === null, 5000);
     observation.close();
     closed = true;
     await sleep(300);

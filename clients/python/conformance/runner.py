@@ -458,7 +458,7 @@ class Runner:
         time.sleep(0.3)
         b.resign()
         with changed:
-            changed.wait_for(lambda: len(events) >= 5, 5)
+            changed.wait_for(lambda: len(events) >= 5 and events[-1] is None, 5)
         observation.close()
         with changed:
             at_close = len(events)

@@ -276,7 +276,7 @@ class AsyncRunner:
         b = await second.campaign(self.resource, "b", ttl=2)
         await asyncio.sleep(0.3)
         await b.resign()
-        await wait_until(lambda: len(events) >= 5, changed, 5)
+        await wait_until(lambda: len(events) >= 5 and events[-1] is None, changed, 5)
         changes.close()
         at_close = len(events)
         await asyncio.sleep(0.3)

@@ -512,14 +512,15 @@ func observe(r string) (fact, error) {
 			}
 		}
 	}()
-	count := func() int {
+	// reached: at least n changes, the last of them "none" when vacant is set.
+	reached := func(n int, vacant bool) bool {
 		mu.Lock()
 		defer mu.Unlock()
-		return len(events)
+		return len(events) >= n && (!vacant || events[len(events)-1] == nil)
 	}
-	awaitEvents := func(n int) {
+	awaitEvents := func(n int, vacant bool) {
 		limit := time.After(5 * time.Second)
-		for count() < n {
+		for !reached(n, vacant) {
 			select {
 			case <-arrived:
 			case <-limit:
@@ -527,7 +528,7 @@ func observe(r string) (fact, error) {
 			}
 		}
 	}
-	awaitEvents(1)
+	awaitEvents(1, false)
 
 	a, err := c.Campaign(ctx, r, 2*time.Second, redlock.WithValue("a"))
 	if err != nil {
@@ -548,7 +549,8 @@ func observe(r string) (fact, error) {
 	if _, err := b.Resign(ctx); err != nil {
 		return nil, err
 	}
-	awaitEvents(5)
+	// A term may rise while A leads (a sixth change), so B's resign is awaited as a last "none".
+	awaitEvents(5, true)
 	closeO()
 	mu.Lock()
 	closed = true

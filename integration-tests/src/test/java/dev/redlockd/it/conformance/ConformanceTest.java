@@ -606,9 +606,30 @@ class ConformanceTest {
     for (JsonElement e : r.getAsJsonArray("events")) {
       events.add(leaderOf(e));
     }
-    assertThat(events).as("every change, in term order, none skipped or repeated")
+    assertThat(withoutTermRises(events)).as("every change, in term order, none skipped or repeated: " + events)
         .containsExactly(NONE, List.of("a", termA), NONE, List.of("b", termB), NONE);
     assertThat(r.get("late_events").getAsInt()).as("callbacks after close").isZero();
+  }
+
+  /**
+   * The changes with each leader's term rises folded into its last term. A leader's term may rise
+   * while it leads (a renewal that finds no quorum agreeing on the granted fence raises it to the
+   * highest: a node that answered the grant late with a higher fence not yet settled, and one
+   * that timed out), and observers are told of it; a rise is a change, but not a new leader.
+   * Terms that fall, or a leader seen again after another, are kept and fail the check.
+   */
+  private static List<Object> withoutTermRises(List<Object> events) {
+    List<Object> folded = new ArrayList<>();
+    for (Object event : events) {
+      Object last = folded.isEmpty() ? null : folded.get(folded.size() - 1);
+      if (event instanceof List<?> now && last instanceof List<?> before && now.get(0).equals(before.get(0))
+          && Long.compareUnsigned(Long.parseUnsignedLong((String) now.get(1)), Long.parseUnsignedLong((String) before.get(1))) > 0) {
+        folded.set(folded.size() - 1, event);
+      } else {
+        folded.add(event);
+      }
+    }
+    return folded;
   }
 
   private void extendWhileKept(Lane lane) throws Exception {

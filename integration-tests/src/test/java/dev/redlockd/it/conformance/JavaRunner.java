@@ -35,6 +35,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BooleanSupplier;
+import java.util.function.Predicate;
 import java.util.function.Supplier;
 
 /**
@@ -437,7 +438,7 @@ public final class JavaRunner {
         events.notifyAll();
       }
     });
-    awaitEvents(events, 1, Duration.ofSeconds(5));
+    awaitEvents(events, seen -> !seen.isEmpty(), Duration.ofSeconds(5));
     Leadership leadingA = a.campaign(resource, CampaignOptions.value("a").ttl(ttl));
     beliefs.report(LEADERSHIP, leadingA);
     Thread.sleep(300);
@@ -447,7 +448,8 @@ public final class JavaRunner {
     Leadership leadingB = b.campaign(resource, CampaignOptions.value("b").ttl(ttl));
     Thread.sleep(300);
     leadingB.resign();
-    awaitEvents(events, 5, Duration.ofSeconds(5));
+    // A term may rise while A leads (a sixth change), so B's resign is awaited as a last vacancy.
+    awaitEvents(events, seen -> seen.size() >= 5 && seen.get(seen.size() - 1).isEmpty(), Duration.ofSeconds(5));
     observation.close();
     synchronized (events) {
       closedAt.set(events.size());
@@ -759,10 +761,11 @@ public final class JavaRunner {
     return facts;
   }
 
-  private static void awaitEvents(List<?> events, int count, Duration atMost) throws InterruptedException {
+  private static <T> void awaitEvents(List<T> events, Predicate<List<T>> reached, Duration atMost)
+      throws InterruptedException {
     long until = System.nanoTime() + atMost.toNanos();
     synchronized (events) {
-      while (events.size() < count && System.nanoTime() < until) {
+      while (!reached.test(events) && System.nanoTime() < until) {
         events.wait(Math.max(1, (until - System.nanoTime()) / 1_000_000));
       }
     }
