@@ -82,9 +82,11 @@ test('given up before any answer, every permit is given back', async (t) => {
   await assert.rejects(client.acquirePermit('jobs', 3, { ttlMs: 1000 }),
     (e) => e instanceof LockServiceError && e.codeName === 'UNAVAILABLE');
   const token = fake.seen.acquire[0].request.token;
-  assert.ok(await eventually(() => fake.seen.release.length >= 3));
-  assert.deepEqual(fake.seen.release.map((r) => [r.request.resource, r.request.token, r.request.permit]),
-    [['jobs', token, 1], ['jobs', token, 2], ['jobs', token, 3]]);
+  // A give-back is idempotent, so one whose answer came after the call timeout may be sent again.
+  const givenBack = () => [...new Set(fake.seen.release.map((r) => r.request.permit))].sort();
+  assert.ok(await eventually(() => givenBack().length >= 3));
+  assert.deepEqual(givenBack(), [1, 2, 3]);
+  assert.ok(fake.seen.release.every((r) => r.request.resource === 'jobs' && r.request.token === token));
 });
 
 test('given up after an answer named the permit, that permit is given back', async (t) => {
