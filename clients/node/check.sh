@@ -14,9 +14,10 @@ here="${BASH_SOURCE[0]%/*}"
 [ "$here" = "${BASH_SOURCE[0]}" ] && here=.
 cd "$here"
 
-npm ci --no-audit --no-fund
-npm test
+npm ci --no-audit --no-fund # its prepare script builds dist/ (tsc)
+# Already built: without the pretest and prepare builds, which would compile the same sources twice more.
+npm test --ignore-scripts
 mkdir -p target
 rm -f target/redlockd-client-*.tgz
-npm pack --pack-destination target/
+npm pack --ignore-scripts --pack-destination target/
 echo "clients/node/check.sh: OK ($(ls target/redlockd-client-*.tgz))"
