@@ -15,12 +15,13 @@ import org.junit.jupiter.api.Test;
  * A service that locks per order or per job id locks each resource once: after hundreds of
  * thousands of them, locked and released through the engine on 3 real redis-server processes,
  * the nodes hold what they held before (their node-wide keys) and no more memory. The suite
- * runs 300,000 (a key per resource left behind would be ~30 MB, far past the 1 MiB allowed);
+ * runs 100,000 (a key per resource left behind would be ~10 MB, far past the 1 MiB allowed; it
+ * ran 300,000 until the suite's time on 2 cores asked for less);
  * {@code -Dmillion.resources=1000000} runs the full million.
  */
 @Tag("cpu-bound") // run alone, after the other classes (server/pom.xml)
 class MillionResourcesTest {
-  private static final int RESOURCES = Integer.getInteger("million.resources", 300_000);
+  private static final int RESOURCES = Integer.getInteger("million.resources", 100_000);
   private static final int IN_FLIGHT = 256;
   /** Short, but long enough for every grant under this load: a counter key outlives its take by this. */
   private static final Duration TTL = Duration.ofSeconds(1);
@@ -45,8 +46,8 @@ class MillionResourcesTest {
       // The claim is about what the nodes keep, whether a round was granted or timed out (on a
       // loaded machine many do: 96 % granted was seen with other builds beside it, and a timed-out
       // round's clean-up must leave nothing either). The bound asks only for grants enough that a
-      // key left behind by each would be far past the memory allowed below: 10 % of them is ~3 MB.
-      assertThat(granted).isGreaterThan(RESOURCES / 10);
+      // key left behind by each would be far past the memory allowed below: a quarter is ~2.5 MB.
+      assertThat(granted).isGreaterThan(RESOURCES / 4);
 
       waitForOnlyNodeKeys(h);
       for (int node = 0; node < 3; node++) {
