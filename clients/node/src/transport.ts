@@ -20,6 +20,21 @@ export type Invoke<T> = (
   callback: grpc.requestCallback<T>,
 ) => grpc.ClientUnaryCall;
 
+/**
+ * The status of a failed call as this client reads it. A server whose copy of the deadline ran
+ * out first resets the stream with CANCEL, and grpc-js reports that as CANCELLED when it reads
+ * the reset before its own deadline timer has run (a busy event loop: seen in a CI run). gRPC's
+ * HTTP/2 protocol note asks clients to check the deadline then, as grpc-java, grpc-go and gRPC
+ * core do: a CANCELLED this client did not cause, at or after the deadline, is DEADLINE_EXCEEDED,
+ * an answer that did not come in time, retried as one (an Acquire's same-token retry).
+ */
+export function statusSeen(code: number, deadlineMs: number, nowMs: number, cancelledHere: boolean): number {
+  if (code === grpc.status.CANCELLED && !cancelledHere && nowMs >= deadlineMs) {
+    return grpc.status.DEADLINE_EXCEEDED;
+  }
+  return code;
+}
+
 export class Transport {
   constructor(
     readonly connection: Connection,
@@ -46,7 +61,9 @@ export class Transport {
         }
         if (err) {
           resolve({
-            ok: false, code: err.code ?? grpc.status.UNKNOWN, details: err.details ?? err.message,
+            ok: false,
+            code: statusSeen(err.code ?? grpc.status.UNKNOWN, deadline.getTime(), Date.now(), signal?.aborted === true),
+            details: err.details ?? err.message,
             pushbackMs: pushbackOf(err.metadata),
           });
         } else {
