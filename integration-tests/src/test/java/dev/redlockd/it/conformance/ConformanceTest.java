@@ -408,7 +408,14 @@ class ConformanceTest {
     JsonObject r = runner.result(STEP);
     assertThat(r.get("remaining_after_extend_ms").getAsDouble()).isGreaterThan(2_000).isLessThanOrEqualTo(3_000);
     assertThat(r.get("valid_after_first_ttl").getAsBoolean()).isTrue();
-    assertThat(r.get("released").getAsBoolean()).isTrue();
+    // A Release that met node timeouts (both cores full) is answered UNAVAILABLE when the silent
+    // nodes could have made its quorum, after it deleted the key on some nodes; the client's
+    // same-token retry then hears "not held" from a quorum (rule 22), as a CI run saw for
+    // Python. A false that left the lease held is still caught: the lease has most of a second
+    // left, so the harness's Acquire right after would be refused.
+    if (!r.get("released").getAsBoolean()) {
+      System.out.printf("%s extend: the release answered false (a retried Release, rule 22)%n", lane.language.id);
+    }
     assertFree(resource);
   }
 
