@@ -108,8 +108,13 @@ class KeepAliveTest {
       last = probe.next(Duration.ofMillis(300));
       seen.add(last);
     }
+    // JEOPARDY: a renewal whose nodes missed the node timeout reached no quorum, and the lease
+    // was still valid from the renewal before (a fresh-clone run, both cores full, saw one).
+    // Never LOST: the competitor above was never granted either.
     assertThat(seen).hasSizeGreaterThanOrEqualTo((int) sequence / 2)
-        .allSatisfy(r2 -> assertThat(r2.getState()).isEqualTo(LeaseState.LEASE_STATE_HELD));
+        .allSatisfy(r2 -> assertThat(r2.getState()).isIn(LeaseState.LEASE_STATE_HELD, LeaseState.LEASE_STATE_JEOPARDY));
+    assertThat(seen).filteredOn(r2 -> r2.getState() == LeaseState.LEASE_STATE_HELD)
+        .as("renewals that held").hasSizeGreaterThan(seen.size() / 2);
 
     probe.halfClose();
     assertThat(probe.awaitEnd(Duration.ofSeconds(2)).getCode()).isEqualTo(Status.Code.OK);
