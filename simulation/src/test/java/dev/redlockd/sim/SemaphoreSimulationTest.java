@@ -17,7 +17,7 @@ import org.junit.jupiter.api.Test;
 class SemaphoreSimulationTest {
   @Test
   void permitsNeverExceedTheirLimit() throws Exception {
-    run(SemSimulation.ENGINE, "", Long.getLong("sem.operations", 50_000));
+    run(SemSimulation.ENGINE, "", Long.getLong("sem.operations", 30_000));
   }
 
   @Test

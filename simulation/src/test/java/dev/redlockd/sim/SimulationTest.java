@@ -10,7 +10,7 @@ import org.junit.jupiter.api.Test;
  * {@code sim.operations} lock operations have run (from seed {@code sim.seed} on), or exactly
  * {@code sim.seeds} seeds when that is given. Each seed runs alone on one thread, so a seed
  * replays the same run; seeds run side by side, one per core. The long run is of the engine as it
- * runs by default (every node in every round): 200,000 operations in the suite, whose time we
+ * runs by default (every node in every round): 120,000 operations in the suite, whose time we
  * hold to 10 minutes on 2 cores; the million-operation soak is {@code -Dsim.operations=1000000
  * -Dtest=SimulationTest#seeds}. A shorter one, of {@code sim.operations.thrifty}
  * operations (50,000 in the suite), of thrifty rounds (--thrifty-rounds, off by default). Its
@@ -24,7 +24,7 @@ import org.junit.jupiter.api.Test;
 class SimulationTest {
   @Test
   void seeds() throws Exception {
-    run("", Long.getLong("sim.operations", 200_000), seed -> new Simulation(seed, false));
+    run("", Long.getLong("sim.operations", 120_000), seed -> new Simulation(seed, false));
   }
 
   @Test
