@@ -17,9 +17,9 @@ public final class Main {
 
   /**
    * Netty's own JFR events (its buffer allocator's) stay off unless a flag asks for them:
-   * registering them at start-up sets up JFR's event metadata, which cost a start about 0.1 s of
-   * its 1.2-1.3 s of CPU until it listens (measured on a 2-core machine of the CI kind), paid again
-   * by every replica of a rolling restart. {@code -Dio.netty.jfr.enabled=true} brings them back;
+   * registering them at start-up sets up JFR's event metadata, which cost a start 0.16 s of its
+   * 1.31 s of CPU until it listens (a 2-core machine of the CI kind, quiet, docs/operating.md),
+   * paid again by every replica of a rolling restart. {@code -Dio.netty.jfr.enabled=true} brings them back;
    * the JVM's own JFR events are not touched.
    */
   static final String NETTY_JFR = "io.netty.jfr.enabled";
