@@ -70,7 +70,7 @@ public final class RedisIo implements AutoCloseable {
     return epoll ? EpollServerSocketChannel.class : NioServerSocketChannel.class;
   }
 
-  Class<? extends Channel> channelType() {
+  public Class<? extends Channel> channelType() {
     return epoll ? EpollSocketChannel.class : NioSocketChannel.class;
   }
 

@@ -58,6 +58,8 @@ public final class RedlockdServer implements AutoCloseable {
   private static final Duration CLIENT_KEEPALIVE_TIME = Duration.ofSeconds(2);
   /** How often the open streams are looked at for a waiting candidate whose client is gone (OpenStreams#sweepEvery). */
   private static final Duration STREAM_SWEEP = Duration.ofSeconds(1);
+  /** The longest a start waits for its warm-up ({@link WarmUp}) before it opens the port anyway. */
+  private static final Duration WARM_UP_BOUND = Duration.ofSeconds(5);
 
   private final Server server;
   private final LockEngine engine;
@@ -71,11 +73,12 @@ public final class RedlockdServer implements AutoCloseable {
   private final PolicyWatch policyWatch; // null without a policy
   private final Tracing tracing;
   private final Duration shutdownGrace;
+  private final WarmUp.Outcome warmedUp;
   private final AtomicBoolean closed = new AtomicBoolean();
 
   private RedlockdServer(Server server, LockEngine engine, Elections elections, List<RedisNode> nodes, RedisIo io,
       HealthStatusManager health, OpenStreams streams, DevCluster devCluster, Metrics metrics, PolicyWatch policyWatch,
-      Tracing tracing, Duration shutdownGrace) {
+      Tracing tracing, Duration shutdownGrace, WarmUp.Outcome warmedUp) {
     this.server = server;
     this.engine = engine;
     this.elections = elections;
@@ -88,6 +91,7 @@ public final class RedlockdServer implements AutoCloseable {
     this.policyWatch = policyWatch;
     this.tracing = tracing;
     this.shutdownGrace = shutdownGrace;
+    this.warmedUp = warmedUp;
   }
 
   /**
@@ -105,7 +109,7 @@ public final class RedlockdServer implements AutoCloseable {
           DurationFlag.format(CLIENT_KEEPALIVE_TIME));
     }
     RedisIo io = RedisIo.start(config.ioThreadCount());
-    return start(config, io, tracing, NettyServerBuilder.forAddress(
+    return start(config, io, tracing, true, NettyServerBuilder.forAddress(
         new InetSocketAddress(config.bindAddress(), config.port), config.grpcCredentials())
         .bossEventLoopGroup(io.group())
         .workerEventLoopGroup(io.group())
@@ -129,13 +133,17 @@ public final class RedlockdServer implements AutoCloseable {
     return start(config, builder, Tracing.off());
   }
 
-  /** Starts a server on the given builder, its calls traced by {@code tracing} (closed with the server). */
+  /**
+   * Starts a server on the given builder, its calls traced by {@code tracing} (closed with the
+   * server). No warm-up ({@link WarmUp}): its transport is the caller's, not the one it would warm.
+   */
   public static RedlockdServer start(ServerConfig config, ServerBuilder<?> builder, Tracing tracing)
       throws IOException {
-    return start(config, RedisIo.start(config.ioThreadCount()), tracing, builder);
+    return start(config, RedisIo.start(config.ioThreadCount()), tracing, false, builder);
   }
 
-  private static RedlockdServer start(ServerConfig config, RedisIo io, Tracing tracing, ServerBuilder<?> builder)
+  private static RedlockdServer start(ServerConfig config, RedisIo io, Tracing tracing, boolean warm,
+      ServerBuilder<?> builder)
       throws IOException {
     EngineConfig engineConfig = config.engineConfig();
     Optional<AccessControl> control = config.accessControl();
@@ -219,6 +227,7 @@ public final class RedlockdServer implements AutoCloseable {
       NameFilter hidden = control.<NameFilter>map(c -> name -> c.current().policy().nameIsSensitive(name))
           .orElse(NameFilter.NONE);
       log.info("tracing: {}", tracing.describe());
+      WarmUp.Outcome warmedUp = warm ? warmUp(config, engine, io) : WarmUp.Outcome.NONE;
       Server server = builder
           // Metered outside the refusal, so refused requests count with their INVALID_ARGUMENT; the
           // policy inside it, so that it judges only requests that parsed. Traced outermost, so that
@@ -248,7 +257,7 @@ public final class RedlockdServer implements AutoCloseable {
         log.info("redlockd listening on {} (no TCP port)", server.getListenSockets());
       }
       return new RedlockdServer(server, engine, elections, nodes, io, health, streams, dev, metrics, watch,
-          tracing, config.shutdownGrace);
+          tracing, config.shutdownGrace, warmedUp);
     } catch (IOException | RuntimeException e) {
       if (watch != null) {
         watch.close();
@@ -268,6 +277,26 @@ public final class RedlockdServer implements AutoCloseable {
       }
       throw e;
     }
+  }
+
+  /**
+   * The scratch leases run through the lock service before the port opens ({@link WarmUp}):
+   * the service as it is served, minus metrics, tracing and the access check, so that they count
+   * as nobody's calls. Not without a quorum: its rounds would only fail.
+   */
+  private static WarmUp.Outcome warmUp(ServerConfig config, LockEngine engine, RedisIo io) {
+    if (config.warmUp <= 0) {
+      return WarmUp.Outcome.NONE;
+    }
+    if (!engine.quorumAvailable()) {
+      log.info("no warm-up: no quorum of Redis nodes answers yet");
+      return WarmUp.Outcome.NONE;
+    }
+    OpenStreams scratch = new OpenStreams(config.maxStreams);
+    scratch.quorumFrom(engine::quorumAvailable);
+    Access open = Access.open();
+    return WarmUp.run(UnparseableRequests.refuse(new LockServiceAdapter(engine, scratch, open,
+        new LeaseDesk(engine, new Shares(open)), false).bind()), io, config.warmUp, WARM_UP_BOUND);
   }
 
   /** Where dev mode's banner says the server listens: on this machine only, unless --bind said otherwise. */
@@ -307,6 +336,11 @@ public final class RedlockdServer implements AutoCloseable {
       throw new IllegalStateException("the gRPC server listens on no TCP port: " + server.getListenSockets());
     }
     return port;
+  }
+
+  /** What the warm-up before the port opened did; {@code leases} 0 when there was none. */
+  public WarmUp.Outcome warmedUp() {
+    return warmedUp;
   }
 
   /** The port /metrics is served on; 0 when metrics are off. */

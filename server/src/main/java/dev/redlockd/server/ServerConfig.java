@@ -233,6 +233,15 @@ public final class ServerConfig {
       description = "In dev mode (--dev), how many local Redis nodes to start (default ${DEFAULT-VALUE}).")
   int devNodes;
 
+  /** Scratch leases a start runs before it listens, unless --warm-up says otherwise ({@link WarmUp}). */
+  public static final int WARM_UP_DEFAULT = 200;
+
+  @Option(names = "--warm-up", defaultValue = "${env:REDLOCKD_WARM_UP:-" + WARM_UP_DEFAULT + "}",
+      description = "Scratch leases run through this replica's own lock service, on a loopback port, before it "
+          + "opens its port, so that the first holders it serves run compiled code; 0 for none "
+          + "(default ${DEFAULT-VALUE}).")
+  int warmUp;
+
   @Option(names = "--shutdown-grace", defaultValue = "${env:REDLOCKD_SHUTDOWN_GRACE:-10s}",
       converter = DurationFlag.class,
       description = "On SIGTERM, how long calls under way may take to finish (default ${DEFAULT-VALUE}).")

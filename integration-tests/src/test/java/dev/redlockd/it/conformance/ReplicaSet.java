@@ -34,6 +34,8 @@ final class ReplicaSet implements AutoCloseable {
   /** How long a replica that listens may take to answer promptly. */
   static final Duration PROMPT_WAIT = Duration.ofSeconds(30);
   private final List<String> redisFlags;
+  /** Flags every replica gets besides its ports and nodes, at every start. */
+  private final List<String> serverFlags;
   private final List<Integer> ports;
   private final List<Integer> metricsPorts;
   private final List<ServerProcess> servers;
@@ -47,9 +49,11 @@ final class ReplicaSet implements AutoCloseable {
   private final List<CompletableFuture<Void>> restarts = new ArrayList<>();
   private boolean closed; // guarded by this
 
-  private ReplicaSet(List<String> redisFlags, List<Integer> ports, List<Integer> metricsPorts,
-      List<ServerProcess> servers, List<BlackholeProxy> fronts, List<List<BlackholeProxy>> nodeLinks) {
+  private ReplicaSet(List<String> redisFlags, List<String> serverFlags, List<Integer> ports,
+      List<Integer> metricsPorts, List<ServerProcess> servers, List<BlackholeProxy> fronts,
+      List<List<BlackholeProxy>> nodeLinks) {
     this.redisFlags = redisFlags;
+    this.serverFlags = serverFlags;
     this.ports = ports;
     this.metricsPorts = metricsPorts;
     this.servers = servers;
@@ -60,12 +64,17 @@ final class ReplicaSet implements AutoCloseable {
 
   /** {@code count} replicas, started side by side. */
   static ReplicaSet start(int count, String redisFlag) throws IOException {
-    return start(Collections.nCopies(count, redisFlag), false, List.of());
+    return start(count, redisFlag, List.of());
+  }
+
+  /** {@code count} replicas, started side by side, each with {@code serverFlags} too (at every restart). */
+  static ReplicaSet start(int count, String redisFlag, List<String> serverFlags) throws IOException {
+    return start(Collections.nCopies(count, redisFlag), serverFlags, false, List.of());
   }
 
   /** {@code count} replicas, each behind a proxy of its own: {@link #addresses()} names the proxies. */
   static ReplicaSet fronted(int count, String redisFlag) throws IOException {
-    return start(Collections.nCopies(count, redisFlag), true, List.of());
+    return start(Collections.nCopies(count, redisFlag), List.of(), true, List.of());
   }
 
   /**
@@ -95,11 +104,11 @@ final class ReplicaSet implements AutoCloseable {
       links.forEach(ReplicaSet::closeQuietly);
       throw e;
     }
-    return start(flags, false, links);
+    return start(flags, List.of(), false, links);
   }
 
-  private static ReplicaSet start(List<String> redisFlags, boolean fronted, List<List<BlackholeProxy>> nodeLinks)
-      throws IOException {
+  private static ReplicaSet start(List<String> redisFlags, List<String> serverFlags, boolean fronted,
+      List<List<BlackholeProxy>> nodeLinks) throws IOException {
     List<Integer> ports = new ArrayList<>();
     List<Integer> metricsPorts = new ArrayList<>();
     for (int i = 0; i < redisFlags.size(); i++) {
@@ -113,7 +122,7 @@ final class ReplicaSet implements AutoCloseable {
       int port = ports.get(i);
       int metricsPort = metricsPorts.get(i);
       String redisFlag = redisFlags.get(i);
-      starting.add(CompletableFuture.supplyAsync(() -> startOn(port, metricsPort, redisFlag)));
+      starting.add(CompletableFuture.supplyAsync(() -> startOn(port, metricsPort, redisFlag, serverFlags)));
     }
     List<ServerProcess> servers = new ArrayList<>();
     RuntimeException failed = null;
@@ -125,7 +134,7 @@ final class ReplicaSet implements AutoCloseable {
       }
     }
     List<BlackholeProxy> fronts = new ArrayList<>();
-    ReplicaSet set = new ReplicaSet(redisFlags, ports, metricsPorts, servers, fronts,
+    ReplicaSet set = new ReplicaSet(redisFlags, serverFlags, ports, metricsPorts, servers, fronts,
         nodeLinks.isEmpty() ? Collections.nCopies(redisFlags.size(), List.of()) : nodeLinks);
     if (failed == null && fronted) {
       try {
@@ -195,10 +204,11 @@ final class ReplicaSet implements AutoCloseable {
    * threads for a while, and these scenarios test restarts, not node timeouts (the conformance
    * server keeps the default).
    */
-  private static ServerProcess startOn(int port, int metricsPort, String redisFlag) {
-    return ServerProcess.start("--port", Integer.toString(port), "--redis", redisFlag, "--node-timeout",
-        NODE_TIMEOUT.toMillis() + "ms",
-        "--metrics-port", Integer.toString(metricsPort));
+  private static ServerProcess startOn(int port, int metricsPort, String redisFlag, List<String> serverFlags) {
+    List<String> flags = new ArrayList<>(List.of("--port", Integer.toString(port), "--redis", redisFlag,
+        "--node-timeout", NODE_TIMEOUT.toMillis() + "ms", "--metrics-port", Integer.toString(metricsPort)));
+    flags.addAll(serverFlags);
+    return ServerProcess.start(flags.toArray(String[]::new));
   }
 
   /** The replicas' addresses as a runner's --server takes them (their proxies', when fronted). */
@@ -291,7 +301,7 @@ final class ReplicaSet implements AutoCloseable {
         Thread.currentThread().interrupt();
         throw new IllegalStateException(e);
       }
-      ServerProcess again = startOn(ports.get(i), metricsPorts.get(i), redisFlags.get(i));
+      ServerProcess again = startOn(ports.get(i), metricsPorts.get(i), redisFlags.get(i), serverFlags);
       boolean late;
       synchronized (this) {
         late = closed;

@@ -3,6 +3,7 @@ package dev.redlockd.it.conformance;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.google.gson.JsonObject;
+import dev.redlockd.server.ServerConfig;
 import dev.redlockd.testing.RedisCluster;
 import dev.redlockd.testing.RespClient;
 import java.io.IOException;
@@ -30,7 +31,9 @@ import org.junit.jupiter.api.Test;
  * the replica restarted before it serves again, as an orchestrator that waits for readiness rolls
  * a deployment: no settling time between restarts, and the keys are checked once, after the last.
  * {@code -Drolling.ttl-ms} sets the ttl of every lease and leadership (hold-many's
- * {@code --ttl-ms}); issue 40's case is a ttl of 3 s, paced by readiness.
+ * {@code --ttl-ms}); issue 40's case is a ttl of 3 s, paced by readiness. The replicas warm up as
+ * the server does by default ({@code --warm-up}), which the suite's environment turns off for its
+ * other servers; {@code -Drolling.warm-up=0} shows what a replica that listens cold does.
  *
  * <p>Not part of the suite (its name ends in neither Test nor IT; a few minutes); run it with
  * {@code mvn -B -pl integration-tests -am verify -Dit.test=RollingRestartRun -Dtest=NONE
@@ -46,6 +49,11 @@ class RollingRestartRun {
   private static final Duration TTL = Duration.ofMillis(Long.getLong("rolling.ttl-ms", 10_000));
   /** Each restart as soon as the previous replica serves, as an orchestrator waiting for readiness does. */
   private static final boolean READINESS_PACED = Boolean.getBoolean("rolling.readiness-paced");
+  /**
+   * Scratch leases each replica runs before it listens ({@code -Drolling.warm-up}): the server's
+   * own default unless set, which the suite's environment turns off for its other servers.
+   */
+  private static final int WARM_UP = Integer.getInteger("rolling.warm-up", ServerConfig.WARM_UP_DEFAULT);
   /** Keys read with one MGET. */
   private static final int READ_BATCH = 500;
   /** Time for the clients to resume and renew through the replicas left before the next restart. */
@@ -69,7 +77,8 @@ class RollingRestartRun {
     languages.forEach(ClientBuilds::assumeBuilt);
     long began = System.nanoTime();
     try (RedisCluster cluster = RedisCluster.start(5);
-        ReplicaSet replicas = ReplicaSet.start(3, cluster.redisFlag())) {
+        ReplicaSet replicas = ReplicaSet.start(3, cluster.redisFlag(),
+            List.of("--warm-up", Integer.toString(WARM_UP)))) {
       List<RunnerProcess> runners = new ArrayList<>();
       Map<String, String> keys = new LinkedHashMap<>(); // lock and election keys, each named for the report
       StreamTimeline timeline = null;
@@ -148,7 +157,8 @@ class RollingRestartRun {
           if (timeline != null) {
             timeline.close();
             System.out.println("rolling restart: KeepAlive streams by replica, sampled every "
-                + TIMELINE_INTERVAL.toMillis() + " ms (open, handed on, reader gone, superseded, JEOPARDY answers since its start):\n"
+                + TIMELINE_INTERVAL.toMillis() + " ms (open; since its start: handed on, reader gone, superseded, "
+                + "JEOPARDY answers, streams refused, node timeouts; nodes up):\n"
                 + timeline.describe());
           }
           changedHands = changedHands(holders, holders(cluster, keys));
@@ -167,11 +177,12 @@ class RollingRestartRun {
             totals.merge(fact, r.get(fact).getAsInt(), Integer::sum);
           }
         }
-        String figures = String.format("%d leases and %d leaderships (ttl %d ms) over %s, %d replica restarts%s in %d s: "
+        String figures = String.format("%d leases and %d leaderships (ttl %d ms) over %s, %d replica restarts%s "
+                + "(warm-up %d scratch leases) in %d s: "
                 + "leases lost %d, fencing tokens changed %d, leaderships lost %d, terms changed %d, "
                 + "keys that changed hands or lost their quorum %d; released %d, resigned %d",
             totals.get("leases"), totals.get("leaderships"), TTL.toMillis(), languages, restarts.size(),
-            READINESS_PACED ? " paced by readiness" : "",
+            READINESS_PACED ? " paced by readiness" : "", WARM_UP,
             TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - heldAt), totals.get("leases_lost"),
             totals.get("fencing_changed"), totals.get("leaderships_lost"), totals.get("terms_changed"),
             changedHands, totals.get("released"), totals.get("resigned"));
