@@ -414,6 +414,9 @@ public final class ServerConfig {
     if (maxStreams < 0) {
       throw new IllegalArgumentException("--max-streams must not be negative");
     }
+    if (warmUp < 0) {
+      throw new IllegalArgumentException("--warm-up must not be negative (0: none)");
+    }
     if (keepAliveTime.isZero() || keepAliveTimeout.isZero()) {
       throw new IllegalArgumentException("--keepalive-time and --keepalive-timeout must be positive");
     }

@@ -57,6 +57,24 @@ class ServerConfigTest {
   }
 
   @Test
+  void aStartWarmsUpUnlessToldNotToAndNeverANegativeNumberOfLeases() {
+    assertThat(warmUp(java.util.Map.of())).isEqualTo(ServerConfig.WARM_UP_DEFAULT).isEqualTo(200);
+    // The suite's own environment sets REDLOCKD_WARM_UP=0 (root pom.xml); the flag wins over it.
+    assertThat(warmUp(java.util.Map.of("REDLOCKD_WARM_UP", "0"))).isZero();
+    assertThat(warmUp(java.util.Map.of("REDLOCKD_WARM_UP", "0"), "--warm-up", "50")).isEqualTo(50);
+    assertThatThrownBy(() -> ServerConfig.parse("--redis", "redis://a:1", "--warm-up", "-1"))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("--warm-up must not be negative");
+  }
+
+  private static int warmUp(java.util.Map<String, String> env, String... args) {
+    ServerConfig config = new ServerConfig();
+    picocli.CommandLine cli = ServerConfig.commandLine(config);
+    cli.setDefaultValueProvider(new EnvironmentDefaults(env, ServerConfig.class));
+    cli.parseArgs(args);
+    return config.warmUp;
+  }
+
+  @Test
   void forceReleaseIsAllowedOnlyWhenAsked() {
     assertThat(ServerConfig.parse("--dev", "--allow-force-release").allowForceRelease).isTrue();
     assertThat(ServerConfig.parse("--dev", "--allow-force-release=false").allowForceRelease).isFalse();
