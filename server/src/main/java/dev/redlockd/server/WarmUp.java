@@ -63,7 +63,7 @@ import org.slf4j.LoggerFactory;
  * is open to lock past the access policy.
  */
 public final class WarmUp {
-  /** What a warm-up did: scratch leases taken, renewals answered on their streams, calls that failed. */
+  /** What a warm-up did: scratch leases taken and released, renewals answered on their streams, calls that failed. */
   public record Outcome(int leases, int renewals, int failed, long millis) {
     static final Outcome NONE = new Outcome(0, 0, 0, 0);
   }
@@ -85,6 +85,7 @@ public final class WarmUp {
   private final String prefix;
   private final String secret;
   private final AtomicInteger next = new AtomicInteger();
+  private final AtomicInteger done = new AtomicInteger();
   private final AtomicInteger failed = new AtomicInteger();
   private final AtomicInteger renewed = new AtomicInteger();
 
@@ -93,11 +94,12 @@ public final class WarmUp {
     this.io = io;
     this.leases = leases;
     this.bound = bound;
+    SecureRandom random = new SecureRandom();
     byte[] id = new byte[6];
-    new SecureRandom().nextBytes(id);
+    random.nextBytes(id);
     this.prefix = "redlockd-warm-up/" + HexFormat.of().formatHex(id) + "/";
     byte[] key = new byte[16];
-    new SecureRandom().nextBytes(key);
+    random.nextBytes(key);
     this.secret = HexFormat.of().formatHex(key);
   }
 
@@ -147,7 +149,7 @@ public final class WarmUp {
       }
       workers.shutdown();
       if (!workers.awaitTermination(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)) {
-        log.info("warm-up stopped at its bound ({} ms) after {} of {} leases", bound.toMillis(),
+        log.info("warm-up stopped at its bound ({} ms) with {} of {} leases begun", bound.toMillis(),
             Math.min(next.get(), leases), leases);
       }
     } catch (IOException e) {
@@ -163,7 +165,7 @@ public final class WarmUp {
         server.shutdownNow();
       }
     }
-    Outcome outcome = new Outcome(Math.min(next.get(), leases), renewed.get(), failed.get(),
+    Outcome outcome = new Outcome(done.get(), renewed.get(), failed.get(),
         TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - began));
     log.info("warmed up in {} ms: {} scratch leases, {} renewals, {} calls failed", outcome.millis(),
         outcome.leases(), outcome.renewals(), outcome.failed());
@@ -176,7 +178,9 @@ public final class WarmUp {
     while ((i = next.getAndIncrement()) < leases && System.nanoTime() < deadline
         && failed.get() <= Math.max(PARALLEL, leases / 4)) {
       try {
-        lease(channel, prefix + i, i % 2 == 0, deadline);
+        if (lease(channel, prefix + i, i % 2 == 0, deadline)) {
+          done.incrementAndGet();
+        }
       } catch (StatusRuntimeException | InterruptedException e) {
         failed.incrementAndGet();
         if (e instanceof InterruptedException) {
@@ -186,22 +190,26 @@ public final class WarmUp {
     }
   }
 
-  private void lease(ManagedChannel channel, String resource, boolean kept, long deadline)
+  /** One scratch lease, start to release; false when its stream failed (counted there). */
+  private boolean lease(ManagedChannel channel, String resource, boolean kept, long deadline)
       throws InterruptedException {
     LockServiceGrpc.LockServiceBlockingStub calls = LockServiceGrpc.newBlockingStub(channel)
         .withDeadlineAfter(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
     Lease lease = calls.acquire(AcquireRequest.newBuilder().setResource(resource).setTtl(TTL)
         .setOwner("redlockd warm-up").build()).getLease();
     if (kept) {
-      keep(channel, lease, deadline);
-    } else {
-      calls.extend(ExtendRequest.newBuilder().setResource(resource).setToken(lease.getToken()).setTtl(TTL).build());
-      calls.release(ReleaseRequest.newBuilder().setResource(resource).setToken(lease.getToken()).build());
+      return keep(channel, lease, deadline);
     }
+    calls.extend(ExtendRequest.newBuilder().setResource(resource).setToken(lease.getToken()).setTtl(TTL).build());
+    calls.release(ReleaseRequest.newBuilder().setResource(resource).setToken(lease.getToken()).build());
+    return true;
   }
 
-  /** A KeepAlive stream: the first answer, {@link #RENEWALS} renewals, then a half-close, which releases. */
-  private void keep(ManagedChannel channel, Lease lease, long deadline) throws InterruptedException {
+  /**
+   * A KeepAlive stream: the first answer, {@link #RENEWALS} renewals, then a half-close, which
+   * releases; false, with the failure counted, when an answer or the stream's end did not come.
+   */
+  private boolean keep(ManagedChannel channel, Lease lease, long deadline) throws InterruptedException {
     LinkedBlockingQueue<Object> answers = new LinkedBlockingQueue<>();
     StreamObserver<KeepAliveRequest> requests = LockServiceGrpc.newStub(channel)
         .withDeadlineAfter(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)
@@ -230,7 +238,7 @@ public final class WarmUp {
         if (answer == null) {
           requests.onError(new IllegalStateException("warm-up bound")); // cancels; the lease runs out at its ttl
         }
-        return;
+        return false;
       }
       if (sequence > 1) {
         renewed.incrementAndGet();
@@ -244,7 +252,9 @@ public final class WarmUp {
     }
     if (!Boolean.TRUE.equals(end)) {
       failed.incrementAndGet();
+      return false;
     }
+    return true;
   }
 
   /** Ends at once, UNAUTHENTICATED, every call without this start's secret. */
